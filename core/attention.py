@@ -1,0 +1,197 @@
+"""Scaled dot-product and multi-head attention, from scratch in NumPy.
+
+References: Vaswani et al. 2017, "Attention Is All You Need" (eq. 1 and section 3.2.2);
+The Annotated Transformer (``attention()`` returns the probabilities too, so a teacher can show them).
+
+Letters used in shape comments:
+    T_q, T_k  query and key sequence lengths      H    number of heads
+    d_model   width of the token vectors          d_k  width of one head's queries and keys
+    d_v       width of one head's values           ...  any leading batch axes
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "FullyMaskedRowError",
+    "softmax",
+    "scaled_dot_product_attention",
+    "split_heads",
+    "merge_heads",
+    "multi_head_attention",
+    "padding_mask",
+    "causal_mask",
+    "local_window_mask",
+    "strided_mask",
+    "build_mask",
+    "MASK_KINDS",
+]
+
+
+class FullyMaskedRowError(ValueError):
+    """A query may attend to no key at all: softmax over an empty set is undefined."""
+
+
+def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Numerically stable softmax: subtracting the row maximum leaves the result unchanged
+    (the factor e^-max cancels) but keeps exp() from overflowing on large scores."""
+    x = np.asarray(x)
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp(shifted)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def scaled_dot_product_attention(
+    query: np.ndarray,
+    key: np.ndarray,
+    value: np.ndarray,
+    mask: np.ndarray | None = None,
+    *,
+    scale: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
+    """softmax(Q K^T / sqrt(d_k)) V.
+
+    query (..., T_q, d_k), key (..., T_k, d_k), value (..., T_k, d_v).
+    mask: boolean, broadcastable to (..., T_q, T_k); True = may attend.
+    scale=False skips the division by sqrt(d_k) (the learn page shows why it exists).
+    Returns (context (..., T_q, d_v), probs (..., T_q, T_k)).
+    """
+    query, key, value = np.asarray(query), np.asarray(key), np.asarray(value)
+    if query.shape[-1] != key.shape[-1]:
+        raise ValueError(
+            f"query and key must have the same last dimension d_k, got {query.shape[-1]} and {key.shape[-1]}"
+        )
+    if key.shape[-2] != value.shape[-2]:
+        raise ValueError(
+            f"key and value must have the same number of positions, got {key.shape[-2]} and {value.shape[-2]}"
+        )
+    d_k = query.shape[-1]
+    scores = query @ np.swapaxes(key, -1, -2)  # (..., T_q, T_k)
+    if scale:
+        scores = scores / np.sqrt(d_k)
+    if mask is not None:
+        mask = np.asarray(mask, dtype=bool)
+        full = np.broadcast_to(mask, scores.shape)
+        if not full.any(axis=-1).all():
+            raise FullyMaskedRowError(
+                "the mask leaves at least one query with no key to attend to; "
+                "every row of the mask needs at least one True"
+            )
+        scores = np.where(full, scores, -np.inf)
+    probs = softmax(scores, axis=-1)  # masked entries: exp(-inf) = 0 exactly
+    context = probs @ value  # (..., T_q, d_v)
+    return context, probs
+
+
+def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
+    """(..., T, H * d_head) -> (..., H, T, d_head)."""
+    *lead, t, d = x.shape
+    if d % n_heads:
+        raise ValueError(f"width {d} must be divisible by the number of heads ({n_heads})")
+    x = x.reshape(*lead, t, n_heads, d // n_heads)
+    return np.swapaxes(x, -3, -2)
+
+
+def merge_heads(x: np.ndarray) -> np.ndarray:
+    """(..., H, T, d_head) -> (..., T, H * d_head): the concatenation of the heads."""
+    x = np.swapaxes(x, -3, -2)  # (..., T, H, d_head)
+    *lead, t, h, d = x.shape
+    return x.reshape(*lead, t, h * d)
+
+
+def multi_head_attention(
+    x_query: np.ndarray,
+    x_key: np.ndarray,
+    x_value: np.ndarray,
+    w_q: np.ndarray,
+    w_k: np.ndarray,
+    w_v: np.ndarray,
+    w_o: np.ndarray,
+    n_heads: int,
+    *,
+    b_q: np.ndarray | None = None,
+    b_k: np.ndarray | None = None,
+    b_v: np.ndarray | None = None,
+    b_o: np.ndarray | None = None,
+    mask: np.ndarray | None = None,
+    scale: bool = True,
+) -> dict[str, np.ndarray]:
+    """MultiHead(Q, K, V) = Concat(head_1, ..., head_H) W^O, head_i = Attention(X W^Q_i, X W^K_i, X W^V_i).
+
+    Weights follow the math: x @ W with W shaped (d_in, d_out). The per-head matrices W^Q_i are the
+    column blocks of w_q (d_model, H * d_k), which is how every real implementation stores them.
+    mask broadcasts to (..., H, T_q, T_k); a (T_q, T_k) mask applies to every head.
+    Returns every intermediate by name, so the learn page can show each step.
+    """
+
+    def project(x, w, b):
+        y = x @ w
+        return y if b is None else y + b
+
+    # 1) project: one matrix product for all heads, then split into heads
+    query = split_heads(project(x_query, w_q, b_q), n_heads)  # (..., H, T_q, d_k)
+    key = split_heads(project(x_key, w_k, b_k), n_heads)  # (..., H, T_k, d_k)
+    value = split_heads(project(x_value, w_v, b_v), n_heads)  # (..., H, T_k, d_v)
+    # 2) attend, every head at once
+    context, probs = scaled_dot_product_attention(query, key, value, mask, scale=scale)
+    # 3) merge heads + output projection
+    concat = merge_heads(context)  # (..., T_q, H * d_v)
+    output = project(concat, w_o, b_o)  # (..., T_q, d_model)
+    return {
+        "query": query,
+        "key": key,
+        "value": value,
+        "probs": probs,
+        "context": context,
+        "concat": concat,
+        "output": output,
+    }
+
+
+# ---- masks: boolean (T_q, T_k), True = may attend ------------------------------------------
+
+
+def padding_mask(valid: np.ndarray) -> np.ndarray:
+    """valid (..., T_k) booleans (False = padding) -> (..., 1, T_k): no query attends to padding."""
+    return np.asarray(valid, dtype=bool)[..., None, :]
+
+
+def causal_mask(t: int) -> np.ndarray:
+    """Each position sees itself and earlier positions (decoders such as GPT)."""
+    return np.tril(np.ones((t, t), dtype=bool))
+
+
+def local_window_mask(t: int, width: int) -> np.ndarray:
+    """Each position sees the positions within `width` of it on either side (sliding window,
+    as in Longformer's local attention). width=0 means a token sees only itself."""
+    if width < 0:
+        raise ValueError(f"window width must be 0 or more, got {width}")
+    i = np.arange(t)
+    return np.abs(i[:, None] - i[None, :]) <= width
+
+
+def strided_mask(t: int, stride: int) -> np.ndarray:
+    """Strided sparse attention (Child et al. 2019): a query sees the previous `stride`
+    positions and every earlier position whose distance is a multiple of `stride`. Causal."""
+    if stride < 1:
+        raise ValueError(f"stride must be 1 or more, got {stride}")
+    i = np.arange(t)
+    dist = i[:, None] - i[None, :]
+    return (dist >= 0) & ((dist < stride) | (dist % stride == 0))
+
+
+MASK_KINDS = ("none", "causal", "local", "strided")
+
+
+def build_mask(kind: str, t: int, width: int = 2) -> np.ndarray | None:
+    """The mask of a given kind for t tokens; `width` is the window (local) or stride (strided)."""
+    if kind == "none":
+        return None
+    if kind == "causal":
+        return causal_mask(t)
+    if kind == "local":
+        return local_window_mask(t, width)
+    if kind == "strided":
+        return strided_mask(t, width)
+    raise ValueError(f"unknown mask kind {kind!r}; choose one of {', '.join(MASK_KINDS)}")

@@ -1,0 +1,74 @@
+"""Layer normalisation, GELU, feed-forward and the residual connection, in NumPy.
+
+LayerNorm follows torch.nn.LayerNorm (and BERT): biased variance, eps inside the square root.
+The form (x - mean) / (std + eps) that some tutorials print is a different function; for BERT's
+eps = 1e-12 the two agree closely, but for a toy eps of 1e-5 on small vectors they do not.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["linear", "layer_norm", "gelu", "gelu_tanh", "feed_forward", "residual", "ACTIVATIONS"]
+
+
+def linear(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
+    """x @ W (+ b) with W shaped (d_in, d_out), as in Q = X W^Q."""
+    y = x @ w
+    return y if b is None else y + b
+
+
+def layer_norm(
+    x: np.ndarray,
+    gamma: np.ndarray | None = None,
+    beta: np.ndarray | None = None,
+    eps: float = 1e-5,
+) -> np.ndarray:
+    """Normalise the last axis to mean 0 and variance 1, then scale by gamma and shift by beta."""
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)  # biased, as torch
+    y = (x - mean) / np.sqrt(var + eps)
+    if gamma is not None:
+        y = y * gamma
+    if beta is not None:
+        y = y + beta
+    return y
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    # math.erf is exact to double precision; vectorise it so no SciPy is needed.
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
+
+
+def gelu(x: np.ndarray) -> np.ndarray:
+    """Exact GELU: x * Phi(x) = x/2 * (1 + erf(x / sqrt 2)) (BERT's "gelu")."""
+    x = np.asarray(x)
+    return (0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))).astype(np.result_type(x, np.float32))
+
+
+def gelu_tanh(x: np.ndarray) -> np.ndarray:
+    """The tanh approximation of GELU (GPT-2's "gelu_new")."""
+    x = np.asarray(x)
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
+
+
+ACTIVATIONS = {"gelu": gelu, "gelu_new": gelu_tanh, "gelu_pytorch_tanh": gelu_tanh, "relu": lambda x: np.maximum(x, 0)}
+
+
+def feed_forward(
+    x: np.ndarray,
+    w_1: np.ndarray,
+    b_1: np.ndarray | None,
+    w_2: np.ndarray,
+    b_2: np.ndarray | None,
+    activation: str = "gelu",
+) -> np.ndarray:
+    """Position-wise feed-forward: act(x W_1 + b_1) W_2 + b_2, the same for every token."""
+    return linear(ACTIVATIONS[activation](linear(x, w_1, b_1)), w_2, b_2)
+
+
+def residual(x: np.ndarray, sublayer_out: np.ndarray) -> np.ndarray:
+    """The residual (skip) connection: the sub-layer adds to its input instead of replacing it."""
+    return x + sublayer_out

@@ -1,0 +1,54 @@
+"""AttentionResult: the one type every engine returns and every view reads.
+
+Letters: L layers, H heads per layer, T tokens, D hidden width.
+Attention arrays are [layer, head, query_pos, key_pos]: row = the token that attends ("from"),
+column = the token attended to ("to").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["AttentionResult"]
+
+
+@dataclass(frozen=True, eq=False)
+class AttentionResult:
+    tokens: list[str]  # T token strings as the tokenizer wrote them ("[CLS]", "##ing", ...)
+    attentions: np.ndarray  # float32 (L, H, T, T); each row sums to 1
+    hidden_states: np.ndarray  # float32 (L + 1, T, D): embeddings, then each layer's output
+    special_mask: np.ndarray  # bool (T,): True for [CLS], [SEP] and other special tokens
+    word_ids: list[int | None]  # T entries: index of the word a token belongs to; None for specials
+    model: str  # model name or path, as the user chose it
+    engine: str  # "numpy" or "torch"
+    token_type_ids: np.ndarray | None = None  # int (T,): 0 for the first sentence, 1 for a pair's second
+    truncated: bool = False  # True when the input was cut to the model's maximum length
+    meta: dict = field(default_factory=dict)  # engine details worth showing (e.g. timings)
+
+    def __post_init__(self) -> None:
+        att = self.attentions
+        if att.ndim != 4 or att.shape[2] != att.shape[3]:
+            raise ValueError(f"attentions must be (L, H, T, T), got {att.shape}")
+        t = len(self.tokens)
+        if att.shape[2] != t:
+            raise ValueError(f"attentions cover {att.shape[2]} tokens but there are {t} tokens")
+        if self.hidden_states.ndim != 3 or self.hidden_states.shape[:2] != (att.shape[0] + 1, t):
+            raise ValueError(
+                f"hidden_states must be (L + 1, T, D) = ({att.shape[0] + 1}, {t}, D), got {self.hidden_states.shape}"
+            )
+        if len(self.special_mask) != t or len(self.word_ids) != t:
+            raise ValueError("special_mask and word_ids need one entry per token")
+
+    @property
+    def n_layers(self) -> int:
+        return self.attentions.shape[0]
+
+    @property
+    def n_heads(self) -> int:
+        return self.attentions.shape[1]
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.tokens)

@@ -1,0 +1,87 @@
+"""The annotated matrix heatmap used by every step of the learn page and the explore head view."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+# Readable on a projector: a sequential scale for probabilities, a diverging one for signed values.
+SEQUENTIAL = "Blues"
+DIVERGING = "RdBu_r"
+
+
+def _unique_labels(labels: Sequence[str]) -> list[str]:
+    """Plotly merges equal category labels ("the" twice would become one row); number repeats."""
+    seen: dict[str, int] = {}
+    out = []
+    for label in labels:
+        text = str(label)
+        if text in seen:
+            seen[text] += 1
+            text = f"{text} ({seen[text]})"
+        else:
+            seen[text] = 1
+        out.append(text)
+    return out
+
+
+def matrix_heatmap(
+    values: np.ndarray,
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    *,
+    title: str = "",
+    row_title: str = "",
+    col_title: str = "",
+    decimals: int = 4,
+    show_numbers: bool | None = None,
+    probabilities: bool = False,
+    height: int | None = None,
+    hover_value_name: str = "value",
+) -> go.Figure:
+    """A heatmap of a 2-D array with the numbers printed in the cells.
+
+    probabilities=True: colour scale fixed to [0, 1]; otherwise a diverging scale centred on 0.
+    show_numbers=None prints numbers while the matrix is small enough to read (<= 24 columns).
+    Labels are plain text: Plotly renders them as text, never as HTML from the user.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim == 1:
+        values = values[None, :]
+    rows, cols = _unique_labels(row_labels), _unique_labels(col_labels)
+    if show_numbers is None:
+        show_numbers = values.shape[1] <= 24 and values.shape[0] <= 40
+    if probabilities:
+        color = {"colorscale": SEQUENTIAL, "zmin": 0.0, "zmax": 1.0}
+    else:
+        bound = float(np.max(np.abs(values))) if values.size else 1.0
+        bound = bound or 1.0
+        color = {"colorscale": DIVERGING, "zmid": 0.0, "zmin": -bound, "zmax": bound}
+    fmt = f".{decimals}f"
+    fig = go.Figure(
+        go.Heatmap(
+            z=values,
+            x=cols,
+            y=rows,
+            text=np.vectorize(lambda v: format(v, fmt))(values) if show_numbers else None,
+            texttemplate="%{text}" if show_numbers else None,
+            textfont={"size": 13 if values.shape[1] <= 8 else 11},
+            hovertemplate=f"{row_title or 'row'}: %{{y}}<br>{col_title or 'column'}: %{{x}}<br>"
+            f"{hover_value_name}: %{{z:{fmt}}}<extra></extra>",
+            xgap=1,
+            ygap=1,
+            **color,
+        )
+    )
+    n_rows = values.shape[0]
+    fig.update_layout(
+        title={"text": title, "font": {"size": 16}} if title else None,
+        height=height or max(160, min(720, 60 + 34 * n_rows)),
+        margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
+        font={"size": 14},
+    )
+    fig.update_xaxes(title_text=col_title, side="top", type="category", tickangle=0 if len(cols) <= 10 else -45)
+    fig.update_yaxes(title_text=row_title, autorange="reversed", type="category")
+    return fig

@@ -1,0 +1,1 @@
+"""One page per module; each exposes render(), which st.navigation runs."""
