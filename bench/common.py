@@ -1,0 +1,46 @@
+"""Shared pieces of the benchmarks: the result row, timing, and the table printer."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass
+class Row:
+    benchmark: str  # what was measured, e.g. "learn page rerun, 12 tokens"
+    value: float  # the measured figure (median where repeated)
+    unit: str  # "ms", "s", "MB", "x"
+    target: float | None = None  # the issue's bound, when it has one
+    lower_is_better: bool = True
+    note: str = ""
+
+    @property
+    def meets(self) -> str:
+        if self.target is None:
+            return ""
+        ok = self.value <= self.target if self.lower_is_better else self.value >= self.target
+        return "yes" if ok else "NO"
+
+
+def median_time(fn: Callable[[], object], repeats: int = 15, warmup: int = 2) -> float:
+    """Median wall time of fn() in seconds."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def format_table(rows: list[Row]) -> str:
+    """A Markdown table, ready to paste into the README."""
+    lines = ["| benchmark | measured | target | met | note |", "|---|---:|---:|:-:|---|"]
+    for r in rows:
+        bound = "" if r.target is None else f"{'≤' if r.lower_is_better else '≥'} {r.target:g} {r.unit}"
+        lines.append(f"| {r.benchmark} | {r.value:.3g} {r.unit} | {bound} | {r.meets} | {r.note} |")
+    return "\n".join(lines)
