@@ -21,7 +21,9 @@ BENCHMARKS = ["learn_rerun", "learn_browser"]
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run, not for the README)")
+    parser.add_argument(
+        "--quick", action="store_true", help="fewer repeats (a smoke run, not for the README)"
+    )
     parser.add_argument("--only", nargs="*", default=None, help="run only these benchmark modules")
     args = parser.parse_args()
     names = args.only or BENCHMARKS

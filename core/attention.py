@@ -14,18 +14,18 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "MASK_KINDS",
     "FullyMaskedRowError",
-    "softmax",
-    "scaled_dot_product_attention",
-    "split_heads",
+    "build_mask",
+    "causal_mask",
+    "local_window_mask",
     "merge_heads",
     "multi_head_attention",
     "padding_mask",
-    "causal_mask",
-    "local_window_mask",
+    "scaled_dot_product_attention",
+    "softmax",
+    "split_heads",
     "strided_mask",
-    "build_mask",
-    "MASK_KINDS",
 ]
 
 

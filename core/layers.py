@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-__all__ = ["linear", "layer_norm", "gelu", "gelu_tanh", "feed_forward", "residual", "ACTIVATIONS"]
+__all__ = ["ACTIVATIONS", "feed_forward", "gelu", "gelu_tanh", "layer_norm", "linear", "residual"]
 
 
 def linear(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
@@ -54,7 +54,12 @@ def gelu_tanh(x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
 
 
-ACTIVATIONS = {"gelu": gelu, "gelu_new": gelu_tanh, "gelu_pytorch_tanh": gelu_tanh, "relu": lambda x: np.maximum(x, 0)}
+ACTIVATIONS = {
+    "gelu": gelu,
+    "gelu_new": gelu_tanh,
+    "gelu_pytorch_tanh": gelu_tanh,
+    "relu": lambda x: np.maximum(x, 0),
+}
 
 
 def feed_forward(

@@ -36,7 +36,8 @@ class AttentionResult:
             raise ValueError(f"attentions cover {att.shape[2]} tokens but there are {t} tokens")
         if self.hidden_states.ndim != 3 or self.hidden_states.shape[:2] != (att.shape[0] + 1, t):
             raise ValueError(
-                f"hidden_states must be (L + 1, T, D) = ({att.shape[0] + 1}, {t}, D), got {self.hidden_states.shape}"
+                f"hidden_states must be (L + 1, T, D) = ({att.shape[0] + 1}, {t}, D), "
+                f"got {self.hidden_states.shape}"
             )
         if len(self.special_mask) != t or len(self.word_ids) != t:
             raise ValueError("special_mask and word_ids need one entry per token")
