@@ -1,0 +1,44 @@
+"""Hosted mode: the limits of the public demo (Streamlit Community Cloud).
+
+Turned on by the environment variable ATTENTION_EXPLORER_HOSTED=1 or by `hosted = true` in
+.streamlit/secrets.toml. In hosted mode only allowlisted models load (no free-text Hub ids or local
+paths), inputs are capped lower, and the NumPy engine serves so torch is never imported.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+TRUE_WORDS = {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True)
+class Limits:
+    hosted: bool  # True on the public demo
+    max_tokens: int  # explore page: longer inputs are truncated, with a notice
+    allow_custom_models: bool  # free-text Hub ids and local directories
+    allow_torch_engine: bool  # the PyTorch reference engine (imports torch: ~4 s, ~450 MB)
+    max_text_chars: int  # characters kept from a text box or URL before tokenising
+
+
+LOCAL = Limits(
+    hosted=False, max_tokens=512, allow_custom_models=True, allow_torch_engine=True, max_text_chars=20_000
+)
+HOSTED = Limits(
+    hosted=True, max_tokens=128, allow_custom_models=False, allow_torch_engine=False, max_text_chars=2_000
+)
+
+
+def _secret_flag() -> bool:
+    try:
+        import streamlit as st
+
+        return str(st.secrets.get("hosted", "")).strip().lower() in TRUE_WORDS
+    except Exception:  # no secrets file, or not running under Streamlit: not hosted
+        return False
+
+
+def current_limits() -> Limits:
+    env = os.environ.get("ATTENTION_EXPLORER_HOSTED", "").strip().lower()
+    return HOSTED if env in TRUE_WORDS or _secret_flag() else LOCAL
