@@ -14,14 +14,25 @@ import streamlit as st  # noqa: E402
 
 from dashboard.views import explore, learn  # noqa: E402
 
-st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
+st.set_page_config(page_title="Attention Explorer", page_icon=":material/visibility:", layout="wide")
 
-PAGES = [
-    st.Page(learn.render, title="Learn: attention from scratch", icon="🧮", url_path="learn", default=True),
-    st.Page(explore.render, title="Explore: a pretrained BERT", icon="🔬", url_path="explore"),
-]
+LEARN = st.Page(
+    learn.render, title="Learn: attention from scratch", icon=":material/calculate:", url_path="learn"
+)
+EXPLORE = st.Page(
+    explore.render, title="Explore: a pretrained BERT", icon=":material/biotech:", url_path="explore"
+)
 
-page = st.navigation(PAGES)
+
+def _start() -> None:
+    """The root URL opens the learn page under its own address, keeping the link's parameters.
+    (Streamlit serves its default page only at "/", so /learn links would otherwise not resolve.)"""
+    st.switch_page(LEARN, query_params=st.query_params.to_dict())
+
+
+START = st.Page(_start, title="Start", url_path="start", default=True, visibility="hidden")
+
+page = st.navigation([START, LEARN, EXPLORE])
 with st.sidebar:
     st.caption(
         "Attention Explorer computes attention step by step in NumPy and shows the heads of a real "

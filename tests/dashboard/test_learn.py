@@ -1,0 +1,324 @@
+"""AppTest for the learn page: it loads, follows its controls, opens both presets from the URL,
+meets bad input with a message rather than an exception, and imports neither torch nor transformers.
+
+The page runs from a two-line script (import and render) so these tests do not depend on the other
+pages; one test also opens it the way users do, through dashboard/app.py.
+AppTest cannot edit st.data_editor cells, so the edit test wraps st.data_editor in the script to
+return an edited table, exactly what the page receives after a presenter types a number.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SCRIPT = f"""
+import sys
+if {str(ROOT)!r} not in sys.path:
+    sys.path.insert(0, {str(ROOT)!r})
+import streamlit as st
+from dashboard.views import learn
+learn.render()
+"""
+
+# The same page, with st.data_editor returning Q with one cell changed to session_state["edit_q"].
+EDIT_SCRIPT = f"""
+import sys
+if {str(ROOT)!r} not in sys.path:
+    sys.path.insert(0, {str(ROOT)!r})
+import streamlit as st
+from dashboard.views import learn
+_editor = st.data_editor
+def _edited(data, **kwargs):
+    value = st.session_state.get("edit_q")
+    if value is not None and "_Q_" in kwargs.get("key", ""):
+        data = data.copy()
+        data.iloc[0, 0] = value
+    return _editor(data, **kwargs)
+st.data_editor = _edited
+learn.render()
+"""
+
+
+def run_page(script: str = SCRIPT, **params: str) -> AppTest:
+    at = AppTest.from_string(script, default_timeout=30)
+    for name, value in params.items():
+        at.query_params[name] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def chart(at: AppTest, key: str) -> dict:
+    """The Plotly spec of the chart drawn with this key."""
+    for element in at.get("plotly_chart"):
+        if element.proto.id.endswith(f"-{key}"):
+            return json.loads(element.proto.spec)
+    raise AssertionError(f"no chart with key {key!r}")
+
+
+def z(spec: dict) -> np.ndarray:
+    """The heatmap's values (Plotly may ship them base64-encoded)."""
+    data = spec["data"][0]["z"]
+    if isinstance(data, dict):  # {"bdata": ..., "dtype": ..., "shape": ...}
+        import base64
+
+        raw = np.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"])
+        return raw.reshape([int(s) for s in str(data["shape"]).split(",")])
+    return np.asarray(data, dtype=float)
+
+
+def texts(at: AppTest) -> list[str]:
+    """Everything the page wrote through markdown-like elements (which would interpret * $ :[] )."""
+    kinds = ("markdown", "caption", "info", "warning", "error", "success", "title", "header", "subheader")
+    return [str(e.value) for kind in kinds for e in at.get(kind)]
+
+
+def warnings(at: AppTest) -> str:
+    return " ".join(w.value for w in at.warning)
+
+
+# ---- loads, and the controls change the output ----------------------------------------------
+
+
+def test_page_loads_with_seven_numbered_steps():
+    at = run_page()
+    steps = [s.value for s in at.subheader if s.value.startswith("Step ")]
+    assert [s.split(" ·")[0] for s in steps] == [f"Step {i}" for i in range(1, 8)]
+    assert len(at.latex) >= 7
+    assert at.code[0].value == "The  ·  cat  ·  sat  ·  on  ·  the  ·  mat"
+    probs = z(chart(at, "s5"))
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-12)
+    cells = np.asarray(chart(at, "s3")["data"][0]["text"]).ravel()
+    assert all(re.fullmatch(r"-?\d+\.\d{4}", c) for c in cells)  # numbers in the cells, 4 decimals
+
+
+def test_changing_the_sentence_updates_every_step():
+    at = run_page()
+    before = z(chart(at, "s7n"))
+    at.text_input(key="learn_text").set_value("Attention is all you need").run()
+    assert not at.exception
+    assert at.code[0].value == "Attention  ·  is  ·  all  ·  you  ·  need"
+    assert chart(at, "s3")["data"][0]["y"] == ["Attention", "is", "all", "you", "need"]
+    assert z(chart(at, "s7n")).shape == (5, 8) != before.shape
+    assert at.query_params["text"] == "Attention is all you need"
+
+
+def test_ready_example_fills_the_sentence_box():
+    at = run_page()
+    at.pills(key="learn_pick").set_value("trophy").run()
+    assert at.text_input(key="learn_text").value.startswith("The trophy would not fit")
+    assert at.pills(key="learn_pick").value is None  # a one-off action, ready for the next pick
+
+
+def test_changing_heads_updates_head_views_and_the_url():
+    at = run_page()
+    at.number_input(key="learn_heads").set_value(4).run()
+    assert not at.exception
+    assert at.segmented_control(key="learn_head").options == ["Head 1", "Head 2", "Head 3", "Head 4"]
+    assert z(chart(at, "s2Q")).shape == (6, 2)  # d_k = 8 / 4
+    heads = [chart(at, f"mh{i}") for i in range(4)]
+    assert not np.allclose(z(heads[0]), z(heads[3]))
+    assert z(chart(at, "mhc")).shape == (6, 8)  # concatenation: 4 heads x 2
+    assert at.query_params["heads"] == "4"
+    at.segmented_control(key="learn_head").set_value(3).run()
+    np.testing.assert_allclose(z(chart(at, "s5")), z(heads[3]))
+
+
+@pytest.mark.parametrize("kind", ["causal", "local", "strided"])
+def test_masks_hide_entries(kind):
+    at = run_page()
+    at.selectbox(key="learn_mask").set_value(kind).run()
+    assert not at.exception
+    probs = z(chart(at, "s5"))
+    if kind == "causal":
+        assert np.all(np.triu(probs, 1) == 0)
+    assert (probs == 0).any()
+    assert "−∞" in np.asarray(chart(at, "s4")["data"][0]["text"]).ravel().tolist()
+    assert at.query_params["mask"] == kind
+
+
+def test_scaling_off_shows_saturation():
+    at = run_page(d_k="64")
+    at.toggle(key="learn_scale").set_value(False).run()
+    assert not at.exception
+    assert "Scaling is switched off" in warnings(at)
+    unscaled, scaled = z(chart(at, "s5")), z(chart(at, "s5cmp"))
+    assert unscaled.max(axis=1).mean() > scaled.max(axis=1).mean() + 0.2  # peakier rows
+    sat = chart(at, "saturation")
+    names = {trace["name"] for trace in sat["data"]}
+    assert "not divided (in use)" in names
+    assert at.metric[0].value == f"{unscaled.max(axis=1).mean():.4f}"
+
+
+# ---- presets ------------------------------------------------------------------------------
+
+
+def test_cat_mat_preset_by_url_flags_the_article():
+    at = run_page(example="cat-mat")
+    assert at.segmented_control(key="learn_mode").value == "cat-mat"
+    summary = at.dataframe[0].value
+    assert len(summary) == 12
+    assert summary["article prints"].tolist()[:2] == ["-0.01", "0.13"]
+    assert summary["true value"].tolist()[:2] == ["-0.0300", "0.1400"]
+    assert (summary["verdict"] == "✗ slip at this step").sum() == 8
+    np.testing.assert_allclose(z(chart(at, "ex3")), [[-0.03, 0.14], [-0.07, 0.01]], atol=1e-12)
+    assert len(chart(at, "ex6")["layout"]["shapes"]) == 6  # every weighted sum outlined
+    assert at.query_params["example"] == "cat-mat"
+
+
+def test_i_love_nlp_preset_by_url():
+    at = run_page(example="i-love-nlp")
+    summary = at.dataframe[0].value
+    assert summary["article prints"].tolist() == ["0.1", "0.3", "0.6", "5.0"]
+    assert summary["true value"].tolist() == ["0.0159", "0.1173", "0.8668", "5.7019"]
+    assert summary["verdict"].tolist()[-1] == "✗ carried from an earlier slip"
+
+
+def test_presets_are_selectable_in_the_page():
+    at = run_page()
+    at.segmented_control(key="learn_mode").set_value("i-love-nlp").run()
+    assert not at.exception
+    assert at.query_params["example"] == "i-love-nlp"
+    at.segmented_control(key="learn_mode").set_value("sentence").run()
+    assert "example" not in at.query_params
+
+
+def test_an_edited_input_changes_every_later_step():
+    at = run_page(EDIT_SCRIPT, example="cat-mat")
+    before = {k: z(chart(at, k)) for k in ("ex3", "ex4", "ex5", "ex6", "ex7n")}
+    at.session_state["edit_q"] = 0.9
+    at.run()
+    assert not at.exception
+    for key, old in before.items():
+        assert not np.allclose(z(chart(at, key))[0], old[0]), key
+    np.testing.assert_allclose(z(chart(at, "ex3"))[0, 0], 0.9 * 0.2 - 0.2 * 0.1 + 0.3 * -0.1)
+    assert any("changed the article's inputs" in t for t in texts(at))
+    assert not at.button(key="learn_reset").disabled
+
+
+# ---- bad input ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["", "   \t  "])
+def test_empty_sentence_gets_a_prompt(text):
+    at = run_page()
+    at.text_input(key="learn_text").set_value(text).run()
+    assert not at.exception
+    assert any("Type a sentence" in i.value for i in at.info)
+    assert not at.get("plotly_chart")
+
+
+def test_long_text_is_cut_to_64_tokens_with_a_notice():
+    at = run_page()
+    at.text_input(key="learn_text").set_value(" ".join(f"w{i}" for i in range(80))).run()
+    assert not at.exception
+    assert "80 tokens" in warnings(at) and "first 64" in warnings(at)
+    assert z(chart(at, "s5")).shape == (64, 64)
+
+
+@pytest.mark.parametrize(
+    ("text", "marker"),
+    [
+        ("<script>alert('x')</script> <b>bold</b>", "alert"),
+        ("**not bold** $x^2$ :red[colour] [link](http://example.com)", "colour"),
+        ("Café naïve 👨‍👩‍👧 👍🏽", "naïve"),
+        ("مرحبا بالعالم שלום", "مرحبا"),
+    ],
+)
+def test_user_text_is_shown_as_plain_text_only(text, marker):
+    at = run_page()
+    at.text_input(key="learn_text").set_value(text).run()
+    assert not at.exception
+    from core.toy import tokenize
+
+    tokens = list(tokenize(text).tokens)
+    assert at.code[0].value == "  ·  ".join(tokens)  # st.code: never interpreted
+    labels = chart(at, "s3")["data"][0]["x"]  # repeats are numbered: "'", "' (2)"
+    assert all(lab == tok or lab.startswith(f"{tok} (") for lab, tok in zip(labels, tokens, strict=True))
+    for written in texts(at):  # nothing typed reaches markdown, captions or alerts
+        assert marker not in written
+
+
+def test_indivisible_d_model_is_explained_not_raised():
+    at = run_page(d_model="10", heads="3")
+    assert "d_model (10) must be divisible by n_heads (3)" in warnings(at)
+    assert not at.get("plotly_chart")
+    at.selectbox(key="learn_d_k").set_value(4).run()  # an explicit d_k makes it fit
+    assert not at.exception
+    assert z(chart(at, "mhc")).shape == (6, 12)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"example": "no-such-example"}, "does not have"),
+        ({"d_model": "ten"}, "`d_model` value is not a whole number"),
+        ({"heads": "99"}, "`heads` value 99 is outside"),
+        ({"mask": "diagonal"}, "unknown `mask`"),
+        ({"d_k": "5"}, "`d_k` must be one of"),
+        ({"seed": "-3"}, "`seed` value -3 is outside"),
+    ],
+)
+def test_bad_url_values_give_a_message_and_the_default(params, message):
+    at = run_page(**params)
+    assert message in " ".join(w.value for w in at.warning)
+    assert at.get("plotly_chart")  # the page still draws, with defaults
+
+
+# ---- the real entry point, and what the page imports ----------------------------------------
+
+
+def test_app_opens_on_the_learn_page():
+    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title[0].value == "Learn: attention from scratch"
+
+
+def test_learn_page_imports_neither_torch_nor_transformers():
+    code = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(ROOT)!r})
+        from streamlit.testing.v1 import AppTest
+        at = AppTest.from_string({SCRIPT!r}, default_timeout=60)
+        at.query_params["example"] = "cat-mat"
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "transformers"))
+        print("HEAVY:" + ",".join(heavy))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    line = next(x for x in out.stdout.splitlines() if x.startswith("HEAVY:"))
+    assert line == "HEAVY:", line
+
+
+AWAY_SCRIPT = SCRIPT.replace(
+    "learn.render()", 'st.write("another page") if st.session_state.get("away") else learn.render()'
+)
+
+
+def test_settings_survive_a_visit_to_another_page():
+    at = run_page(AWAY_SCRIPT)
+    at.number_input(key="learn_heads").set_value(4).run()
+    at.text_input(key="learn_text").set_value("Back again").run()
+    at.session_state["away"] = True
+    at.run()  # the learn widgets are not drawn: Streamlit drops their state
+    at.session_state["away"] = False
+    at.run()
+    assert not at.exception
+    assert at.number_input(key="learn_heads").value == 4
+    assert at.text_input(key="learn_text").value == "Back again"
