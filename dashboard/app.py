@@ -16,23 +16,16 @@ from dashboard.views import explore, learn  # noqa: E402
 
 st.set_page_config(page_title="Attention Explorer", page_icon=":material/visibility:", layout="wide")
 
-LEARN = st.Page(
-    learn.render, title="Learn: attention from scratch", icon=":material/calculate:", url_path="learn"
-)
+LEARN_TITLE, LEARN_ICON = "Learn: attention from scratch", ":material/calculate:"
+# Streamlit serves its default page only at "/", so /learn gets a hidden twin of the same page:
+# the root opens the learn page directly (no redirect, no extra run) and /learn links still work.
+LEARN = st.Page(learn.render, title=LEARN_TITLE, icon=LEARN_ICON, url_path="home", default=True)
+LEARN_LINK = st.Page(learn.render, title=LEARN_TITLE, icon=LEARN_ICON, url_path="learn", visibility="hidden")
 EXPLORE = st.Page(
     explore.render, title="Explore: a pretrained BERT", icon=":material/biotech:", url_path="explore"
 )
 
-
-def _start() -> None:
-    """The root URL opens the learn page under its own address, keeping the link's parameters.
-    (Streamlit serves its default page only at "/", so /learn links would otherwise not resolve.)"""
-    st.switch_page(LEARN, query_params=st.query_params.to_dict())
-
-
-START = st.Page(_start, title="Start", url_path="start", default=True, visibility="hidden")
-
-page = st.navigation([START, LEARN, EXPLORE])
+page = st.navigation([LEARN, LEARN_LINK, EXPLORE])
 with st.sidebar:
     st.caption(
         "Attention Explorer computes attention step by step in NumPy and shows the heads of a real "
