@@ -12,6 +12,29 @@ SEQUENTIAL = "Blues"
 DIVERGING = "RdBu_r"
 
 
+# Room for printed numbers, in pixels, for a chart that spans `share` of the page's content width
+# (wide layout on a 1280-1400 px screen or projector). Estimates, chosen so 4-decimal numbers never
+# spill out of their cells: a character of Plotly's default font is about 0.62 em wide.
+PAGE_WIDTH_PX = 880  # content width with the sidebar open, measured in headless chromium at 1280-1400 px
+LABEL_CHAR_PX = 7.5  # row labels are drawn at about 12 px
+COLORBAR_PX = 90
+CHAR_EM = 0.62
+MIN_FONT, MAX_FONT = 9, 13
+
+
+def fit_numbers(n_cols: int, share: float, decimals: int, label_chars: int = 6) -> tuple[int | None, bool]:
+    """(font size for the cell numbers or None when they cannot fit, whether to keep the colour bar).
+    The colour bar goes before the numbers get too small: the printed numbers say more."""
+    chars = decimals + 3  # sign, leading digit, point
+    room = PAGE_WIDTH_PX * share - 30 - LABEL_CHAR_PX * label_chars
+    for colorbar in (True, False):
+        per_cell = (room - (COLORBAR_PX if colorbar else 0)) / max(n_cols, 1)
+        font = min(MAX_FONT, int(per_cell / (CHAR_EM * chars)))
+        if font >= MIN_FONT:
+            return font, colorbar
+    return None, True
+
+
 def _unique_labels(labels: Sequence[str]) -> list[str]:
     """Plotly merges equal category labels ("the" twice would become one row); number repeats."""
     seen: dict[str, int] = {}
@@ -40,8 +63,12 @@ def matrix_heatmap(
     probabilities: bool = False,
     height: int | None = None,
     hover_value_name: str = "value",
+    share: float = 1.0,
 ) -> go.Figure:
     """A heatmap of a 2-D array with the numbers printed in the cells.
+
+    share: the fraction of the page's width the chart gets (1/3 for three side by side); the cell
+    numbers get a font that fits, and are left out (hover still shows them) when none does.
 
     probabilities=True: colour scale fixed to [0, 1]; otherwise a diverging scale centred on 0.
     show_numbers=None prints numbers while the matrix is small enough to read (<= 24 columns).
@@ -51,8 +78,12 @@ def matrix_heatmap(
     if values.ndim == 1:
         values = values[None, :]
     rows, cols = _unique_labels(row_labels), _unique_labels(col_labels)
+    label_chars = max((len(r) for r in rows), default=0)
+    font, colorbar = fit_numbers(values.shape[1], share, decimals, label_chars)
     if show_numbers is None:
-        show_numbers = values.shape[1] <= 24 and values.shape[0] <= 40
+        show_numbers = font is not None and values.shape[0] <= 40
+    if not show_numbers:
+        colorbar = True
     if probabilities:
         color = {"colorscale": SEQUENTIAL, "zmin": 0.0, "zmax": 1.0}
     else:
@@ -85,7 +116,8 @@ def matrix_heatmap(
                 y=rows,
                 text=np.vectorize(lambda v: format(v, fmt))(values) if show_numbers else None,
                 texttemplate="%{text}" if show_numbers else None,
-                textfont={"size": 13 if values.shape[1] <= 8 else 11},
+                textfont={"size": font or MIN_FONT},
+                showscale=colorbar,
                 hovertemplate=f"{row_title or 'row'}: %{{y}}<br>{col_title or 'column'}: %{{x}}<br>"
                 f"{hover_value_name}: %{{z:{fmt}}}<extra></extra>",
                 xgap=1,

@@ -39,6 +39,7 @@ def step_heatmap(
     flagged: Sequence[tuple[int, int]] = (),
     height: int | None = None,
     show_numbers: bool | None = None,
+    share: float = 1.0,
 ) -> go.Figure:
     """matrix_heatmap plus two things a step needs.
 
@@ -62,6 +63,7 @@ def step_heatmap(
         probabilities=probabilities,
         height=height,
         show_numbers=show_numbers,
+        share=share,
     )
     if title and col_title:
         # matrix_heatmap puts the column axis on top; on a narrow chart its title runs into the

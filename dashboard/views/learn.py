@@ -436,9 +436,13 @@ def _sentence_steps(tr: Trace, s: ToySettings, labels: list[str], head: int) -> 
     if s.positional:
         a, b = st.columns(2)
         with a:
-            _chart(heatmap(tr["embeddings"], labels, _dims(d), title="token embeddings e(w)"), "s1e")
+            _chart(
+                heatmap(tr["embeddings"], labels, _dims(d), title="token embeddings e(w)", share=0.5), "s1e"
+            )
         with b:
-            _chart(heatmap(tr["positions"], labels, _dims(d), title="positional encoding PE"), "s1p")
+            _chart(
+                heatmap(tr["positions"], labels, _dims(d), title="positional encoding PE", share=0.5), "s1p"
+            )
     _chart(heatmap(tr["X"], labels, _dims(d), title="X, the layer's input", col_title="dimension"), "s1")
 
     shapes = [_shape("W^Q_i, W^K_i, W^V_i", (d, dk)), _shape("Q_i, K_i, V_i", (t, dk)), f"{h} head(s)"]
@@ -447,7 +451,9 @@ def _sentence_steps(tr: Trace, s: ToySettings, labels: list[str], head: int) -> 
     for col, name in zip(cols, ("Q", "K", "V"), strict=True):
         with col:
             _chart(
-                heatmap(tr[name][head], labels, _dims(dk), title=f"{name}{hl}", col_title="dimension"),
+                heatmap(
+                    tr[name][head], labels, _dims(dk), title=f"{name}{hl}", col_title="dimension", share=1 / 3
+                ),
                 f"s2{name}",
             )
 
@@ -548,6 +554,7 @@ def _multi_head_section(tr: Trace, labels: list[str]) -> None:
                     col_title=COL_TITLE,
                     probabilities=True,
                     show_numbers=numbers,
+                    share=1 / per_row,
                 )
                 _chart(fig, f"mh{i}")
     concat_cols = [f"h{i + 1}·{j + 1}" for i in range(h) for j in range(dk)]
@@ -557,12 +564,17 @@ def _multi_head_section(tr: Trace, labels: list[str]) -> None:
             f"Concatenation: the heads' Z side by side, ({len(labels)} × {h * dk}); "
             "column hN·m is head N, dimension m."
         )
-        _chart(heatmap(tr["concat"], labels, concat_cols, title="Concat(Z₁, …, Z_H)"), "mhc")
+        _chart(heatmap(tr["concat"], labels, concat_cols, title="Concat(Z₁, …, Z_H)", share=0.5), "mhc")
     with right:
         st.caption(f"W^O, ({h * dk} × {tr['W_O'].shape[1]}): one row per concatenated column.")
         _chart(
             heatmap(
-                tr["W_O"], concat_cols, _dims(tr["W_O"].shape[1]), title="W^O", col_title="output dimension"
+                tr["W_O"],
+                concat_cols,
+                _dims(tr["W_O"].shape[1]),
+                title="W^O",
+                col_title="output dimension",
+                share=0.5,
             ),
             "mhw",
         )
@@ -816,7 +828,9 @@ def _render_example(ex: WorkedExample) -> None:
     for col, name in zip(cols, ("Q", "K", "V"), strict=True):
         with col:
             rows = q_labels if name == "Q" else k_labels
-            fig = heatmap(tr[name][0], rows, _dims(tr[name].shape[-1]), title=name, col_title="dimension")
+            fig = heatmap(
+                tr[name][0], rows, _dims(tr[name].shape[-1]), title=name, col_title="dimension", share=1 / 3
+            )
             _chart(fig, f"ex2{name}")
 
     _example_step(
