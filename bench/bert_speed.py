@@ -1,0 +1,212 @@
+"""The NumPy BERT engine against transformers: forward-time ratios, and what serving it costs.
+
+Ratios (issue 4, section 3): BertNumpy.forward time / transformers' BertModel forward time, with
+attn_implementation="eager", output_attentions=True and output_hidden_states=True under
+torch.inference_mode(); the bundled all-MiniLM-L6-v2 weights for both, the same token ids (real text
+cut to the length), one sentence, the same thread count (torch is set to OpenBLAS's), in one process.
+The two engines alternate, so load from other processes hits both alike; the ratio is of the medians.
+
+Serving: a fresh Python process imports the engine, loads the bundled model the way the app does
+(core.models' sha256 check included) and computes one sentence. "ready" is the time from the end of
+the imports to the first result; peak RSS is the process's high-water mark (VmHWM). The torch path
+is measured the same way (torch and transformers imported first), for comparison.
+
+    python -m bench --only bert_speed
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.common import Row
+
+ROOT = Path(__file__).resolve().parents[1]
+LENGTHS = {17: 0.7, 32: 0.7, 128: 0.9, 512: 1.1}  # tokens -> the issue's bound on the ratio
+TEXT = (
+    "The trophy would not fit in the brown suitcase because it was too big. The animal didn't cross the "
+    "street because it was too tired. I went to the bank to deposit money, then sat on the river bank. "
+    "Attention lets every token look at every other token and decide how much of it to take in. "
+)
+SENTENCE = "The trophy would not fit in the brown suitcase because it was too big."
+
+
+def openblas_threads() -> int | None:
+    """NumPy's OpenBLAS thread count, read from the loaded library (None if it cannot be found)."""
+    maps = Path("/proc/self/maps")
+    if not maps.exists():
+        return None
+    for path in sorted(set(re.findall(r"(/\S*openblas\S*\.so\S*)", maps.read_text()))):
+        lib = ctypes.CDLL(path)
+        for name in (
+            "scipy_openblas_get_num_threads64_",
+            "openblas_get_num_threads64_",
+            "openblas_get_num_threads",
+        ):
+            if hasattr(lib, name):
+                return int(getattr(lib, name)())
+    return None
+
+
+def token_ids(engine, n_tokens: int) -> np.ndarray:
+    """Real text's ids cut to n_tokens: [CLS] ... [SEP]."""
+    ids = engine.encode(TEXT * (1 + n_tokens // 60)).ids
+    return np.array([*ids[: n_tokens - 1], ids[-1]], dtype=np.int64)
+
+
+def time_once(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def ratio_rows(quick: bool) -> list[Row]:
+    import torch
+    from transformers import BertModel
+
+    from core.bert import BertNumpy
+    from core.models import bundled_model_dir
+
+    model_dir = bundled_model_dir()
+    threads = openblas_threads() or torch.get_num_threads()
+    torch.set_num_threads(threads)
+    numpy_engine = BertNumpy.from_pretrained(model_dir)
+    torch_model = BertModel.from_pretrained(model_dir, attn_implementation="eager").eval()
+
+    rows = []
+    for n_tokens, bound in LENGTHS.items():
+        ids = token_ids(numpy_engine, n_tokens)
+        torch_ids = torch.from_numpy(ids)[None]
+
+        def run_numpy(ids=ids):
+            numpy_engine.forward(ids)
+
+        def run_torch(torch_ids=torch_ids):
+            with torch.inference_mode():
+                torch_model(input_ids=torch_ids, output_attentions=True, output_hidden_states=True)
+
+        for _ in range(3):  # warm up both (first calls allocate and fault in pages)
+            run_numpy()
+            run_torch()
+        repeats = (5 if n_tokens < 512 else 3) if quick else (41 if n_tokens < 512 else 15)
+        numpy_times, torch_times = [], []
+        for r in range(repeats):
+            pair = ((numpy_times, run_numpy), (torch_times, run_torch))
+            for times, fn in pair if r % 2 == 0 else pair[::-1]:
+                times.append(time_once(fn))
+        t_numpy, t_torch = statistics.median(numpy_times), statistics.median(torch_times)
+        rows.append(
+            Row(
+                f"NumPy BERT forward / torch eager, {n_tokens} tokens",
+                t_numpy / t_torch,
+                "x",
+                target=bound,
+                note=f"{1e3 * t_numpy:.1f} vs {1e3 * t_torch:.1f} ms; {threads} threads; median of {repeats}",
+            )
+        )
+    return rows
+
+
+# ---- serving, in a fresh process -----------------------------------------------------------------
+
+_SERVE_NUMPY = """
+import json, sys, time
+start = time.perf_counter()
+from core.bert import load_numpy
+imported = time.perf_counter()
+result = load_numpy("bundled").run(SENTENCE)
+ready = time.perf_counter()
+print(json.dumps({"import_s": imported - start, "ready_s": ready - imported,
+    "peak_rss_mb": peak_rss_mb(),
+    "torch_imported": "torch" in sys.modules, "tokens": result.n_tokens}))
+"""
+
+_SERVE_TORCH = """
+import json, sys, time
+start = time.perf_counter()
+import torch, transformers
+from core.pretrained import load_pretrained
+imported = time.perf_counter()
+result = load_pretrained("bundled").run(SENTENCE)
+ready = time.perf_counter()
+print(json.dumps({"import_s": imported - start, "ready_s": ready - imported,
+    "peak_rss_mb": peak_rss_mb(),
+    "torch_imported": "torch" in sys.modules, "tokens": result.n_tokens}))
+"""
+
+
+# ru_maxrss would not do: Linux carries it over fork + exec, so a child started by this (large)
+# process would report the parent's size. VmHWM belongs to the new program's own memory map.
+_PEAK_RSS = """
+def peak_rss_mb():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+"""
+
+
+def serve(script: str) -> dict:
+    code = f"SENTENCE = {SENTENCE!r}\n{_PEAK_RSS}\n{script}"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"},
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"serving benchmark failed: {done.stderr.strip().splitlines()[-1:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def serving_rows(quick: bool) -> list[Row]:
+    runs = 1 if quick else 3
+    rows = []
+    for label, script, bounds in (
+        ("NumPy engine", _SERVE_NUMPY, (300.0, 1.0)),
+        ("torch engine", _SERVE_TORCH, (None, None)),
+    ):
+        results = [serve(script) for _ in range(runs)]
+        rss = statistics.median(r["peak_rss_mb"] for r in results)
+        ready = statistics.median(r["ready_s"] for r in results)
+        imports = statistics.median(r["import_s"] for r in results)
+        torch_note = "torch imported" if results[0]["torch_imported"] else "torch never imported"
+        rows.append(
+            Row(
+                f"{label} serving: peak RSS, load + one sentence",
+                rss,
+                "MB",
+                target=bounds[0],
+                note=torch_note,
+            )
+        )
+        rows.append(
+            Row(
+                f"{label} serving: ready after imports",
+                ready,
+                "s",
+                target=bounds[1],
+                note=f"imports took {imports:.2f} s; median of {runs} fresh processes",
+            )
+        )
+    return rows
+
+
+def run(quick: bool = False) -> list[Row]:
+    return ratio_rows(quick) + serving_rows(quick)
+
+
+if __name__ == "__main__":
+    from bench.common import format_table
+
+    print(format_table(run(quick="--quick" in sys.argv)))

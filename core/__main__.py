@@ -1,0 +1,192 @@
+"""Command line: one sentence's attention from a BERT, as JSON, CSV or NPZ.
+
+    python -m core attend "The trophy would not fit in the suitcase." [--pair "It was too big."]
+        [--model bundled|HUB_ID|./FOLDER] [--engine numpy|torch] [--format json|csv|npz] [--out FILE]
+
+JSON: {"model": str, "engine": str, "tokens": [str], "attentions": [L][H][T][T]} (ARCHITECTURE.md),
+weights rounded to 8 decimals. CSV: one row per weight, with a header:
+layer,head,from_index,from_token,to_index,to_token,weight (row = the token that attends, "from";
+column = the token attended to, "to"; layers and heads 0-indexed). NPZ: the arrays tokens,
+attentions (L, H, T, T), hidden_states (L + 1, T, D), special_mask, word_ids (-1 for special tokens),
+token_type_ids, and model and engine as strings.
+
+The NumPy engine (default) never imports torch; --engine torch uses core.pretrained. Errors go to
+stderr as one line starting "error:", with exit status 2 for a wrong command line and 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib
+import io
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ENGINES = ("numpy", "torch")
+FORMATS = ("json", "csv", "npz")
+JSON_DECIMALS = 8  # abs error 5e-9: below float32's resolution near 1, and keeps files half the size
+
+
+class UsageError(Exception):
+    """The command line is wrong (exit status 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse prints usage + message over several lines; we want one
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m core", description="Attention Explorer's computation, from the shell.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    attend = commands.add_parser(
+        "attend",
+        help="write a sentence's attention weights (every layer and head)",
+        description="Run a BERT on TEXT and write its tokens and attention weights [layer][head][from][to].",
+    )
+    attend.add_argument("text", metavar="TEXT", help="the sentence")
+    attend.add_argument(
+        "--pair", metavar="TEXT2", help="a second sentence (token type 1), as BERT pairs them"
+    )
+    attend.add_argument(
+        "--model",
+        metavar="PATH_OR_ID",
+        default="bundled",
+        help='"bundled" (default, offline all-MiniLM-L6-v2), a Hub id, or a folder (/..., ./..., ~/...)',
+    )
+    attend.add_argument("--engine", choices=ENGINES, default="numpy", help="numpy (default) or torch")
+    attend.add_argument("--format", choices=FORMATS, default="json", help="json (default), csv or npz")
+    attend.add_argument("--out", metavar="FILE", help="write here instead of standard output")
+    return parser
+
+
+def load_engine(engine: str, model: str):
+    """The loaded engine; both raise core.models.ModelError subclasses with messages for the user."""
+    if engine == "numpy":
+        from core.bert import load_numpy
+
+        return load_numpy(model)
+    # transformers draws a progress bar on stderr while loading; the CLI keeps stderr for errors
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    pretrained = importlib.import_module("core.pretrained")  # imports torch only when asked for
+    return pretrained.load_pretrained(model)
+
+
+def attend(engine: str, model: str, text: str, pair: str | None):
+    from core.bert import check_text
+
+    check_text(text, "TEXT")
+    if pair is not None:
+        check_text(pair, "the --pair text")
+    return load_engine(engine, model).run(text, pair)
+
+
+# ---- writers -------------------------------------------------------------------------------------
+
+
+def to_json(result) -> str:
+    payload = {
+        "model": result.model,
+        "engine": result.engine,
+        "tokens": list(result.tokens),
+        "attentions": np.round(result.attentions.astype(np.float64), JSON_DECIMALS).tolist(),
+    }
+    return json.dumps(payload, ensure_ascii=False)
+
+
+def to_csv(result) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["layer", "head", "from_index", "from_token", "to_index", "to_token", "weight"])
+    n_layers, n_heads, t, _ = result.attentions.shape
+    tokens = list(result.tokens)
+    targets = list(enumerate(tokens))
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            rows = result.attentions[layer, head]
+            for i in range(t):
+                weights = [format(w, ".8g") for w in rows[i].tolist()]
+                writer.writerows(
+                    (layer, head, i, tokens[i], j, token, w)
+                    for (j, token), w in zip(targets, weights, strict=True)
+                )
+    return buffer.getvalue()
+
+
+def to_npz(result) -> bytes:
+    buffer = io.BytesIO()
+    word_ids = np.array([-1 if w is None else w for w in result.word_ids], dtype=np.int64)
+    token_types = (
+        result.token_type_ids if result.token_type_ids is not None else np.zeros(len(word_ids), np.int64)
+    )
+    np.savez(
+        buffer,
+        tokens=np.array(result.tokens, dtype=str),
+        attentions=result.attentions,
+        hidden_states=result.hidden_states,
+        special_mask=np.asarray(result.special_mask, dtype=bool),
+        word_ids=word_ids,
+        token_type_ids=np.asarray(token_types, dtype=np.int64),
+        model=np.array(result.model),
+        engine=np.array(result.engine),
+    )
+    return buffer.getvalue()
+
+
+def write_output(data: str | bytes, out: str | None) -> None:
+    if out is not None:
+        path = Path(out).expanduser()
+        if isinstance(data, bytes):
+            path.write_bytes(data)
+        else:
+            path.write_text(data, encoding="utf-8")
+        return
+    if isinstance(data, bytes):
+        if sys.stdout.isatty():
+            raise UsageError("npz output is binary: give --out FILE (or redirect standard output)")
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        sys.stdout.write(data)
+        if not data.endswith("\n"):
+            sys.stdout.write("\n")
+        sys.stdout.flush()
+
+
+def _one_line(err: BaseException) -> str:
+    text = " ".join(str(err).split()) or type(err).__name__
+    return text[:500]
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command is None:
+            raise UsageError("choose a command: attend (see python -m core --help)")
+        result = attend(args.engine, args.model, args.text, args.pair)
+        writer = {"json": to_json, "csv": to_csv, "npz": to_npz}[args.format]
+        write_output(writer(result), args.out)
+        if result.truncated:
+            print(f"note: the text was cut to the model's {result.n_tokens} tokens", file=sys.stderr)
+        return 0
+    except UsageError as err:
+        print(f"error: {_one_line(err)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. `python -m core attend ... | head`: stop quietly, as cat does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except Exception as err:  # the CLI's contract: any failure is one line on stderr
+        print(f"error: {_one_line(err)}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
