@@ -1,0 +1,95 @@
+"""The explore page's engines: NumPy by default (no torch imported), the PyTorch reference as the
+fallback for architectures the NumPy engine does not cover, and the parity badge between them."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.tiny_bert import make_tiny_bert
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = f"""
+import sys
+if {str(ROOT)!r} not in sys.path:
+    sys.path.insert(0, {str(ROOT)!r})
+from dashboard.views import explore
+explore.render()
+"""
+
+
+def _page(**params: str) -> AppTest:
+    at = AppTest.from_string(SCRIPT, default_timeout=120)
+    for name, value in params.items():
+        at.query_params[name] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _sidebar_text(at: AppTest) -> str:
+    return (
+        " ".join(str(c.value) for c in at.sidebar.caption) + " " + " ".join(str(m.value) for m in at.markdown)
+    )
+
+
+def test_numpy_is_the_default_engine_and_torch_is_never_imported():
+    code = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(ROOT)!r})
+        from streamlit.testing.v1 import AppTest
+        at = AppTest.from_string({SCRIPT!r}, default_timeout=120)
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.get("plotly_chart"), "no chart drawn"
+        print("TORCH" if "torch" in sys.modules else "NO-TORCH")
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "NO-TORCH" in out.stdout
+
+
+def test_parity_badge_shows_the_difference_between_engines():
+    at = _page()
+    assert "engine: NumPy" in _sidebar_text(at)
+    at.toggle(key="explore_parity").set_value(True).run()
+    assert not at.exception
+    badges = [m.value for m in at.markdown if "NumPy vs PyTorch" in m.value]
+    assert badges, "no parity badge"
+    diff = float(re.search(r"max \|Δ\| = ([0-9.e+-]+)", badges[0]).group(1))
+    assert diff <= 1e-5
+    assert "green-badge" in badges[0]
+
+
+@pytest.mark.slow
+def test_other_architectures_fall_back_to_torch_with_a_reason(tmp_path):
+    """A RoBERTa checkpoint: the NumPy engine refuses it, the page says why and uses PyTorch."""
+    from transformers import RobertaConfig, RobertaModel
+
+    bert_dir = make_tiny_bert(tmp_path / "bert")
+    roberta_dir = tmp_path / "roberta"
+    config = RobertaConfig(
+        vocab_size=len((bert_dir / "vocab.txt").read_text().split()),
+        hidden_size=24,
+        num_hidden_layers=2,
+        num_attention_heads=3,
+        intermediate_size=37,
+        max_position_embeddings=130,
+    )
+    RobertaModel(config).save_pretrained(roberta_dir, safe_serialization=True)
+    for name in ("vocab.txt", "tokenizer.json", "tokenizer_config.json"):
+        (roberta_dir / name).write_bytes((bert_dir / name).read_bytes())
+    at = _page(model=str(roberta_dir), text="the cat sat on the mat")
+    assert not at.error, [e.value for e in at.error]
+    notes = " ".join(i.value for i in at.info)
+    assert "NumPy engine runs BERT encoders only" in notes
+    assert "engine: PyTorch" in _sidebar_text(at)
+    assert at.get("plotly_chart")
