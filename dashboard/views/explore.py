@@ -13,8 +13,11 @@ How the page is put together:
   token positions 0-indexed) at the end of every run, so a copied link reproduces the view.
   Widgets whose options depend on the model or the tokens (layer, head, focus token) get keys
   that include those options' signature and are seeded from the canonical state.
-- User text never reaches markdown unescaped (`md`), and never reaches HTML.
+- User text never reaches markdown unescaped (`md`), and never reaches HTML; text boxes and URL
+  values are cleaned (lone surrogates, length) before use (dashboard/state.py).
 - Model problems show as st.error; the last model that loaded stays in use.
+- Hosted mode (dashboard/hosted.py, read every run): only allowlisted models and torch-free
+  engines, fewer tokens and characters, a line cap in the lines view, new texts per minute bounded.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -34,8 +38,11 @@ from core.analysis import TokenView, head_stats, rank_heads, token_view
 from core.models import (
     BUNDLED_KEY,
     CURATED_HUB_MODELS,
+    MAX_CHOICE_CHARS,
     ModelError,
+    ModelInputError,
     ModelSpec,
+    bundled_model_dir,
     parse_model_choice,
     prepare_model_files,
 )
@@ -48,7 +55,15 @@ from dashboard.charts.explore import (
     model_grid_figure,
     thumbnail_grid_png,
 )
-from dashboard.state import read_choice_param, read_int_param, read_text_param, write_params
+from dashboard.hosted import Limits, current_limits
+from dashboard.state import (
+    clean_input,
+    clean_widget_text,
+    read_choice_param,
+    read_int_param,
+    read_text_param,
+    write_params,
+)
 
 LOG = logging.getLogger(__name__)
 
@@ -127,12 +142,16 @@ DEFAULT_EXAMPLE = "trophy-large"
 class AttentionEngine(Protocol):
     def run(self, text: str, text_pair: str | None = None) -> AttentionResult: ...
 
+    # Also used when present: `max_tokens` (the longest input) and `encode(text)` (the tokenizers
+    # Encoding, under the engine's lock), which hosted mode's token cap needs.
+
 
 @dataclass(frozen=True)
 class EngineChoice:
     label: str  # shown in the page
     load: Callable[[Path, str], AttentionEngine]  # (model directory, display name) -> engine
     check_config: Callable[[dict], None] | None  # refuses a model before its weights are downloaded
+    needs_torch: bool = False  # hosted mode offers only engines that run without PyTorch
 
 
 def _load_torch(model_dir: Path, name: str) -> AttentionEngine:
@@ -147,12 +166,59 @@ def _check_torch(config: dict) -> None:
     check_encoder_config(config)
 
 
-# Issue 4 adds {"numpy": EngineChoice("NumPy, from scratch", <BertNumpy.from_pretrained(dir)>, <its
-# config check>)} here and makes it the default; the page needs nothing else.
+def _load_numpy(model_dir: Path, name: str) -> AttentionEngine:
+    from core.bert import BertNumpy
+
+    return BertNumpy.from_pretrained(model_dir, name=name)
+
+
+def _check_numpy(config: dict) -> None:
+    from core.bert import check_bert_config
+
+    check_bert_config(config)
+
+
+# NumPy first: it is the from-scratch core on the model's real weights, needs no torch, and is the
+# faster of the two here. PyTorch stays as the reference and the fallback for other architectures.
 ENGINES: dict[str, EngineChoice] = {
-    "torch": EngineChoice("PyTorch reference (transformers, eager attention)", _load_torch, _check_torch),
+    "numpy": EngineChoice("NumPy, from scratch (BERT only)", _load_numpy, _check_numpy),
+    "torch": EngineChoice(
+        "PyTorch reference (transformers, eager attention)", _load_torch, _check_torch, needs_torch=True
+    ),
 }
-DEFAULT_ENGINE = "torch"
+DEFAULT_ENGINE = "numpy"
+
+
+def numpy_unsupported_reason(requested: str) -> str | None:
+    """Why the NumPy engine cannot run the local or bundled model `requested` (its config.json is
+    not a BERT it covers), or None. Hub models are checked when their config arrives instead."""
+    try:
+        spec = parse_model_choice(requested)
+        if spec.kind == "hub":
+            return None
+        model_dir = bundled_model_dir() if spec.kind == "bundled" else Path(spec.source)
+        if model_dir is None or not (model_dir / "config.json").is_file():
+            return None  # loading will say what is missing
+        from core.bert import check_supported
+
+        return check_supported(model_dir)
+    except ModelError:
+        return None  # not a valid choice at all: loading will say why
+
+
+def allowed_engines(limits: Limits) -> list[str]:
+    """The engines this server offers: in hosted mode, only those that run without PyTorch."""
+    return [name for name, choice in ENGINES.items() if limits.allow_torch_engine or not choice.needs_torch]
+
+
+def default_engine(engines: list[str]) -> str:
+    return DEFAULT_ENGINE if DEFAULT_ENGINE in engines or not engines else engines[0]
+
+
+def allowed_models(limits: Limits) -> list[str] | None:
+    """The model keys this server loads, or None for any (hosted mode: bundled + curated only)."""
+    return None if limits.allow_custom_models else [BUNDLED_KEY, *CURATED_HUB_MODELS]
+
 
 # (model key, engine) pairs this process has loaded: the first load shows progress, later ones not.
 _LOADED: set[tuple[str, str]] = set()
@@ -161,23 +227,49 @@ _LOADED: set[tuple[str, str]] = set()
 @st.cache_resource(max_entries=3, show_spinner=False)
 def load_engine(model_key: str, engine: str) -> AttentionEngine:
     """One engine per (model, engine) per process. Raises ModelError with a message for the user."""
+    LOG.info("loading model %s (engine %s)", model_key, engine)  # the load test counts these lines
     spec = parse_model_choice(model_key)
     choice = ENGINES[engine]
     model_dir = prepare_model_files(spec, check_config=choice.check_config)
     return choice.load(model_dir, spec.label)
 
 
+def _cap_tokens(engine: AttentionEngine, text: str, max_tokens: int) -> tuple[str, int | None]:
+    """`text` cut after the token that fills `max_tokens` ([CLS] and [SEP] included) and the text's
+    full token count; (text, None) when it fits or the engine cannot tokenize on its own."""
+    encode = getattr(engine, "encode", None)
+    if encode is None or max_tokens >= getattr(engine, "max_tokens", max_tokens):
+        return text, None  # the engine's own limit applies
+    enc = encode(text)
+    n_special = sum(enc.special_tokens_mask)
+    total = len(enc.ids) + sum(len(o.ids) - n_special for o in enc.overflowing)
+    if total <= max_tokens:
+        return text, None
+    content = [i for i, special in enumerate(enc.special_tokens_mask) if not special]
+    last = content[max(max_tokens - n_special, 1) - 1]
+    return text[: enc.offsets[last][1]], total
+
+
 @st.cache_data(max_entries=32, max_size="300MB", show_spinner=False)
-def compute_attention(model_key: str, engine: str, text: str) -> AttentionResult:
-    return load_engine(model_key, engine).run(text)
+def compute_attention(model_key: str, engine: str, text: str, max_tokens: int = 512) -> AttentionResult:
+    """The engine's result for `text`, read up to `max_tokens` tokens (hosted mode's cap, when it is
+    below the model's own limit: the text is cut at a token boundary before the forward pass)."""
+    engine_obj = load_engine(model_key, engine)
+    kept, total = _cap_tokens(engine_obj, text, max_tokens)
+    result = engine_obj.run(kept)
+    if total is None:
+        return result
+    return replace(
+        result, truncated=True, meta={**result.meta, "max_tokens": max_tokens, "n_tokens_input": total}
+    )
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def model_grid_data(
-    model_key: str, engine: str, text: str, merge: bool, hide: bool
+    model_key: str, engine: str, text: str, merge: bool, hide: bool, max_tokens: int = 512
 ) -> tuple[bytes, int, int, list[str]]:
     """The model view's PNG and hover texts (a few hundred kB at most), cached per view."""
-    result = compute_attention(model_key, engine, text)
+    result = compute_attention(model_key, engine, text, max_tokens)
     view = _token_view(result, merge, hide)
     png, cell, gap = thumbnail_grid_png(view.matrix(result.attentions))
     stats = head_stats(result.attentions, result.special_mask)
@@ -194,16 +286,38 @@ def model_grid_data(
     return png, cell, gap, hover
 
 
-def _result_for(model_key: str, engine: str, text: str) -> AttentionResult:
+class TooManyTexts(Exception):
+    """This session sent more new texts in the last minute than hosted mode allows."""
+
+
+def _clock() -> float:
+    return time.monotonic()
+
+
+def _count_new_text(limit: int | None) -> None:
+    """Hosted mode: raise TooManyTexts past `limit` new texts in 60 s for this session, so one
+    visitor cannot keep the shared CPU busy. Views of a text already shown are not counted."""
+    if limit is None:
+        return
+    now = _clock()
+    recent = [t for t in st.session_state.get("explore_text_times", []) if now - t < 60.0]
+    if len(recent) >= limit:
+        st.session_state["explore_text_times"] = recent
+        raise TooManyTexts
+    st.session_state["explore_text_times"] = [*recent, now]
+
+
+def _result_for(model_key: str, engine: str, text: str, limits: Limits) -> AttentionResult:
     """The result for this session's current input. st.cache_data hands out a fresh copy on every
     call (about 0.1 s for 512 tokens × 144 heads), so the session keeps the one it is showing and
     a layer or head change reuses it."""
     ss = st.session_state
-    key = (model_key, engine, text)
+    key = (model_key, engine, text, limits.max_tokens)
     held = ss.get("explore_result")
     if held is not None and held[0] == key:
         return held[1]
-    result = compute_attention(model_key, engine, text)
+    _count_new_text(limits.max_texts_per_minute)
+    result = compute_attention(model_key, engine, text, limits.max_tokens)
     ss["explore_result"] = (key, result)
     return result
 
@@ -257,7 +371,10 @@ def _signature(*parts: object) -> str:
 # --------------------------------------------------------------------------------------------------
 # State: URL -> session on a session's first run; callbacks change it; session -> URL every run
 # --------------------------------------------------------------------------------------------------
-def _init_state() -> list[str]:
+LINK_POSITIONS = ("layer", "head", "focus", "target")  # URL values checked against the model and text
+
+
+def _init_state(limits: Limits) -> list[str]:
     """Seed the page state from the URL once per session; return messages about bad URL values."""
     ss = st.session_state
     if ss.get("explore_ready"):
@@ -267,7 +384,7 @@ def _init_state() -> list[str]:
     if example is not None and example not in EXAMPLES:
         notes.append("The link names an unknown example; showing the text instead.")
         example = None
-    text = read_text_param("text", "", MAX_TEXT_CHARS)
+    text = read_text_param("text", "", _max_chars(limits))
     if not text and example is None and "text" not in st.query_params:
         example = DEFAULT_EXAMPLE
     if example is not None and text and text != EXAMPLES[example].text:
@@ -284,10 +401,17 @@ def _init_state() -> list[str]:
     notes += [note] if note else []
     target, note = read_int_param("target", -1, 0, 99_999)
     notes += [note] if note else []
-    engine, note = read_choice_param("engine", list(ENGINES), DEFAULT_ENGINE)
+    engines = allowed_engines(limits)
+    engine, note = read_choice_param("engine", engines, default_engine(engines))
     notes += [note] if note else []
-    model = (st.query_params.get("model") or BUNDLED_KEY).strip()
+    model = clean_input(st.query_params.get("model") or BUNDLED_KEY, MAX_CHOICE_CHARS + 1)[0].strip()
     known = [BUNDLED_KEY, *CURATED_HUB_MODELS]
+    if allowed_models(limits) is not None and model not in known:
+        notes.append(
+            "This public demo loads only the models in the picker; the link's model is not one of "
+            "them, so the bundled model is shown."
+        )
+        model = BUNDLED_KEY
     ss.update(
         {
             "explore_text": text,
@@ -308,9 +432,38 @@ def _init_state() -> list[str]:
             # an example picks its tokens and the head that links them best, once computed
             "explore_pending": example if example is not None and (focus < 0 or target < 0) else None,
             "explore_pending_best_head": example is not None and "layer" not in st.query_params,
+            # the link's layer, head and tokens are checked against the model and text once computed
+            "explore_check_link": any(name in st.query_params for name in LINK_POSITIONS),
             "explore_ready": True,
         }
     )
+    return notes
+
+
+def _check_link_positions(result: AttentionResult) -> list[str]:
+    """Once per session, with the first result: the link's layer, head and token positions that this
+    model or text does not have are reset, with a note (the URL alone cannot say they are wrong)."""
+    ss = st.session_state
+    if not ss.pop("explore_check_link", False):
+        return []
+    notes = []
+    for name, size, what in (("layer", result.n_layers, "layers"), ("head", result.n_heads, "heads")):
+        value = ss.get(f"explore_{name}", 0)
+        if value >= size:
+            notes.append(
+                f"The link's `{name}` value {value} is past this model's {size} {what} (links count "
+                f"from 0); showing {name} 1 instead."
+            )
+            ss[f"explore_{name}"] = 0
+            _reset_widgets(name)
+    for name in ("focus", "target"):
+        value = ss.get(f"explore_{name}")
+        if value is not None and value >= result.n_tokens:
+            notes.append(
+                f"The link's `{name}` token {value} is past this text's {result.n_tokens} tokens; "
+                "showing the first word instead."
+            )
+            ss[f"explore_{name}"] = None
     return notes
 
 
@@ -406,13 +559,18 @@ def _write_url(model_key: str) -> None:
 # --------------------------------------------------------------------------------------------------
 # Model picker and loading
 # --------------------------------------------------------------------------------------------------
-def model_ui() -> tuple[str, str]:
+def model_ui(limits: Limits) -> tuple[str, str]:
     """Sidebar: the model picker (and the engine switch when there are several). Returns what the
-    user asks for: (model text as typed or chosen, engine name)."""
+    user asks for: (model text as typed or chosen, engine name). In hosted mode the picker has no
+    free-text entry and the engine switch only engines that run without PyTorch."""
     ss = st.session_state
     with st.sidebar:
         st.subheader("Model")
-        options = [BUNDLED_KEY, *CURATED_HUB_MODELS, OTHER_MODEL]
+        options = [BUNDLED_KEY, *CURATED_HUB_MODELS]
+        if limits.allow_custom_models:
+            options.append(OTHER_MODEL)
+        if ss.get("explore_model_choice") not in options:
+            ss["explore_model_choice"] = BUNDLED_KEY
         choice = st.selectbox(
             "Model",
             options,
@@ -442,11 +600,12 @@ def model_ui() -> tuple[str, str]:
             if not requested:
                 st.caption("Type an encoder model's Hub id (e.g. `bert-base-cased`) or a folder, then Load.")
                 requested = ss.get("explore_last_good", BUNDLED_KEY)
-        engine = ss.get("explore_engine", DEFAULT_ENGINE)
-        if len(ENGINES) > 1:
-            engine = st.radio(
-                "Engine", list(ENGINES), format_func=lambda e: ENGINES[e].label, key="explore_engine"
-            )
+        engines = allowed_engines(limits)
+        if ss.get("explore_engine") not in engines:
+            ss["explore_engine"] = default_engine(engines)
+        engine = ss["explore_engine"]
+        if len(engines) > 1:
+            engine = st.radio("Engine", engines, format_func=lambda e: ENGINES[e].label, key="explore_engine")
     return requested, engine
 
 
@@ -470,14 +629,17 @@ def _load_with_progress(spec: ModelSpec, engine: str) -> AttentionEngine:
     return engine_obj
 
 
-def _try_load(requested: str, engine: str) -> tuple[ModelSpec, AttentionEngine] | str:
+def _try_load(requested: str, engine: str, limits: Limits) -> tuple[ModelSpec, AttentionEngine] | str:
     """The engine for `requested`, or the message saying why not (remembered for the session)."""
     failures: dict[str, str] = st.session_state["explore_failures"]
     memo = f"{engine}:{requested}"
     if memo in failures:
         return failures[memo]
     try:
-        spec = parse_model_choice(requested)
+        spec = parse_model_choice(requested, allow_local=limits.allow_custom_models)
+        allowed = allowed_models(limits)
+        if allowed is not None and spec.key not in allowed:
+            raise ModelInputError("this public demo loads only the models in its picker")
         return spec, _load_with_progress(spec, engine)
     except ModelError as err:
         message = str(err)
@@ -488,15 +650,15 @@ def _try_load(requested: str, engine: str) -> tuple[ModelSpec, AttentionEngine] 
     return message
 
 
-def resolve_model(requested: str, engine: str) -> tuple[ModelSpec, AttentionEngine] | None:
+def resolve_model(requested: str, engine: str, limits: Limits) -> tuple[ModelSpec, AttentionEngine] | None:
     """Load what was asked for, or say why not and fall back to the last model that worked."""
     ss = st.session_state
-    loaded = _try_load(requested, engine)
+    loaded = _try_load(requested, engine, limits)
     if isinstance(loaded, tuple):
         ss["explore_last_good"] = loaded[0].key
         return loaded
     last_good = ss.get("explore_last_good", BUNDLED_KEY)
-    fallback = _try_load(last_good, engine) if last_good != requested else loaded
+    fallback = _try_load(last_good, engine, limits) if last_good != requested else loaded
     asked = md(_model_label(requested))
     if isinstance(fallback, tuple):
         reason = md(loaded.rstrip("."))
@@ -504,11 +666,47 @@ def resolve_model(requested: str, engine: str) -> tuple[ModelSpec, AttentionEngi
         return fallback
     st.error(f"Could not use the model “{asked}”: {md(loaded.rstrip('.'))}.")
     if last_good != BUNDLED_KEY and requested != BUNDLED_KEY:
-        bundled = _try_load(BUNDLED_KEY, engine)
+        bundled = _try_load(BUNDLED_KEY, engine, limits)
         if isinstance(bundled, tuple):
             ss["explore_last_good"] = BUNDLED_KEY
             return bundled
     return None
+
+
+def parity_ui(model_key: str, engine: str, text: str, limits: Limits, result: AttentionResult) -> None:
+    """The parity badge: the largest difference between the two engines' attention weights on this
+    sentence. Shown once the other engine is loaded; a toggle loads it (PyTorch costs seconds and
+    memory, so the page does not load it unasked)."""
+    other = "torch" if engine == "numpy" else "numpy"
+    if other not in allowed_engines(limits) or (other == "numpy" and numpy_unsupported_reason(model_key)):
+        return
+    if (model_key, other) not in _LOADED and not st.toggle(
+        f"Check against {'PyTorch' if other == 'torch' else 'NumPy'}",
+        key="explore_parity",
+        help="Run the same sentence through the other engine and show the largest difference.",
+    ):
+        return
+    try:
+        reference = compute_attention(model_key, other, text, limits.max_tokens)
+    except Exception as err:  # the badge is extra: never let it break the page
+        LOG.exception("parity check failed")
+        st.caption(f"Parity check unavailable ({type(err).__name__}).")
+        return
+    _LOADED.add((model_key, other))
+    if reference.attentions.shape != result.attentions.shape:
+        st.caption("Parity: the engines tokenised this text differently; no comparison.")
+        return
+    diff = float(np.max(np.abs(reference.attentions - result.attentions)))
+    ok = diff <= 1e-5
+    st.badge(
+        f"NumPy vs PyTorch: max |Δ| = {diff:.1e}",
+        icon=":material/check:" if ok else ":material/warning:",
+        color="green" if ok else "orange",
+    )
+    st.caption(
+        f"Largest difference between the two engines' attention weights over all "
+        f"{result.n_layers} × {result.n_heads} heads of this sentence (float32; the bridge promises ≤ 1e-5)."
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -636,7 +834,7 @@ def head_view(result: AttentionResult, view: TokenView, pair: tuple[int | None, 
     )
 
 
-def lines_view(result: AttentionResult, view: TokenView, sig: str) -> None:
+def lines_view(result: AttentionResult, view: TokenView, sig: str, max_lines: int) -> None:
     layer, head = _layer_head_ui(result, with_head=False)
     long_input = view.n_items > LINES_FULL_LIMIT
     cols = st.columns([2, 2, 2, 1])
@@ -675,6 +873,10 @@ def lines_view(result: AttentionResult, view: TokenView, sig: str) -> None:
             help=f"Off: only head {head + 1}, as in the head view.",
         )
     top_k = LINES_TOP_K if long_input and token < 0 else None
+    # Every head's lines are in the figure (hidden heads too, for the legend): cap their number.
+    per_token = top_k or view.n_items
+    if token < 0 and result.n_heads * view.n_items * per_token > max_lines:
+        top_k = max(1, max_lines // (result.n_heads * max(view.n_items, 1)))
     note = _view_note(view)
     fig = lines_figure(
         view.matrix(result.attentions[layer]),
@@ -694,17 +896,20 @@ def lines_view(result: AttentionResult, view: TokenView, sig: str) -> None:
         "weight; colours are heads: click a head in the legend to show or hide it, double-click to "
         "show only that head."
         + (
-            f" With {view.n_items} tokens, only each token's {LINES_TOP_K} strongest lines per head "
-            "are drawn."
+            f" With {view.n_items} tokens, only each token's {top_k} strongest lines per head are drawn."
             if top_k
             else ""
         )
     )
 
 
-def model_view(result: AttentionResult, view: TokenView, model_key: str, engine: str, text: str) -> None:
+def model_view(
+    result: AttentionResult, view: TokenView, model_key: str, engine: str, text: str, max_tokens: int
+) -> None:
     ss = st.session_state
-    png, cell, gap, hover = model_grid_data(model_key, engine, text, view.merged, view.renormalised)
+    png, cell, gap, hover = model_grid_data(
+        model_key, engine, text, view.merged, view.renormalised, max_tokens
+    )
     st.caption(
         f"All {result.n_layers} layers × {result.n_heads} heads. Each thumbnail is one head's map "
         "(rows: from, columns: to), coloured by the square root of the weight so faint patterns show"
@@ -793,7 +998,7 @@ def focus_view(result: AttentionResult, view: TokenView, sig: str) -> None:
 # --------------------------------------------------------------------------------------------------
 # The page
 # --------------------------------------------------------------------------------------------------
-def sentence_ui() -> str:
+def sentence_ui(limits: Limits) -> str:
     """Examples gallery and the sentence box; returns the text to analyse."""
     ss = st.session_state
     st.pills(
@@ -807,10 +1012,10 @@ def sentence_ui() -> str:
     if example in EXAMPLES:
         st.caption(EXAMPLES[example].caption)
     st.text_area(
-        "Sentence (up to 512 tokens are analysed; longer text is cut)",
+        f"Sentence (up to {limits.max_tokens} tokens are analysed; longer text is cut)",
         key="explore_text",
         height=80,
-        max_chars=MAX_TEXT_CHARS,
+        max_chars=_max_chars(limits),
         on_change=_on_text_change,
     )
     return ss.get("explore_text", "")
@@ -851,14 +1056,40 @@ def render() -> None:
         _save_widget_state()
 
 
+def _max_chars(limits: Limits) -> int:
+    return min(MAX_TEXT_CHARS, limits.max_text_chars)
+
+
 def _render() -> None:
     ss = st.session_state
-    for note in _init_state():
+    limits = current_limits()  # read on every run: the setting can change without a restart
+    for note in _init_state(limits):
         st.info(note)
     _restore_widget_state()
-    requested, engine = model_ui()
-    loaded = resolve_model(requested, engine)
-    text = sentence_ui()
+    # Text boxes hold user input: clean it before the widgets are drawn (see dashboard.state).
+    for key, max_chars, what in (
+        ("explore_text", _max_chars(limits), "sentence"),
+        ("explore_model_custom", MAX_CHOICE_CHARS, "model name"),
+    ):
+        if note := clean_widget_text(key, max_chars, what):
+            st.warning(note)
+    if not allowed_engines(limits):
+        st.error(
+            "No engine can run here: hosted mode offers only engines that run without PyTorch, and "
+            "none is installed."
+        )
+        return
+    requested, engine = model_ui(limits)
+    if engine == "numpy" and "torch" in allowed_engines(limits):
+        reason = numpy_unsupported_reason(requested)
+        if reason:  # another architecture: the PyTorch reference computes it instead
+            st.info(
+                "The NumPy engine runs BERT encoders only, so the PyTorch reference computes this "
+                f"model: {md(reason)}"
+            )
+            engine = "torch"
+    loaded = resolve_model(requested, engine, limits)
+    text = sentence_ui(limits)
     view_name, merge, hide = options_ui()
     if loaded is None:
         st.info("No model is available; fix the problem above and reload the page.")
@@ -871,8 +1102,14 @@ def _render() -> None:
         _write_url(spec.key)
         return
     try:
-        result = _result_for(spec.key, engine, text)
-    except ModelError as err:
+        result = _result_for(spec.key, engine, text, limits)
+    except TooManyTexts:
+        st.warning(
+            f"This public demo analyses at most {limits.max_texts_per_minute} new texts a minute for "
+            "each visitor, so that everyone gets a turn. Wait a few seconds, then try again."
+        )
+        return
+    except (ModelError, ValueError) as err:  # ValueError: text an engine cannot read (TextError)
         st.error(f"Could not run the model on this text: {md(err)}")
         return
     except Exception as err:
@@ -880,14 +1117,26 @@ def _render() -> None:
         st.error(f"Could not run the model on this text ({type(err).__name__}).")
         return
     st.sidebar.caption(f"{result.n_layers} layers × {result.n_heads} heads · {result.n_tokens} tokens")
+    with st.sidebar:
+        parity_ui(spec.key, engine, text, limits, result)
     if result.truncated:
         total = result.meta.get("n_tokens_input")
         limit = result.meta.get("max_tokens", result.n_tokens)
+        reader = "this public demo" if limits.hosted and limit == limits.max_tokens else "the model"
         st.warning(
-            f"This text is {total or 'more than ' + str(limit)} tokens long; the model reads at most "
+            f"This text is {total or 'more than ' + str(limit)} tokens long; {reader} reads at most "
             f"{limit} (counting \\[CLS\\] and \\[SEP\\]), "
             f"so only the first {result.n_tokens} tokens are shown."
         )
+    for note in _check_link_positions(result):
+        st.info(note)
+    if result.special_mask.all():
+        st.info(
+            "The model finds no words in this text: its tokenizer drops control characters and "
+            "invisible marks. Type a sentence, or pick an example."
+        )
+        _write_url(spec.key)
+        return
     view = _token_view(result, merge, hide)
     _apply_pending(result, view)
     sig = _signature(spec.key, engine, text, merge, hide)
@@ -900,9 +1149,9 @@ def _render() -> None:
     if view_name == "head":
         head_view(result, view, pair)
     elif view_name == "lines":
-        lines_view(result, view, sig)
+        lines_view(result, view, sig, limits.max_lines)
     elif view_name == "model":
-        model_view(result, view, spec.key, engine, text)
+        model_view(result, view, spec.key, engine, text, limits.max_tokens)
     else:
         focus_view(result, view, sig)
     _write_url(spec.key)

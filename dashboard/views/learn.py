@@ -12,6 +12,7 @@ transformers, so the page opens fast.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -34,7 +35,15 @@ from core.toy import (
 from core.toy import trace as toy_trace
 from core.worked_examples import EXAMPLES, StepCheck, WorkedExample, layer_norm_article_form
 from dashboard.charts.learn import saturation_figure, short_labels, step_heatmap
-from dashboard.state import read_choice_param, read_int_param, read_text_param, write_params
+from dashboard.state import (
+    clean_widget_text,
+    read_choice_param,
+    read_int_param,
+    read_text_param,
+    write_params,
+)
+
+LOG = logging.getLogger(__name__)
 
 # ---- constants ------------------------------------------------------------------------------
 
@@ -46,9 +55,10 @@ SENTENCES = {
 }
 DEFAULT_TEXT = SENTENCES["cat"][1]
 MAX_CHARS = 2000  # the text box and the URL; 64 tokens never need more
-MODES = ("sentence", *EXAMPLES)
+MODES = ("sentence", "bert", *EXAMPLES)
 MODE_LABELS = {
     "sentence": "Your sentence",
+    "bert": "Your sentence in a real BERT",
     "cat-mat": "Worked example: “The cat sat on the mat”",
     "i-love-nlp": "Worked example: “I love NLP”",
 }
@@ -129,7 +139,7 @@ def _init_state() -> None:
 
         raw_example = st.query_params.get("example")
         if raw_example:
-            if raw_example in EXAMPLES:
+            if raw_example in EXAMPLES or raw_example == "bert":
                 ss["learn_mode"] = raw_example
             else:
                 notes.append(
@@ -152,6 +162,12 @@ def _init_state() -> None:
         ss["learn_window"] = take(read_int_param("window", DEFAULTS["learn_window"], 0, 16))
         ss["learn_pe"] = take(read_choice_param("pe", ("0", "1"), "0")) == "1"
         ss["learn_head"] = take(read_int_param("head", 0, 0, 7))
+        if ss["learn_head"] >= ss["learn_heads"]:
+            notes.append(
+                f"The link's `head` value {ss['learn_head']} is past its {ss['learn_heads']} head(s) "
+                "(links count from 0); showing head 1."
+            )
+            ss["learn_head"] = 0
         ss["learn_url_notes"] = notes
     # Streamlit forgets the state of widgets a run does not draw, e.g. during a visit to another
     # page; a plain copy kept under another key brings the user's settings back on return.
@@ -168,7 +184,8 @@ def _write_url(mode: str, text: str) -> None:
         return None if value == DEFAULTS[key] else (value if url_value is None else url_value)
 
     if mode != "sentence":
-        write_params(example=mode, text=None, d_model=None, d_k=None, heads=None, seed=None, scale=None)
+        kept_text = None if mode != "bert" or text == DEFAULT_TEXT else text  # the real model reads the text
+        write_params(example=mode, text=kept_text, d_model=None, d_k=None, heads=None, seed=None, scale=None)
         write_params(mask=None, window=None, pe=None, head=None)
         return
     write_params(
@@ -871,8 +888,16 @@ def _render_example(ex: WorkedExample) -> None:
 
 
 def render() -> None:
-    _init_state()
     st.title("Learn: attention from scratch")
+    try:
+        _render()
+    except Exception as err:  # the page never shows a traceback; the log keeps it
+        LOG.exception("learn page failed")
+        st.error(f"Something went wrong while drawing this page ({type(err).__name__}). Try other settings.")
+
+
+def _render() -> None:
+    _init_state()
     st.markdown(
         "Every number of one attention layer, computed in NumPy as you watch: type a sentence and "
         "follow it through the seven steps, or load an article's worked example and see its "
@@ -884,10 +909,17 @@ def render() -> None:
         "What to compute", MODES, format_func=MODE_LABELS.get, key="learn_mode", required=True
     )
     mode = mode if mode in MODES else "sentence"
+    if note := clean_widget_text("learn_text", MAX_CHARS, "sentence"):
+        st.warning(note, icon=":material/content_cut:")
     text = st.session_state.get("learn_text") or ""
     if mode == "sentence":
         text = sentence_ui() or ""
         _render_sentence(text)
+    elif mode == "bert":
+        from dashboard.views.learn_real import render_real  # loads the model only when asked
+
+        text = sentence_ui() or ""
+        render_real(text)
     else:
         _render_example(EXAMPLES[mode])
     _write_url(mode, text)
