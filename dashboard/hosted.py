@@ -1,8 +1,11 @@
 """Hosted mode: the limits of the public demo (Streamlit Community Cloud).
 
 Turned on by the environment variable ATTENTION_EXPLORER_HOSTED=1 or by `hosted = true` in
-.streamlit/secrets.toml. In hosted mode only allowlisted models load (no free-text Hub ids or local
-paths), inputs are capped lower, and the NumPy engine serves so torch is never imported.
+.streamlit/secrets.toml (the app's Secrets on Community Cloud). In hosted mode only allowlisted
+models load (the bundled one and the curated Hub ids; no free-text ids or local paths, from the
+picker or from a link), inputs are capped lower, the lines view draws fewer lines, each visitor
+may send a bounded number of new texts a minute, and only engines that run without PyTorch are
+offered, so torch is never imported. The setting is read on every run (`current_limits()`).
 """
 
 from __future__ import annotations
@@ -20,13 +23,27 @@ class Limits:
     allow_custom_models: bool  # free-text Hub ids and local directories
     allow_torch_engine: bool  # the PyTorch reference engine (imports torch: ~4 s, ~450 MB)
     max_text_chars: int  # characters kept from a text box or URL before tokenising
+    max_lines: int  # lines view: at most this many lines in one figure (fewer per token beyond it)
+    max_texts_per_minute: int | None  # explore page: new texts one session may analyse a minute
 
 
 LOCAL = Limits(
-    hosted=False, max_tokens=512, allow_custom_models=True, allow_torch_engine=True, max_text_chars=20_000
+    hosted=False,
+    max_tokens=512,
+    allow_custom_models=True,
+    allow_torch_engine=True,
+    max_text_chars=20_000,
+    max_lines=50_000,
+    max_texts_per_minute=None,
 )
 HOSTED = Limits(
-    hosted=True, max_tokens=128, allow_custom_models=False, allow_torch_engine=False, max_text_chars=2_000
+    hosted=True,
+    max_tokens=128,
+    allow_custom_models=False,
+    allow_torch_engine=False,
+    max_text_chars=2_000,
+    max_lines=6_000,
+    max_texts_per_minute=30,
 )
 
 

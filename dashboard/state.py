@@ -6,9 +6,35 @@ message to show instead of raising. Cached loaders for models live beside the pa
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import streamlit as st
+
+# A str may hold lone surrogates (U+D800–U+DFFF), which UTF-8 cannot encode: such text would make
+# Streamlit fail when it sends the page back to the browser, so they become U+FFFD on the way in.
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def clean_input(text: object, max_chars: int) -> tuple[str, bool]:
+    """User text made safe to process and to send back: a str, lone surrogates replaced by U+FFFD,
+    at most `max_chars` characters. Returns (text, True if it was cut). A browser enforces a text
+    box's max_chars, but any client can send more over the websocket."""
+    text = "" if text is None else str(text)
+    text = _SURROGATES.sub("\ufffd", text)
+    return text[:max_chars], len(text) > max_chars
+
+
+def clean_widget_text(key: str, max_chars: int, what: str = "text") -> str | None:
+    """Clean the text held by the widget `key` in session state, before the widget is drawn this run.
+    Returns a message for the page when the text had to be cut, else None."""
+    if key not in st.session_state:
+        return None
+    raw = st.session_state[key]
+    text, cut = clean_input(raw, max_chars)
+    if text != raw:
+        st.session_state[key] = text
+    return f"The {what} was cut to its first {max_chars:,} characters." if cut else None
 
 
 def read_int_param(name: str, default: int, lo: int, hi: int) -> tuple[int, str | None]:
@@ -16,12 +42,14 @@ def read_int_param(name: str, default: int, lo: int, hi: int) -> tuple[int, str 
     raw = st.query_params.get(name)
     if raw is None or raw == "":
         return default, None
+    instead = f"showing {default} instead" if lo <= default <= hi else "ignoring it"
     try:
         value = int(raw)
-    except ValueError:
-        return default, f"The link's `{name}` value is not a whole number; showing {default} instead."
+    except ValueError:  # also for numbers of more than 4,300 digits
+        return default, f"The link's `{name}` value is not a whole number; {instead}."
     if not lo <= value <= hi:
-        return default, f"The link's `{name}` value {value} is outside {lo}–{hi}; showing {default} instead."
+        shown = value if abs(value) < 10**12 else "(a huge number)"
+        return default, f"The link's `{name}` value {shown} is outside {lo}–{hi}; {instead}."
     return value, None
 
 
@@ -40,7 +68,7 @@ def read_text_param(name: str, default: str, max_chars: int) -> str:
     raw = st.query_params.get(name)
     if raw is None:
         return default
-    return raw[:max_chars]
+    return clean_input(raw, max_chars)[0]
 
 
 def write_params(**values: object) -> None:
