@@ -250,18 +250,23 @@ def _cap_tokens(engine: AttentionEngine, text: str, max_tokens: int) -> tuple[st
     return text[: enc.offsets[last][1]], total
 
 
-@st.cache_data(max_entries=32, max_size="300MB", show_spinner=False)
+# cache_resource, not cache_data: every session gets the same object, not an unpickled copy. A
+# 512-token result of a 6 x 12-head model is about 80 MB, and Streamlit keeps a closed tab's session
+# for two minutes, so per-session copies grew a server past 2 GB in the 50-sentence benchmark; four
+# shared entries bound it (about 660 MB peak). The arrays are made read-only since they are shared.
+@st.cache_resource(max_entries=4, show_spinner=False)
 def compute_attention(model_key: str, engine: str, text: str, max_tokens: int = 512) -> AttentionResult:
     """The engine's result for `text`, read up to `max_tokens` tokens (hosted mode's cap, when it is
     below the model's own limit: the text is cut at a token boundary before the forward pass)."""
     engine_obj = load_engine(model_key, engine)
     kept, total = _cap_tokens(engine_obj, text, max_tokens)
     result = engine_obj.run(kept)
-    if total is None:
-        return result
-    return replace(
-        result, truncated=True, meta={**result.meta, "max_tokens": max_tokens, "n_tokens_input": total}
-    )
+    if total is not None:
+        meta = {**result.meta, "max_tokens": max_tokens, "n_tokens_input": total}
+        result = replace(result, truncated=True, meta=meta)
+    for array in (result.attentions, result.hidden_states, result.special_mask):
+        array.setflags(write=False)
+    return result
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -308,17 +313,15 @@ def _count_new_text(limit: int | None) -> None:
 
 
 def _result_for(model_key: str, engine: str, text: str, limits: Limits) -> AttentionResult:
-    """The result for this session's current input. st.cache_data hands out a fresh copy on every
-    call (about 0.1 s for 512 tokens × 144 heads), so the session keeps the one it is showing and
-    a layer or head change reuses it."""
+    """The result for this session's current input. The session remembers only which input it shows
+    (for the new-texts-per-minute limit); the shared cache holds the arrays."""
     ss = st.session_state
     key = (model_key, engine, text, limits.max_tokens)
-    held = ss.get("explore_result")
-    if held is not None and held[0] == key:
-        return held[1]
-    _count_new_text(limits.max_texts_per_minute)
+    if ss.get("explore_counted_key") != key:
+        _count_new_text(limits.max_texts_per_minute)
+        ss["explore_counted_key"] = key
     result = compute_attention(model_key, engine, text, limits.max_tokens)
-    ss["explore_result"] = (key, result)
+    ss["explore_result_key"] = key  # only once it ran: tests and the page read what is shown
     return result
 
 

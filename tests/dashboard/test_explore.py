@@ -24,6 +24,13 @@ from dashboard.views.explore import EXAMPLES, md
 from tests.tiny_bert import make_tiny_bert
 
 
+def shown_result(at):
+    """The result the explore page is showing (the shared cache holds it; the session, its key)."""
+    from dashboard.views.explore import compute_attention
+
+    return compute_attention(*at.session_state["explore_result_key"])
+
+
 def _explore_page():
     from dashboard.views import explore
 
@@ -88,7 +95,7 @@ def test_default_view_opens_the_head_linking_it_to_trophy():
     # the URL says what is shown, 0-indexed
     params = at.query_params
     assert params["example"] == "trophy-large" and params["view"] == "head"
-    tokens = at.session_state["explore_result"][1].tokens
+    tokens = shown_result(at).tokens
     assert tokens[int(params["focus"])] == "it" and tokens[int(params["target"])] == "trophy"
     assert int(params["layer"]) == at.session_state["explore_layer"]
 
@@ -173,7 +180,7 @@ def test_an_example_link_preselects_its_tokens():
     assert at.text_area(key="explore_text").value == EXAMPLES["bank-river"].text
     focus = next(s for s in at.selectbox if s.key.startswith("explore_w_focus_"))
     target = next(s for s in at.selectbox if s.key.startswith("explore_w_target_"))
-    tokens = at.session_state["explore_result"][1].tokens
+    tokens = shown_result(at).tokens
     assert tokens[focus.value] == "bank" and tokens[target.value] == "river"
 
 

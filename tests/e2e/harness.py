@@ -12,9 +12,10 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,6 +31,19 @@ CHROMIUM_ARGS = [
 ]
 # The readiness signal: the script has finished its run and the page is drawn.
 APP_IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+# A Plotly chart is drawn once its SVG holds a trace (scatter, image) or a heatmap.
+DRAWN_CHART = ".js-plotly-plot .main-svg :is(.trace, g.hm, image)"
+# True when the script has finished and at least n Plotly charts are drawn (page.wait_for_function).
+CHARTS_DRAWN_JS = """(n) => {
+  const app = document.querySelector("[data-testid='stApp']");
+  if (!app || app.getAttribute("data-test-script-state") !== "notRunning") return false;
+  const drawn = [...document.querySelectorAll(".js-plotly-plot")].filter(
+    (p) => p.querySelector(".main-svg :is(.trace, g.hm, image)"));
+  return drawn.length >= n;
+}"""
+# Count of drawn Plotly charts on the page (page.evaluate).
+COUNT_DRAWN_JS = """() => [...document.querySelectorAll(".js-plotly-plot")].filter(
+  (p) => p.querySelector(".main-svg :is(.trace, g.hm, image)")).length"""
 
 
 def chromium_available() -> bool:
@@ -42,23 +56,68 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-class StreamlitServer:
-    """`streamlit run dashboard/app.py` on 127.0.0.1 and a free port, stopped on exit."""
+# `python -c` bootstrap equal to `python -m streamlit`, except that the app's own loggers ("core.*",
+# "dashboard.*") print INFO lines to stderr: tests count events such as model loads from them.
+_WITH_APP_LOGS = (
+    "import logging, sys\n"
+    "logging.basicConfig(format='%(asctime)s %(levelname)s %(name)s: %(message)s')\n"
+    "for name in ('core', 'dashboard'):\n"
+    "    logging.getLogger(name).setLevel(logging.INFO)\n"
+    "from streamlit.web.cli import main\n"
+    "sys.exit(main(prog_name='streamlit'))\n"
+)
 
-    def __init__(self, env: dict[str, str] | None = None, port: int | None = None):
+
+class StreamlitServer:
+    """`streamlit run dashboard/app.py` on 127.0.0.1 and a free port, stopped on exit.
+
+    The server's stderr goes to a file (never an unread pipe, which blocks a chatty server once the
+    pipe buffer is full): `log_path`, or a temporary file; `log_text()` reads it. `app_logs=True`
+    also prints the app's own INFO log lines there.
+    """
+
+    def __init__(
+        self,
+        env: dict[str, str] | None = None,
+        port: int | None = None,
+        *,
+        log_path: Path | None = None,
+        app_logs: bool = False,
+    ):
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})}
         self.proc: subprocess.Popen | None = None
         self.started_at = 0.0
+        self.app_logs = app_logs
+        self._log_path = Path(log_path) if log_path else None
+        self._owns_log = log_path is None  # a temporary log is deleted by stop()
+        self._log_file = None
+
+    @property
+    def log_path(self) -> Path | None:
+        return self._log_path
+
+    def log_text(self) -> str:
+        """Everything the server has written to stderr so far."""
+        if self._log_file is not None:
+            self._log_file.flush()
+        if self._log_path is None or not self._log_path.exists():
+            return ""
+        return self._log_path.read_text(encoding="utf-8", errors="replace")
 
     def start(self) -> StreamlitServer:
+        if self._log_path is None:
+            fd, name = tempfile.mkstemp(prefix="streamlit-", suffix=".log")
+            os.close(fd)
+            self._log_path = Path(name)
+        self._log_file = open(self._log_path, "w", encoding="utf-8")  # noqa: SIM115 (closed in stop)
+        launcher = ["-c", _WITH_APP_LOGS] if self.app_logs else ["-m", "streamlit"]
         self.started_at = time.perf_counter()
         self.proc = subprocess.Popen(
             [
                 sys.executable,
-                "-m",
-                "streamlit",
+                *launcher,
                 "run",
                 str(ROOT / "dashboard" / "app.py"),
                 "--server.address",
@@ -73,7 +132,7 @@ class StreamlitServer:
             cwd=ROOT,
             env=self.env,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stderr=self._log_file,
         )
         return self
 
@@ -82,7 +141,7 @@ class StreamlitServer:
         deadline = time.perf_counter() + timeout
         while time.perf_counter() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited early: {self.proc.stderr.read().decode()[-2000:]}")
+                raise RuntimeError(f"streamlit exited early: {self.log_text()[-2000:]}")
             with (
                 contextlib.suppress(OSError),
                 urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=1) as r,
@@ -100,8 +159,16 @@ class StreamlitServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        if self.proc and self.proc.stderr:
-            self.proc.stderr.close()
+        if self._log_file is not None:
+            self._log_file.close()
+            self._log_file = None
+        if self._owns_log and self._log_path is not None:
+            self._log_path.unlink(missing_ok=True)
+            self._log_path = None
+
+    def peak_rss_mb(self) -> float:
+        """The server process's peak resident memory so far (VmHWM), in MB."""
+        return peak_rss_mb(self.proc.pid)
 
     def __enter__(self) -> StreamlitServer:
         self.start()
@@ -110,6 +177,14 @@ class StreamlitServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def peak_rss_mb(pid: int) -> float:
+    """Peak resident set size (VmHWM in /proc/<pid>/status) of a live process, in MB (2**20 bytes)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmHWM for process {pid}")
 
 
 @contextlib.contextmanager
@@ -125,6 +200,24 @@ def browser() -> Iterator[object]:
             b.close()
 
 
+@contextlib.asynccontextmanager
+async def async_browser() -> AsyncIterator[object]:
+    """The same headless chromium under Playwright's asyncio API, to drive many pages at once."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as pw:
+        b = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            await b.close()
+
+
 def wait_idle(page, timeout_ms: float = 60_000) -> None:
     """Wait until Streamlit has finished running the script and drawn the page."""
     page.wait_for_selector(APP_IDLE, timeout=timeout_ms)
+
+
+def wait_charts(page, n: int, timeout_ms: float = 60_000) -> None:
+    """Wait until the script has finished and at least `n` Plotly charts are drawn."""
+    page.wait_for_function(CHARTS_DRAWN_JS, arg=n, timeout=timeout_ms, polling="raf")

@@ -1,0 +1,296 @@
+"""Injection, in a real browser (issue 5 §2): text a user types, or a link carries, is shown as text and
+never runs as HTML or script.
+
+Every payload tries to set its own flag (window.__xss_N = 1) if it runs. Each is typed as the sentence
+on every page (learn, explore) and sent in the URL's `text` parameter (explore: on each view in turn).
+After the page has answered, the tests assert:
+- no flag is set, in the page or in any frame, and no JavaScript error was thrown;
+- no markup came from the payload: no event-handler attribute or script holding the payload, no link
+  or source with a javascript:, vbscript: or data:text/html address;
+- the payload's text is there literally: in the text box, in the URL, and as the page's tokens
+  (explore: the bundled model's WordPiece tokens as chart labels; learn: the toy tokens).
+A last test reads the code base for HTML sinks (unsafe_allow_html, st.html, components.html...) and
+requires each to be listed with a proof that its input is escaped (there are none today).
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.harness import ROOT, wait_charts
+
+PAYLOADS = {
+    "script": "<script>window.__xss_1=1</script> script tag",
+    "img-onerror": '<img src=x onerror="window.__xss_2=1"> image onerror',
+    "js-link": '<a href="javascript:window.__xss_3=1">javascript link</a>',
+    "svg-onload": '<svg onload="window.__xss_4=1"><circle r="9"></circle></svg> svg onload',
+    "md-link": "[markdown link](javascript:window.__xss_5=1) and <javascript:window.__xss_5=1>",
+    "md-image": '![markdown image](x.png" onerror="window.__xss_6=1) ![x](javascript:window.__xss_6=1)',
+    "latex-href": r"$\href{javascript:window.__xss_7=1}{latex href}$ and "
+    r"$$\href{javascript:window.__xss_7=1}{x}$$",
+    "iframe": '<iframe srcdoc="<script>parent.__xss_8=1</script>"></iframe> iframe',
+    "entities": '<details open ontoggle="window.__xss_9=1">details</details> &lt;b&gt;entity&lt;/b&gt; '
+    "%{x} <b>bold</b>",
+}
+# Payloads travel in groups, one sentence each (each within the learn page's 64 toy tokens), so every
+# payload is tried everywhere with few page loads.
+GROUPS = {
+    "script+img+js-link": ("script", "img-onerror", "js-link"),
+    "svg+md-link": ("svg-onload", "md-link"),
+    "md-image+iframe": ("md-image", "iframe"),
+    "latex": ("latex-href",),
+    "entities+details": ("entities",),
+}
+SENTENCES = {name: " ".join(PAYLOADS[k] for k in keys) for name, keys in GROUPS.items()}
+EXPLORE_VIEWS = ("head", "lines", "model", "focus")
+CHARTS = {"head": 1, "lines": 1, "model": 1, "focus": 2}
+
+# Any trace of a payload that became markup, in one frame.
+HAZARDS_JS = r"""() => {
+  const found = [];
+  const url = /^(javascript|vbscript|data:text\/html)/i;
+  for (const el of document.querySelectorAll("*")) {
+    for (const a of el.attributes) {
+      const name = a.name.toLowerCase();
+      const bare = a.value.replace(/[\s\u0000-\u001f]/g, "");
+      if (name.startsWith("on") && a.value.includes("__xss"))
+        found.push(`${el.tagName} ${name}="${a.value}"`);
+      if (["href", "xlink:href", "src", "action", "formaction", "data", "srcdoc"].includes(name)
+          && (url.test(bare) || a.value.includes("__xss")))
+        found.push(`${el.tagName} ${name}="${a.value.slice(0, 80)}"`);
+    }
+    if (el.tagName === "SCRIPT" && el.textContent.includes("__xss")) found.push("SCRIPT with the payload");
+    if (["IFRAME", "OBJECT", "EMBED"].includes(el.tagName)) found.push(`${el.tagName} element`);
+  }
+  const flags = Object.keys(window).filter((k) => k.startsWith("__xss"));
+  return {found, flags};
+}"""
+# Plotly's drawn label texts of the first chart (tick labels and text points), as shown.
+LABELS_JS = """() => {
+  const plot = document.querySelector(".js-plotly-plot");
+  if (!plot) return [];
+  return [...plot.querySelectorAll(".ytick text, .textpoint text")].map((t) => t.textContent);
+}"""
+# The token tick labels of the last chart (head view: its only one; focus view: the columns).
+TICKS_JS = """(axis) => {
+  const plot = [...document.querySelectorAll(".js-plotly-plot")].at(-1);
+  return plot ? [...plot.querySelectorAll(axis)].map((t) => t.textContent) : [];
+}"""
+
+
+def text_param(page) -> str | None:
+    query = urllib.parse.urlparse(page.url).query
+    return urllib.parse.parse_qs(query).get("text", [None])[0]
+
+
+def assert_nothing_ran(page) -> None:
+    page.wait_for_timeout(300)  # an <img onerror> fires once its (failing) load has been tried
+    for frame in page.frames:
+        result = frame.evaluate(HAZARDS_JS)
+        assert not result["flags"], f"a payload ran: {result['flags']} in {frame.url}"
+        assert not result["found"], f"payload markup in the page: {result['found']}"
+    assert not page.js_errors, page.js_errors
+    problems = page.locator("[data-testid='stException'], [data-testid='stAlertContentError']")
+    assert not problems.count(), problems.first.inner_text()
+
+
+def strip_repeat(label: str) -> str:
+    """Plotly labels number repeated tokens ("the (2)"): back to the token."""
+    return re.sub(r" \(\d+\)$", "", label)
+
+
+def test_the_checks_see_markup_that_ran(page):
+    """The detector itself, on a page that does render the payloads as HTML."""
+    page.set_content(
+        '<img src=x onerror="window.__xss_2=1"><a href="javascript:window.__xss_3=1">x</a>'
+        "<script>window.__xss_1=1</script>"
+    )
+    page.wait_for_timeout(300)
+    result = page.evaluate(HAZARDS_JS)
+    assert set(result["flags"]) == {"__xss_1", "__xss_2"}
+    assert len(result["found"]) == 3  # the onerror, the javascript: link, the script
+
+
+# --------------------------------------------------------------------------------------------------
+# explore
+# --------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def wordpiece():
+    from tokenizers import Tokenizer
+
+    from core.models import bundled_model_dir
+
+    tok = Tokenizer.from_file(str(bundled_model_dir() / "tokenizer.json"))
+    tok.no_padding()
+    tok.no_truncation()
+    return lambda text: tok.encode(text).tokens
+
+
+def assert_explore_shows(page, payload: str, view: str, wordpiece) -> None:
+    assert page.locator("[data-testid='stTextArea'] textarea").input_value() == payload
+    assert text_param(page) == payload
+    tokens = wordpiece(payload)
+    assert page.get_by_text(f"· {len(tokens)} tokens").count() == 1
+    if view == "lines":  # every token drawn as text, twice (queries and keys)
+        shown = [strip_repeat(label) for label in page.evaluate(LABELS_JS)]
+        assert Counter(shown) == Counter(tokens * 2)
+    elif view in ("head", "focus"):  # token tick labels; Plotly may leave some out when crowded
+        axis = ".ytick text" if view == "head" else ".xtick text"
+        shown = [strip_repeat(label) for label in page.evaluate(TICKS_JS, axis)]
+        assert shown
+        assert not Counter(shown) - Counter(tokens), "labels that are not the sentence's tokens"
+
+
+@pytest.fixture(scope="module")
+def explore_page(chromium, app_server):
+    """One explore session on the lines view, which draws every token as text."""
+    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.js_errors = []
+    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
+    page.goto(f"{app_server.url}/explore?view=lines&text=warm")
+    wait_charts(page, 1, 120_000)
+    yield page
+    context.close()
+
+
+@pytest.mark.parametrize("group", list(SENTENCES))
+def test_explore_text_box(explore_page, group, wordpiece):
+    page, payload = explore_page, SENTENCES[group]
+    box = page.locator("[data-testid='stTextArea'] textarea")
+    box.fill(payload)
+    box.press("Control+Enter")
+    page.wait_for_function(
+        "(t) => new URLSearchParams(location.search).get('text') === t", arg=payload, timeout=60_000
+    )
+    wait_charts(page, 1)
+    assert_nothing_ran(page)
+    assert_explore_shows(page, payload, "lines", wordpiece)
+
+
+@pytest.mark.parametrize(("n", "group"), list(enumerate(SENTENCES)), ids=list(SENTENCES))
+def test_explore_url(page, app_server, n, group, wordpiece, screenshot_dir):
+    view, payload = EXPLORE_VIEWS[n % len(EXPLORE_VIEWS)], SENTENCES[group]
+    page.goto(f"{app_server.url}/explore?" + urllib.parse.urlencode({"text": payload, "view": view}))
+    wait_charts(page, CHARTS[view], 120_000)
+    assert_nothing_ran(page)
+    assert_explore_shows(page, payload, view, wordpiece)
+    if n == 0:
+        page.screenshot(path=screenshot_dir / "injection-explore.png")
+
+
+# --------------------------------------------------------------------------------------------------
+# learn
+# --------------------------------------------------------------------------------------------------
+def toy_tokens(payload: str) -> list[str]:
+    from core.toy import clean_text, tokenize
+
+    return list(tokenize(clean_text(payload)).tokens)
+
+
+def assert_learn_shows(page, payload: str) -> None:
+    assert page.get_by_label("Sentence", exact=True).input_value() == payload
+    assert text_param(page) == payload
+    tokens = toy_tokens(payload)
+    code = page.locator("[data-testid='stCode'] code").first.inner_text()
+    assert code.split("  ·  ") == tokens
+    shown = [strip_repeat(label) for label in page.evaluate(LABELS_JS)]
+    assert shown
+    assert not Counter(shown) - Counter(tokens), "chart labels that are not the sentence's tokens"
+
+
+@pytest.fixture(scope="module")
+def learn_page(chromium, app_server):
+    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.js_errors = []
+    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
+    page.goto(f"{app_server.url}/learn")
+    wait_charts(page, 1, 120_000)
+    yield page
+    context.close()
+
+
+@pytest.mark.parametrize("group", list(SENTENCES))
+def test_learn_text_box(learn_page, group):
+    page, payload = learn_page, SENTENCES[group]
+    box = page.get_by_label("Sentence", exact=True)
+    box.fill(payload)
+    box.press("Enter")
+    page.wait_for_function(
+        "(t) => new URLSearchParams(location.search).get('text') === t", arg=payload, timeout=60_000
+    )
+    wait_charts(page, 1)
+    assert_nothing_ran(page)
+    assert_learn_shows(page, payload)
+
+
+@pytest.mark.parametrize(("n", "group"), list(enumerate(SENTENCES)), ids=list(SENTENCES))
+def test_learn_url(page, app_server, n, group, screenshot_dir):
+    payload = SENTENCES[group]
+    page.goto(f"{app_server.url}/learn?" + urllib.parse.urlencode({"text": payload}))
+    wait_charts(page, 1, 120_000)
+    assert_nothing_ran(page)
+    assert_learn_shows(page, payload)
+    if n == 0:
+        page.screenshot(path=screenshot_dir / "injection-learn.png")
+
+
+# --------------------------------------------------------------------------------------------------
+# HTML sinks in the code base
+# --------------------------------------------------------------------------------------------------
+# A call that hands a string to the browser as HTML or script.
+SINKS = re.compile(
+    r"unsafe_allow_html|\bst\.html\s*\(|components\.v1|components\.html|components\.iframe|"
+    r"declare_component|dangerouslySetInnerHTML|\.innerHTML\b"
+)
+# Each allowed sink, as "path: the line's text", mapped to the test that feeds it PAYLOADS and shows
+# its input escaped ("tests/...py::test_name"). Add an entry and its proof when a page needs one;
+# today there is none.
+ESCAPED_SINKS: dict[str, str] = {}
+SKIP_DIRS = {".venv", ".git", "node_modules", "__pycache__", ".pytest_cache", ".ruff_cache"}
+
+
+def html_sinks() -> dict[str, int]:
+    """{"path: line text": line number} for every line of the code base that hands the browser HTML."""
+    found = {}
+    this_file = Path(__file__).resolve()
+    for path in sorted(ROOT.rglob("*")):
+        if path.suffix not in {".py", ".js", ".ts", ".tsx", ".html"} or path.resolve() == this_file:
+            continue
+        if SKIP_DIRS.intersection(path.relative_to(ROOT).parts):
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            if SINKS.search(line):
+                found[f"{path.relative_to(ROOT)}: {line.strip()}"] = number
+    return found
+
+
+def test_every_html_sink_has_escaped_input():
+    sinks = html_sinks()
+    unproven = [f"{sink} (line {number})" for sink, number in sinks.items() if sink not in ESCAPED_SINKS]
+    assert not unproven, (
+        "HTML reaches the browser here without a proof that its input is escaped; escape it "
+        "(html.escape) and add the line to ESCAPED_SINKS with a test that feeds it PAYLOADS:\n"
+        + "\n".join(unproven)
+    )
+    for sink, proof in ESCAPED_SINKS.items():
+        path, _, name = proof.partition("::")
+        assert f"def {name}(" in (ROOT / path).read_text(encoding="utf-8"), f"{sink}: no proof {proof}"
+
+
+def test_sink_scan_finds_sinks():
+    """The scanner itself: it flags the usual spellings, and not escaped markdown."""
+    samples = [
+        "st.markdown(text, unsafe_allow_html=True)",
+        "st.html(text)",
+        "import streamlit.components.v1 as components",
+        "components.html(text)",
+    ]
+    assert all(SINKS.search(line) for line in samples)
+    assert not SINKS.search("st.markdown(md(text))")

@@ -1,0 +1,91 @@
+"""Every page in a real browser (Playwright + Debian chromium): it finishes running, draws all its
+charts, shows no exception or error box, throws no JavaScript error, and leaves a screenshot in
+tests/e2e/screenshots/. Plus what AppTest cannot do: a click on a Plotly chart (the model view's
+thumbnail opens that head).
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+
+import pytest
+
+from tests.e2e.harness import COUNT_DRAWN_JS, wait_charts
+
+PROBLEMS = "[data-testid='stException'], [data-testid='stAlertContentError']"
+# Every Plotly chart on the page is drawn, and there is at least one; the script has finished.
+ALL_DRAWN = """() => {
+  const app = document.querySelector("[data-testid='stApp']");
+  if (!app || app.getAttribute("data-test-script-state") !== "notRunning") return false;
+  const plots = [...document.querySelectorAll(".js-plotly-plot")];
+  return plots.length > 0 && plots.every((p) => p.querySelector(".main-svg :is(.trace, g.hm, image)"));
+}"""
+
+
+def screenshot_whole_page(page, path) -> None:
+    """Streamlit scrolls inside its main section, so a "full page" screenshot is one screen: grow the
+    viewport to the content's height (capped) for the shot, then put it back."""
+    size = page.viewport_size
+    height = page.evaluate(
+        "() => Math.max(...[...document.querySelectorAll(\"[data-testid='stMain'], "
+        "[data-testid='stAppViewContainer']\")].map((e) => e.scrollHeight), innerHeight)"
+    )
+    page.set_viewport_size({"width": size["width"], "height": min(int(height), 6000)})
+    page.wait_for_timeout(500)  # Plotly redraws at the new size
+    page.screenshot(path=path)
+    page.set_viewport_size(size)
+
+
+def assert_clean(page) -> None:
+    problems = page.locator(PROBLEMS)
+    assert not problems.count(), problems.first.inner_text()
+    assert not page.js_errors, page.js_errors
+
+
+@pytest.mark.parametrize("path", ["/", "/learn"])
+def test_learn_page_draws(page, app_server, screenshot_dir, path):
+    page.goto(app_server.url + path)
+    page.wait_for_function(ALL_DRAWN, timeout=120_000, polling="raf")
+    assert page.get_by_role("heading", name="Learn: attention from scratch").count() == 1
+    assert page.evaluate(COUNT_DRAWN_JS) >= 8  # the seven steps' matrices and more
+    assert_clean(page)
+    if path == "/":
+        screenshot_whole_page(page, screenshot_dir / "learn.png")
+
+
+EXPLORE_VIEWS = {"head": 1, "lines": 1, "model": 1, "focus": 2}
+
+
+@pytest.mark.parametrize("view", list(EXPLORE_VIEWS))
+def test_explore_page_draws(page, app_server, screenshot_dir, view):
+    # the default example (the trophy sentence) on each view
+    page.goto(f"{app_server.url}/explore?view={view}")
+    page.wait_for_function(ALL_DRAWN, timeout=120_000, polling="raf")
+    assert page.evaluate(COUNT_DRAWN_JS) == EXPLORE_VIEWS[view]
+    # the bundled model answered (the sidebar names its shape and the token count)
+    assert page.get_by_text(re.compile(r"^6 layers × 12 heads · \d+ tokens$")).count() == 1
+    params = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)
+    assert params.get("example") == ["trophy-large"] and params.get("view") == [view]
+    assert_clean(page)
+    screenshot_whole_page(page, screenshot_dir / f"explore-{view}.png")
+
+
+def test_model_view_click_opens_that_head(page, app_server):
+    page.goto(f"{app_server.url}/explore?view=model&text=The+cat+sat+on+the+mat.&layer=0&head=0")
+    wait_charts(page, 1, 120_000)
+    layer, head, n_heads = 2, 4, 12  # 0-based
+    # the invisible hover/click points, one per head in layer-major order
+    point = page.locator(".js-plotly-plot .scatterlayer .point").nth(layer * n_heads + head)
+    box = point.bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_function(
+        "() => { const q = new URLSearchParams(location.search);"
+        f" return q.get('view') === 'head' && q.get('layer') === '{layer}' && q.get('head') === '{head}'; }}",
+        timeout=60_000,
+    )
+    wait_charts(page, 1)
+    title = page.locator(".js-plotly-plot .gtitle").first.text_content()
+    assert title.startswith(f"Layer {layer + 1}, head {head + 1}")
+    assert_clean(page)
