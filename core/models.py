@@ -185,12 +185,19 @@ def parse_model_choice(text: str, *, allow_local: bool = True) -> ModelSpec:
         parts = Path(raw.replace("\\", "/")).parts
         if ".." in parts:
             raise ModelInputError("paths with “..” are refused; write the folder's full path instead")
-        path = Path(raw).expanduser()
-        if not path.is_absolute():
-            path = Path.cwd() / path
-        if not path.exists():
+        try:
+            path = Path(raw).expanduser()
+            if not path.is_absolute():
+                path = Path.cwd() / path
+            exists, is_dir = path.exists(), path.is_dir()
+        except RuntimeError as err:  # "~name" for a user this machine does not have
+            raise ModelInputError(f"{raw.split('/')[0]} is not a home folder on this machine") from err
+        except (OSError, ValueError) as err:  # a name too long for the file system, and the like
+            reason = getattr(err, "strerror", None) or err
+            raise ModelInputError(f"that folder path cannot be used: {reason}") from err
+        if not exists:
             raise ModelInputError(f"the folder {path} does not exist")
-        if not path.is_dir():
+        if not is_dir:
             raise ModelInputError(f"{path} is not a directory; give the folder that holds config.json")
         return ModelSpec("local", str(path))
     if is_hub_id(raw):
@@ -201,6 +208,22 @@ def parse_model_choice(text: str, *, allow_local: bool = True) -> ModelSpec:
         "that is neither a Hub id (like `bert-base-uncased` or `google/bert_uncased_L-4_H-256_A-4`) "
         "nor a local folder (a path starting with /, ./ or ~/)"
     )
+
+
+# config.json fields that count something (BERT's names, and DistilBERT's n_heads, n_layers, dim).
+_SIZE_FIELDS = (
+    "vocab_size",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "max_position_embeddings",
+    "type_vocab_size",
+    "n_heads",
+    "n_layers",
+    "dim",
+    "hidden_dim",
+)
 
 
 def read_config(model_dir: Path) -> dict:
@@ -215,6 +238,10 @@ def read_config(model_dir: Path) -> dict:
         raise ModelFilesError(f"cannot read {path}: {err}") from err
     if not isinstance(config, dict):
         raise ModelFilesError(f"{path} does not hold a JSON object")
+    for name in _SIZE_FIELDS:  # a size written as "12" or 12.5 would fail deep inside an engine
+        value = config.get(name)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            raise ModelFilesError(f"{path}: `{name}` is {value!r}, not a whole number of 0 or more")
     return config
 
 
@@ -247,8 +274,18 @@ def _hub_download(repo_id: str, patterns: list[str]) -> Path:
             f"cannot reach the Hugging Face Hub to download {repo_id}, and it is not in the local cache "
             "(no network, or HF_HUB_OFFLINE is set). The bundled model works offline."
         ) from err
-    except (HfHubHTTPError, OSError) as err:
-        raise ModelNotFoundError(f"downloading {repo_id} failed: {str(err).splitlines()[0][:200]}") from err
+    except (HfHubHTTPError, OSError) as err:  # OSError: a full disk (ENOSPC) or an unwritable cache too
+        raise ModelNotFoundError(f"downloading {repo_id} failed: {_first_line(err)}") from err
+    except Exception as err:  # the HTTP client's own errors (a proxy refusing, a connection cut mid-file)
+        raise ModelNotFoundError(
+            f"downloading {repo_id} failed ({type(err).__name__}: {_first_line(err)}); "
+            "check the network connection and try again"
+        ) from err
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0][:200] if text else type(err).__name__
 
 
 _VERIFIED_BUNDLED: set[Path] = set()

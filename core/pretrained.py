@@ -34,6 +34,7 @@ from core.models import (
     ModelSpec,
     parse_model_choice,
     prepare_model_files,
+    read_config,
 )
 from core.result import AttentionResult
 
@@ -43,12 +44,15 @@ __all__ = [
     "NotAnEncoderError",
     "PretrainedModel",
     "check_encoder_config",
+    "check_head_count",
     "load_pretrained",
 ]
 
 ENGINE_NAME = "torch"
 # transformers' tokenizers report this for "no limit"; anything above it is treated as unset.
 _NO_LIMIT = 1_000_000
+# Where encoder configs give their number of attention heads (DistilBERT: n_heads).
+_HEAD_COUNT_KEYS = ("num_attention_heads", "n_heads", "n_head", "encoder_attention_heads")
 
 
 class NotAnEncoderError(ModelError):
@@ -81,6 +85,18 @@ def check_encoder_config(config: dict) -> None:
         raise NotAnEncoderError(
             f"{archs} (model type “{model_type}”) is not an encoder model; this page shows encoders "
             "such as BERT, RoBERTa or DistilBERT, whose tokens attend both ways"
+        )
+
+
+def check_head_count(config: dict) -> None:
+    """Refuse a config.json that does not give the number of attention heads. transformers would
+    fall back to its default (12 for BERT) and split the attention into heads the model was never
+    trained with: the views would show made-up heads, or loading would fail obscurely."""
+    heads = next((config[k] for k in _HEAD_COUNT_KEYS if config.get(k) is not None), None)
+    if not isinstance(heads, int) or isinstance(heads, bool) or heads < 1:
+        raise ModelFilesError(
+            "config.json does not say how many attention heads the model has "
+            f"(`num_attention_heads` is {'missing' if heads is None else repr(heads)})"
         )
 
 
@@ -126,6 +142,7 @@ class PretrainedModel:
                 f"{self.name} returned attention shaped {tuple(attentions[0].shape)} for {len(attentions)} "
                 f"layers; expected {self.n_layers} layers of {self.n_heads} heads"
             )
+        _check_finite(np.stack([a[0].float().numpy() for a in attentions]), self.name)
 
     def _forward(self, encoding: Any) -> Any:
         import torch
@@ -137,6 +154,12 @@ class PretrainedModel:
         with torch.inference_mode():
             return self.model(**inputs, output_attentions=True, output_hidden_states=True)
 
+    def encode(self, text: str, text_pair: str | None = None) -> Any:
+        """Tokenize only (under the lock, cut to max_tokens as run() cuts): the tokenizers Encoding,
+        with offsets into `text` and the cut-off tokens in `overflowing`."""
+        with self._lock:
+            return self._backend.encode(text, text_pair) if text_pair else self._backend.encode(text)
+
     def run(self, text: str, text_pair: str | None = None) -> AttentionResult:
         """Tokenize (cut to the model's maximum length), run the forward pass, return float32 arrays."""
         start = time.perf_counter()
@@ -145,6 +168,7 @@ class PretrainedModel:
             out = self._forward(encoding)
         # 1) attentions: L tensors (1, H, T, T) -> (L, H, T, T)
         attentions = np.stack([a[0].float().numpy() for a in out.attentions]).astype(np.float32, copy=False)
+        _check_finite(attentions, self.name)
         # 2) hidden states: L + 1 tensors (1, T, D) -> (L + 1, T, D)
         hidden = np.stack([h[0].float().numpy() for h in out.hidden_states]).astype(np.float32, copy=False)
         added = self._backend.num_special_tokens_to_add(bool(text_pair))
@@ -164,6 +188,15 @@ class PretrainedModel:
                 "n_tokens_input": len(encoding.ids) + dropped,
                 "seconds": time.perf_counter() - start,
             },
+        )
+
+
+def _check_finite(attentions: np.ndarray, name: str) -> None:
+    """Damaged weights (a flipped byte can make a NaN) give NaN attention: say so, never draw it."""
+    if not np.isfinite(attentions).all():
+        raise ModelFilesError(
+            f"{name} produced attention weights that are not numbers (NaN or infinity): its weights "
+            "file may be damaged"
         )
 
 
@@ -205,8 +238,10 @@ def load_pretrained(
 def load_from_dir(model_dir: Path, *, name: str) -> PretrainedModel:
     """Build the engine from files already on disk (after prepare_model_files checked them)."""
     import torch
+    from safetensors import SafetensorError
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
+    check_head_count(read_config(model_dir))
     try:
         config = AutoConfig.from_pretrained(model_dir, trust_remote_code=False)
         tokenizer = AutoTokenizer.from_pretrained(model_dir, trust_remote_code=False)
@@ -220,6 +255,10 @@ def load_from_dir(model_dir: Path, *, name: str) -> PretrainedModel:
         )
     except ModelError:
         raise
+    except SafetensorError as err:  # not an OSError: a damaged or incomplete weights file
+        raise ModelFilesError(
+            f"the weights file of {name} is damaged or incomplete ({err}); download or copy it again"
+        ) from err
     except (OSError, ValueError, KeyError, TypeError) as err:
         first = str(err).strip().splitlines()[0][:240] if str(err).strip() else type(err).__name__
         raise ModelFilesError(f"transformers could not load {name}: {first}") from err
