@@ -53,6 +53,7 @@ from core.result import AttentionResult
 __all__ = [
     "ENGINE_NAME",
     "SUPPORTED_ACTIVATIONS",
+    "SUPPORTED_DESCRIPTION",
     "BertConfig",
     "BertNumpy",
     "ModelFilesError",
@@ -61,6 +62,7 @@ __all__ = [
     "check_bert_config",
     "check_supported",
     "check_text",
+    "compare_results",
     "load_numpy",
 ]
 
@@ -85,6 +87,11 @@ _FAST_ACTIVATIONS = {
     "relu": lambda h, scratch: np.maximum(h, 0, out=h),
 }
 SUPPORTED_ACTIVATIONS = tuple(_FAST_ACTIVATIONS)
+# What the page says when it falls back to torch for a model this engine does not run.
+SUPPORTED_DESCRIPTION = (
+    'BERT encoders (model_type "bert": absolute positions, GELU / ReLU / tanh-GELU feed-forward, '
+    "safetensors weights); other encoders (RoBERTa, DistilBERT, ALBERT, ELECTRA, DeBERTa...) run on torch"
+)
 
 
 @dataclass(frozen=True)
@@ -254,7 +261,7 @@ def _fetch(tensors: dict[str, np.ndarray], name: str, shape: tuple[int, ...]) ->
 class _Layer:
     """One encoder layer's parameters, laid out for the forward pass (x @ W, W shaped (d_in, d_out))."""
 
-    w_qkv: np.ndarray  # (D, 3D): [W^Q / sqrt(d_head) | W^K | W^V], one matrix so one GEMM projects all
+    w_qkv: np.ndarray  # (D, 3D): [W^Q log2(e) / sqrt(d_head) | W^K | W^V], one GEMM projects all three
     b_qkv: np.ndarray  # (3D,)
     w_o: np.ndarray  # (D, D)
     b_o: np.ndarray  # (D,)
@@ -274,6 +281,11 @@ def _linear_weight(tensors: dict[str, np.ndarray], name: str, d_in: int, d_out: 
     return np.ascontiguousarray(_fetch(tensors, name, (d_out, d_in)).T)
 
 
+def query_scale(config: BertConfig) -> float:
+    """The factor folded into W^Q and b^Q: 1/sqrt(d_head) of the attention, times log2(e) for exp2."""
+    return math.log2(math.e) / math.sqrt(config.head_size)
+
+
 def _build_layer(tensors: dict[str, np.ndarray], i: int, config: BertConfig) -> _Layer:
     p = f"encoder.layer.{i}."
     d, inter = config.hidden_size, config.intermediate_size
@@ -283,7 +295,9 @@ def _build_layer(tensors: dict[str, np.ndarray], i: int, config: BertConfig) -> 
 
     # Fold the 1/sqrt(d_head) of scaled dot-product attention into W^Q and b^Q: (x W^Q / s) K^T equals
     # (x W^Q) K^T / s, and scaling (D, D) weights once saves a pass over every (H, T, T) score array.
-    scale = np.float32(1.0 / math.sqrt(config.head_size))
+    # The factor log2(e) rides along, so the scores come out in base 2 and softmax can use exp2,
+    # which NumPy computes twice as fast as exp: 2^(s log2 e) = e^s.
+    scale = np.float32(query_scale(config))
     w_q = _linear_weight(tensors, p + "attention.self.query.weight", d, d) * scale
     w_k = _linear_weight(tensors, p + "attention.self.key.weight", d, d)
     w_v = _linear_weight(tensors, p + "attention.self.value.weight", d, d)
@@ -388,42 +402,43 @@ def _layer_norm_(
     var = sq @ mean_weights  # biased variance, as torch
     var += np.float32(eps)
     np.sqrt(var, out=var)
-    np.reciprocal(var, out=var)  # (N,) divides, then one multiply per element instead of a divide
+    np.divide(1.0, var, out=var)  # (N,) divides, then one multiply per element instead of a divide
     x *= var[:, None]
     x *= gamma
     x += beta
     return x
 
 
-# exp(s) / sum exp(s) is safe while no row sum overflows and no row sum shrinks to where float32 loses
-# precision (e^-69 ~ 1e-30, far above the smallest normal number ~1e-38).
+# 2^s / sum 2^s is safe while no row sum overflows and no row sum shrinks to where float32 loses
+# precision (2^-100 ~ 8e-31, far above the smallest normal number ~1e-38).
 _TINY_ROW_SUM = 1e-30
 
 
-def _softmax_rows_(scores: np.ndarray, ones: np.ndarray) -> bool:
-    """core.attention.softmax over the last axis, in place, without subtracting the row maximum.
+def _softmax2_rows_(scores2: np.ndarray, ones: np.ndarray) -> bool:
+    """core.attention.softmax over the last axis, in place, for scores in base 2 (s log2 e, see
+    query_scale): 2^(s log2 e) = e^s, and np.exp2 runs twice as fast as np.exp.
 
-    The maximum is there for stability only: exp(s - m) / sum exp(s - m) equals exp(s) / sum exp(s).
-    BERT's scores are small enough that exp(s) is safe, which saves the two passes the maximum costs
-    (a reduction and a subtraction over all H x T x T scores). Returns False, with `scores` spoilt,
-    when a row overflowed or underflowed: the caller recomputes the scores and calls _softmax_rows_stable_.
+    No row maximum is subtracted: it is there for stability only (e^(s-m) / sum e^(s-m) equals
+    e^s / sum e^s), and BERT's scores are small enough without it, which saves two passes over all
+    H x T x T scores (a reduction and a subtraction). Returns False, with `scores2` spoilt, when a row
+    overflowed or underflowed: the caller recomputes the scores and calls _softmax2_rows_stable_.
     ones: float32 (T_k,) of 1.0."""
     with np.errstate(over="ignore"):  # an overflow is detected below and handled by the caller
-        np.exp(scores, out=scores)  # masked keys hold -inf: exp gives exactly 0
-    total = scores @ ones  # (..., T_q) row sums by GEMV
+        np.exp2(scores2, out=scores2)  # masked keys hold -inf: exp2 gives exactly 0
+    total = scores2 @ ones  # (..., T_q) row sums by GEMV
     if not (np.isfinite(total).all() and total.min() > _TINY_ROW_SUM):
         return False
-    np.reciprocal(total, out=total)  # one divide per row, then one multiply per element
-    scores *= total[..., None]
+    np.divide(1.0, total, out=total)  # one divide per row, then one multiply per element
+    scores2 *= total[..., None]
     return True
 
 
-def _softmax_rows_stable_(scores: np.ndarray) -> np.ndarray:
-    """The textbook stable softmax (core.attention.softmax), in place: the rare fallback."""
-    scores -= scores.max(axis=-1, keepdims=True)
-    np.exp(scores, out=scores)
-    scores /= scores.sum(axis=-1, keepdims=True)
-    return scores
+def _softmax2_rows_stable_(scores2: np.ndarray) -> np.ndarray:
+    """The textbook stable softmax (core.attention.softmax) for base-2 scores, in place: the fallback."""
+    scores2 -= scores2.max(axis=-1, keepdims=True)
+    np.exp2(scores2, out=scores2)
+    scores2 /= scores2.sum(axis=-1, keepdims=True)
+    return scores2
 
 
 # ---- the engine --------------------------------------------------------------------------------
@@ -610,16 +625,16 @@ class BertNumpy:
             qkv += layer.b_qkv
             heads = qkv.reshape(b, t, 3, h, d_head).transpose(2, 0, 3, 1, 4)  # (3, B, H, T, d_head) view
             query, key, value = heads[0], heads[1], heads[2]  # strided views: BLAS reads them in place
-            # 2) attend: scores (already divided by sqrt(d_head) through W^Q) into the output array
+            # 2) attend: scores (scaled through W^Q, in base 2: see query_scale) into the output array
             probs = attentions[i]  # (B, H, T, T)
             np.matmul(query, key.swapaxes(-1, -2), out=probs)
             if bias is not None:
                 probs += bias
-            if not _softmax_rows_(probs, ones_t):  # exp overflowed somewhere: redo with the row maximum
+            if not _softmax2_rows_(probs, ones_t):  # overflow somewhere: redo with the row maximum
                 np.matmul(query, key.swapaxes(-1, -2), out=probs)
                 if bias is not None:
                     probs += bias
-                _softmax_rows_stable_(probs)
+                _softmax2_rows_stable_(probs)
             # context written through a transposed view into (B, T, H, d_head): merge_heads without a copy
             np.matmul(probs, value, out=context.transpose(0, 2, 1, 3))
             # 3) merge heads + output projection, residual, LayerNorm
@@ -712,10 +727,11 @@ class BertNumpy:
         w = self.layers[layer]
         cfg = self.config
         d, h = cfg.hidden_size, cfg.num_attention_heads
-        # undo the fused layout: W^Q carried the 1/sqrt(d_head) factor, which the teaching function applies
+        # undo the fused layout: W^Q carries query_scale(), and the teaching function scales by itself
+        unscale = np.float32(1.0 / query_scale(cfg))
+        w_q, w_k, w_v = w.w_qkv[:, :d] * unscale, w.w_qkv[:, d : 2 * d], w.w_qkv[:, 2 * d :]
+        b_q, b_k, b_v = w.b_qkv[:d] * unscale, w.b_qkv[d : 2 * d], w.b_qkv[2 * d :]
         root = np.float32(math.sqrt(cfg.head_size))
-        w_q, w_k, w_v = w.w_qkv[:, :d] * root, w.w_qkv[:, d : 2 * d], w.w_qkv[:, 2 * d :]
-        b_q, b_k, b_v = w.b_qkv[:d] * root, w.b_qkv[d : 2 * d], w.b_qkv[2 * d :]
         steps = multi_head_attention(x, x, x, w_q, w_k, w_v, w.w_o, h, b_q=b_q, b_k=b_k, b_v=b_v, b_o=w.b_o)
         scores = steps["query"] @ np.swapaxes(steps["key"], -1, -2) / root
         attention_output = layer_norm(x + steps["output"], w.ln1_g, w.ln1_b, eps=cfg.layer_norm_eps)
@@ -743,3 +759,18 @@ def _word_ids(enc) -> list[int | None]:
         None if w is None or s is None else (w + offset if s == 1 else w)
         for w, s in zip(word_ids, sequence_ids, strict=True)
     ]
+
+
+def compare_results(a: AttentionResult, b: AttentionResult) -> dict[str, float]:
+    """Max absolute differences between two engines' results for the same text (the parity badge):
+    {"attentions": ..., "hidden_states": ...}. ValueError when they tokenized differently."""
+    if a.tokens != b.tokens:
+        raise ValueError("the two results have different tokens; run both engines on the same text and model")
+    if a.attentions.shape != b.attentions.shape or a.hidden_states.shape != b.hidden_states.shape:
+        raise ValueError(
+            f"the results have different shapes: {a.attentions.shape} and {b.attentions.shape}; same model?"
+        )
+    return {
+        "attentions": float(np.abs(a.attentions - b.attentions).max()),
+        "hidden_states": float(np.abs(a.hidden_states - b.hidden_states).max()),
+    }
