@@ -13,12 +13,14 @@ import streamlit as st
 from core.models import BUNDLED_KEY, BUNDLED_NAME
 from dashboard.charts.learn import short_labels, step_heatmap
 
+# The toy mode's step layout, so both modes read alike (learn.py imports this module lazily).
+from dashboard.views.learn import COL_TITLE, ROW_TITLE, _chart, _dims
+from dashboard.views.learn import _step_intro as _step
+
 LAYER = 0  # the first layer: its input is the embeddings, which a student can still read
 MAX_REAL_TOKENS = 64  # as on the rest of the page: every matrix still fits on the screen
 SHOWN_DIMS = 8  # BERT's vectors have 384 numbers; the first few are printed, the rest are hovered
 SHOWN_DIMS_NARROW = 4  # Q, K and V stand three abreast: four columns keep their numbers readable
-PLOT_CONFIG = {"displayModeBar": False}
-ROW_TITLE, COL_TITLE = "query (from)", "key (to)"
 
 
 def _engine():
@@ -42,25 +44,6 @@ def real_trace(text: str) -> dict:
     trace["head_size"] = engine.config.head_size
     trace["ln_eps"] = engine.config.layer_norm_eps
     return trace
-
-
-def _chart(fig, key: str) -> None:
-    st.plotly_chart(fig, key=key, config=PLOT_CONFIG, width="stretch")
-
-
-def _step(number: int, title: str, formula: str, text: str, shapes: list[str]) -> None:
-    st.divider()
-    st.subheader(f"Step {number} · {title}", anchor=f"real-step-{number}")
-    left, right = st.columns([1, 1], gap="large", vertical_alignment="center")
-    with left:
-        st.latex(formula)
-        st.caption("Shapes: " + " · ".join(shapes))
-    with right:
-        st.markdown(text)
-
-
-def _dims(n: int) -> list[str]:
-    return [str(j + 1) for j in range(n)]
 
 
 def _first_dims(a: np.ndarray) -> np.ndarray:
