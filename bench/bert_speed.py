@@ -4,7 +4,8 @@ Ratios (issue 4, section 3): BertNumpy.forward time / transformers' BertModel fo
 attn_implementation="eager", output_attentions=True and output_hidden_states=True under
 torch.inference_mode(); the bundled all-MiniLM-L6-v2 weights for both, the same token ids (real text
 cut to the length), one sentence, the same thread count (torch is set to OpenBLAS's), in one process.
-The two engines alternate, so load from other processes hits both alike; the ratio is of the medians.
+The engines alternate in blocks of calls, so a change in the machine's load hits both alike; the
+ratio is of the medians, and the note gives the ratio of the fastest calls and the load average.
 
 Serving: a fresh Python process imports the engine, loads the bundled model the way the app does
 (core.models' sha256 check included) and computes one sentence. "ready" is the time from the end of
@@ -102,18 +103,20 @@ def ratio_rows(quick: bool) -> list[Row]:
             with torch.inference_mode():
                 torch_model(input_ids=torch_ids, output_attentions=True, output_hidden_states=True)
 
-        for _ in range(3):  # warm up both (first calls allocate and fault in pages)
-            run_numpy()
-            run_torch()
-        repeats = (5 if n_tokens < 512 else 3) if quick else (41 if n_tokens < 512 else 15)
+        # Alternate blocks, not single calls: after a forward pass each engine's thread team keeps
+        # spinning for a while (OpenBLAS up to ~0.1 s), which would slow the other engine's next call.
+        # The pause lets those threads sleep; the first call of each block warms up (and is not timed).
+        blocks, per_block = (2, 3) if quick else ((8, 6) if n_tokens < 512 else (6, 3))
         numpy_times, torch_times = [], []
-        for r in range(repeats):
-            pair = ((numpy_times, run_numpy), (torch_times, run_torch))
-            for times, fn in pair if r % 2 == 0 else pair[::-1]:
-                times.append(time_once(fn))
+        for _ in range(blocks):
+            for times, fn in ((numpy_times, run_numpy), (torch_times, run_torch)):
+                time.sleep(0.3)
+                fn()
+                times.extend(time_once(fn) for _ in range(per_block))
+        repeats = blocks * per_block
         t_numpy, t_torch = statistics.median(numpy_times), statistics.median(torch_times)
-        # On a shared machine other processes inflate torch's medians more than NumPy's (its thread
-        # team waits for a descheduled member); the ratio of the fastest runs shows the quiet case.
+        # Other processes on the machine inflate the medians (torch's more: its thread team waits for
+        # a descheduled member); the ratio of the fastest runs is the quiet-machine figure.
         best = min(numpy_times) / min(torch_times)
         rows.append(
             Row(
