@@ -48,7 +48,7 @@ from core.models import (
     prepare_model_files,
     read_config,
 )
-from core.result import AttentionResult
+from core.result import AttentionResult, word_ids_of
 
 __all__ = [
     "ENGINE_NAME",
@@ -695,7 +695,7 @@ class BertNumpy:
             attentions=attentions,
             hidden_states=hidden,
             special_mask=np.asarray(enc.special_tokens_mask, dtype=bool),
-            word_ids=_word_ids(enc),
+            word_ids=word_ids_of(enc),
             model=self.name,
             engine=self.engine,
             token_type_ids=types,
@@ -747,18 +747,6 @@ class BertNumpy:
             "layer_output": layer_output,
         }
         return {k: (v.astype(np.float32) if isinstance(v, np.ndarray) else v) for k, v in trace.items()}
-
-
-def _word_ids(enc) -> list[int | None]:
-    """Word index per token, None for special tokens. The tokenizer numbers a pair's second sentence
-    from 0 again; continue the count instead, so a word index names one word of the whole input."""
-    word_ids, sequence_ids = enc.word_ids, enc.sequence_ids
-    first_words = [w for w, s in zip(word_ids, sequence_ids, strict=True) if s == 0 and w is not None]
-    offset = max(first_words) + 1 if first_words else 0
-    return [
-        None if w is None or s is None else (w + offset if s == 1 else w)
-        for w, s in zip(word_ids, sequence_ids, strict=True)
-    ]
 
 
 def compare_results(a: AttentionResult, b: AttentionResult) -> dict[str, float]:

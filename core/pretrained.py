@@ -36,7 +36,7 @@ from core.models import (
     prepare_model_files,
     read_config,
 )
-from core.result import AttentionResult
+from core.result import AttentionResult, word_ids_of
 
 __all__ = [
     "ENGINE_NAME",
@@ -178,7 +178,7 @@ class PretrainedModel:
             attentions=attentions,
             hidden_states=hidden,
             special_mask=np.array(encoding.special_tokens_mask, dtype=bool),
-            word_ids=_global_word_ids(encoding),
+            word_ids=word_ids_of(encoding),
             model=self.name,
             engine=ENGINE_NAME,
             token_type_ids=np.array(encoding.type_ids, dtype=np.int64),
@@ -198,22 +198,6 @@ def _check_finite(attentions: np.ndarray, name: str) -> None:
             f"{name} produced attention weights that are not numbers (NaN or infinity): its weights "
             "file may be damaged"
         )
-
-
-def _global_word_ids(encoding: Any) -> list[int | None]:
-    """Word ids that do not restart in a pair's second sentence (the tokenizer's restart at 0)."""
-    out: list[int | None] = []
-    offset, top = 0, -1
-    previous_seq = 0
-    for word, seq in zip(encoding.word_ids, encoding.sequence_ids, strict=True):
-        if seq is not None and seq != previous_seq:
-            offset, previous_seq = top + 1, seq
-        if word is None:
-            out.append(None)
-        else:
-            out.append(word + offset)
-            top = max(top, word + offset)
-    return out
 
 
 def load_pretrained(

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["AttentionResult"]
+__all__ = ["AttentionResult", "word_ids_of"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,3 +53,16 @@ class AttentionResult:
     @property
     def n_tokens(self) -> int:
         return len(self.tokens)
+
+
+def word_ids_of(encoding) -> list[int | None]:
+    """Word index per token of a `tokenizers` Encoding, None for special tokens. The tokenizer numbers
+    a pair's second sentence from 0 again; continue the count instead, so a word index names one word
+    of the whole input. Shared by both engines so their results agree token for token."""
+    word_ids, sequence_ids = encoding.word_ids, encoding.sequence_ids
+    first_words = [w for w, s in zip(word_ids, sequence_ids, strict=True) if s == 0 and w is not None]
+    offset = max(first_words) + 1 if first_words else 0
+    return [
+        None if w is None or s is None else (w + offset if s == 1 else w)
+        for w, s in zip(word_ids, sequence_ids, strict=True)
+    ]

@@ -35,6 +35,18 @@ _OPACITY = [0.08, 0.14, 0.22, 0.35, 0.5, 0.7, 0.95]  # about each bin's weight, 
 FONT = {"size": 14}
 
 
+def _outline_cell(fig: go.Figure, row: int, col: int) -> None:
+    """A red box around one cell of a heatmap (the head or the pair the user picked)."""
+    fig.add_shape(
+        type="rect",
+        x0=col - 0.5,
+        x1=col + 0.5,
+        y0=row - 0.5,
+        y1=row + 0.5,
+        line={"color": "#d62728", "width": 3},
+    )
+
+
 def escape_label(text: str) -> str:
     """Show a token literally in Plotly text, which otherwise reads a few HTML tags and entities, and
     in hover templates, where "%{...}" is a placeholder (Plotly turns the entities back into text)."""
@@ -88,15 +100,7 @@ def head_heatmap(
         )
     )
     if highlight is not None:
-        row, col = highlight
-        fig.add_shape(
-            type="rect",
-            x0=col - 0.5,
-            x1=col + 0.5,
-            y0=row - 0.5,
-            y1=row + 0.5,
-            line={"color": "#d62728", "width": 3},
-        )
+        _outline_cell(fig, *highlight)
     fig.update_layout(
         title={
             "text": title,
@@ -461,15 +465,7 @@ def head_weight_grid(
         )
     )
     if selected is not None:
-        layer, head = selected
-        fig.add_shape(
-            type="rect",
-            x0=head - 0.5,
-            x1=head + 0.5,
-            y0=layer - 0.5,
-            y1=layer + 0.5,
-            line={"color": "#d62728", "width": 3},
-        )
+        _outline_cell(fig, *selected)
     fig.update_layout(
         height=int(max(260, 100 + 40 * n_layers)),
         margin={"l": 10, "r": 10, "t": 10, "b": 10},

@@ -696,10 +696,13 @@ def parity_ui(model_key: str, engine: str, text: str, limits: Limits, result: At
         st.caption(f"Parity check unavailable ({type(err).__name__}).")
         return
     _LOADED.add((model_key, other))
-    if reference.attentions.shape != result.attentions.shape:
+    from core.bert import compare_results
+
+    try:
+        diff = compare_results(reference, result)["attentions"]
+    except ValueError:
         st.caption("Parity: the engines tokenised this text differently; no comparison.")
         return
-    diff = float(np.max(np.abs(reference.attentions - result.attentions)))
     ok = diff <= 1e-5
     st.badge(
         f"NumPy vs PyTorch: max |Δ| = {diff:.1e}",
