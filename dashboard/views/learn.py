@@ -5,7 +5,7 @@ worked examples load the source articles' own inputs (core.worked_examples), sho
 every step, and flag each number the article printed differently. A presenter can edit any input
 in a table and watch every later step follow.
 
-User text is shown only through st.code, dataframes and Plotly labels, never through markdown
+User text is shown only through st.text, dataframes and Plotly labels, never through markdown
 (which would interpret *, $ and :colour[...]) or HTML. This module imports neither torch nor
 transformers, so the page opens fast.
 """
@@ -15,9 +15,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -42,6 +42,9 @@ from dashboard.state import (
     read_text_param,
     write_params,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 LOG = logging.getLogger(__name__)
 
@@ -326,7 +329,7 @@ def _step_intro(number: int, title: str, formula: str, text: str, shapes: list[s
 
 def _show_tokens(tok: Tokenized) -> None:
     st.caption(f"Tokens (T = {len(tok.tokens)}), as plain text:")
-    st.code("  ·  ".join(tok.tokens), language=None, wrap_lines=True)
+    st.text("  ·  ".join(tok.tokens))
 
 
 # The seven steps' formulas and texts, shared by both modes.
@@ -630,6 +633,8 @@ def _reset_edits() -> None:
 
 def inputs_ui(ex: WorkedExample) -> tuple[dict[str, np.ndarray], list[str]]:
     """One editable table per input. Returns the (possibly edited) arrays and notes on fixes made."""
+    import pandas as pd  # here, not at the top: the default page never needs it (0.2 s to import)
+
     version = st.session_state.get("learn_edit_version", 0)
     names = list(ex.inputs)
     out: dict[str, np.ndarray] = {}
@@ -688,6 +693,8 @@ SHORT_VERDICT = {"slip": "✗ slip", "propagated": "✗ carried over"}
 
 
 def _check_table(check: StepCheck, rows: list[str], cols: list[str]) -> pd.DataFrame:
+    import pandas as pd  # see inputs_ui
+
     flags = {f.index: f for f in check.flags}
     records = []
     for index in np.ndindex(check.true.shape):
@@ -706,6 +713,8 @@ def _check_table(check: StepCheck, rows: list[str], cols: list[str]) -> pd.DataF
 
 
 def _summary_table(ex: WorkedExample, checks: tuple[StepCheck, ...]) -> pd.DataFrame:
+    import pandas as pd  # see inputs_ui
+
     names = {c.step: f"{c.number}. {STEP_TEXT[c.number][0]}" for c in checks}
     records = []
     for check in checks:

@@ -75,7 +75,7 @@ def render_real(text: str) -> None:
         f"Its vectors have {d} numbers, so the wide matrices print their first {SHOWN_DIMS} "
         "dimensions; hover a cell for any other."
     )
-    st.code(" · ".join(tokens), language=None, wrap_lines=True)
+    st.text(" · ".join(tokens))
     head = st.selectbox(
         "Head shown in steps 2 to 6 (numbered from 1)",
         list(range(h)),

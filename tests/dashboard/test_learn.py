@@ -96,7 +96,7 @@ def test_page_loads_with_seven_numbered_steps():
     steps = [s.value for s in at.subheader if s.value.startswith("Step ")]
     assert [s.split(" ·")[0] for s in steps] == [f"Step {i}" for i in range(1, 8)]
     assert len(at.latex) >= 7
-    assert at.code[0].value == "The  ·  cat  ·  sat  ·  on  ·  the  ·  mat"
+    assert at.text[0].value == "The  ·  cat  ·  sat  ·  on  ·  the  ·  mat"
     probs = z(chart(at, "s5"))
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-12)
     cells = np.asarray(chart(at, "s3")["data"][0]["text"]).ravel()
@@ -108,7 +108,7 @@ def test_changing_the_sentence_updates_every_step():
     before = z(chart(at, "s7n"))
     at.text_input(key="learn_text").set_value("Attention is all you need").run()
     assert not at.exception
-    assert at.code[0].value == "Attention  ·  is  ·  all  ·  you  ·  need"
+    assert at.text[0].value == "Attention  ·  is  ·  all  ·  you  ·  need"
     assert chart(at, "s3")["data"][0]["y"] == ["Attention", "is", "all", "you", "need"]
     assert z(chart(at, "s7n")).shape == (5, 8) != before.shape
     assert at.query_params["text"] == "Attention is all you need"
@@ -243,7 +243,7 @@ def test_user_text_is_shown_as_plain_text_only(text, marker):
     from core.toy import tokenize
 
     tokens = list(tokenize(text).tokens)
-    assert at.code[0].value == "  ·  ".join(tokens)  # st.code: never interpreted
+    assert at.text[0].value == "  ·  ".join(tokens)  # st.text: never interpreted
     labels = chart(at, "s3")["data"][0]["x"]  # repeats are numbered: "'", "' (2)"
     assert all(lab == tok or lab.startswith(f"{tok} (") for lab, tok in zip(labels, tokens, strict=True))
     for written in texts(at):  # nothing typed reaches markdown, captions or alerts
