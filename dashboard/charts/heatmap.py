@@ -64,6 +64,8 @@ def matrix_heatmap(
     height: int | None = None,
     hover_value_name: str = "value",
     share: float = 1.0,
+    masked: np.ndarray | None = None,
+    shapes: Sequence[dict] = (),
 ) -> go.Figure:
     """A heatmap of a 2-D array with the numbers printed in the cells.
 
@@ -72,11 +74,17 @@ def matrix_heatmap(
 
     probabilities=True: colour scale fixed to [0, 1]; otherwise a diverging scale centred on 0.
     show_numbers=None prints numbers while the matrix is small enough to read (<= 24 columns).
+    masked: bool array like values, True where a cell is hidden: left blank, reads "−∞", and kept
+    out of the colour range. shapes: Plotly layout shapes drawn over the cells.
     Labels are plain text: Plotly renders them as text, never as HTML from the user.
     """
     values = np.asarray(values, dtype=np.float64)
     if values.ndim == 1:
         values = values[None, :]
+    hidden = None
+    if masked is not None and np.any(masked):
+        hidden = np.broadcast_to(np.asarray(masked, dtype=bool), values.shape)
+        values = np.where(hidden, 0.0, values)  # keep the colour range on the visible cells
     rows, cols = _unique_labels(row_labels), _unique_labels(col_labels)
     label_chars = max((len(r) for r in rows), default=0)
     font, colorbar = fit_numbers(values.shape[1], share, decimals, label_chars)
@@ -92,9 +100,16 @@ def matrix_heatmap(
         color = {"colorscale": DIVERGING, "zmid": 0.0, "zmin": -bound, "zmax": bound}
     fmt = f".{decimals}f"
     n_rows = values.shape[0]
+    text = np.vectorize(lambda v: format(v, fmt))(values).astype(object) if show_numbers else None
+    z = values
+    if hidden is not None:
+        z = np.where(hidden, np.nan, values)
+        if text is not None:
+            text = np.where(hidden, "−∞", text)
     layout = {
         "height": height or max(160, min(720, 60 + 34 * n_rows)),
         "margin": {"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
+        "shapes": list(shapes),
         "font": {"size": 14},
         "xaxis": {
             "title": {"text": col_title},
@@ -105,16 +120,23 @@ def matrix_heatmap(
         "yaxis": {"title": {"text": row_title}, "autorange": "reversed", "type": "category"},
     }
     layout["title"] = {"text": title, "font": {"size": 16}} if title else {}
+    if title and col_title:
+        # the column axis is on top; on a narrow chart its title would run into the chart's title,
+        # so the chart's title goes to the very top with room made under it
+        layout["title"].update(yref="container", y=1.0, yanchor="top", pad={"t": 8})
+        layout["margin"]["t"] = 88
+        layout["height"] += 40
     # One constructor call: Plotly validates every property it is given, and update_layout /
     # update_xaxes each validate again; building the figure whole is about three times faster,
     # which matters on a page that draws a dozen of these per rerun.
     fig = go.Figure(
         data=[
             go.Heatmap(
-                z=values,
+                z=z,
                 x=cols,
                 y=rows,
-                text=np.vectorize(lambda v: format(v, fmt))(values) if show_numbers else None,
+                text=text,
+                hoverongaps=hidden is None,
                 texttemplate="%{text}" if show_numbers else None,
                 textfont={"size": font or MIN_FONT},
                 showscale=colorbar,

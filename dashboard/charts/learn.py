@@ -41,18 +41,27 @@ def step_heatmap(
     show_numbers: bool | None = None,
     share: float = 1.0,
 ) -> go.Figure:
-    """matrix_heatmap plus two things a step needs.
+    """matrix_heatmap with what a step needs.
 
     masked: bool array like values, True where a query may not look; those cells are left blank
     and read "−∞", the score they get before the softmax.
     flagged: (row, column) cells to outline in red: the article printed a different number there.
     """
-    values = np.asarray(values, dtype=np.float64)
-    if values.ndim == 1:
-        values = values[None, :]
-    if masked is not None:
-        masked = np.broadcast_to(np.asarray(masked, dtype=bool), values.shape)
-        values = np.where(masked, 0.0, values)  # keep the colour range on the visible cells
+    shapes = [
+        {
+            "type": "rect",
+            "xref": "x",
+            "yref": "y",
+            "x0": c - 0.5,
+            "x1": c + 0.5,
+            "y0": r - 0.5,
+            "y1": r + 0.5,
+            "line": {"color": FLAG_COLOR, "width": 4},
+            "fillcolor": "rgba(0,0,0,0)",
+        }
+        for r, c in flagged
+    ]
+    # one constructor call in matrix_heatmap: every later update would validate the figure again
     fig = matrix_heatmap(
         values,
         row_labels,
@@ -64,34 +73,9 @@ def step_heatmap(
         height=height,
         show_numbers=show_numbers,
         share=share,
+        masked=masked,
+        shapes=shapes,
     )
-    if title and col_title:
-        # matrix_heatmap puts the column axis on top; on a narrow chart its title runs into the
-        # chart's title, so the chart's title goes to the very top with room made under it
-        fig.update_layout(
-            title={"yref": "container", "y": 1.0, "yanchor": "top", "pad": {"t": 8}},
-            margin={"t": 88},
-            height=fig.layout.height + 40,
-        )
-    if masked is not None and masked.any():
-        trace = fig.data[0]
-        z = np.where(masked, np.nan, values)
-        text = np.asarray(trace.text, dtype=object) if trace.text is not None else None
-        if text is not None:
-            text = np.where(masked, "−∞", text)
-        trace.update(z=z, text=text, hoverongaps=False)
-    for r, c in flagged:
-        fig.add_shape(
-            type="rect",
-            xref="x",
-            yref="y",
-            x0=c - 0.5,
-            x1=c + 0.5,
-            y0=r - 0.5,
-            y1=r + 0.5,
-            line={"color": FLAG_COLOR, "width": 4},
-            fillcolor="rgba(0,0,0,0)",
-        )
     return fig
 
 

@@ -79,10 +79,28 @@ DEFAULTS = {
     "learn_pe": False,
     "learn_head": 0,
     "learn_edit_version": 0,
+    "learn_step": "1",
 }
 PLOT_CONFIG = {"displayModeBar": False}
 ROW_TITLE, COL_TITLE = "query (from)", "key (to)"
 INPUT_LIMIT = 1000.0  # edited numbers are clipped to ±this, so exp() and products stay finite
+
+# One step on screen at a time by default: a step fills a projector screen without scrolling, and
+# the browser draws only that step's charts. "Everything" puts the whole layer on one page; it
+# draws some 16 Plotly charts, which alone keep a 2-core laptop's browser busy for about 2 s
+# (bench/learn_browser.py).
+STEP_VIEWS = ("1", "2", "3", "4", "5", "6", "7", "heads", "all")
+STEP_VIEW_LABELS = {
+    "1": "1 · Embeddings",
+    "2": "2 · Q, K, V",
+    "3": "3 · Scores",
+    "4": "4 · Scaling",
+    "5": "5 · Softmax",
+    "6": "6 · Weighted sum",
+    "7": "7 · Output",
+    "heads": "All heads",
+    "all": "Everything on one page",
+}
 
 # ---- cached computation -----------------------------------------------------------------------
 
@@ -171,6 +189,7 @@ def _init_state() -> None:
                 "(links count from 0); showing head 1."
             )
             ss["learn_head"] = 0
+        ss["learn_step"] = take(read_choice_param("step", STEP_VIEWS, DEFAULTS["learn_step"]))
         ss["learn_url_notes"] = notes
     # Streamlit forgets the state of widgets a run does not draw, e.g. during a visit to another
     # page; a plain copy kept under another key brings the user's settings back on return.
@@ -186,10 +205,12 @@ def _write_url(mode: str, text: str) -> None:
     def unless_default(key: str, value: object, url_value: object = None) -> object:
         return None if value == DEFAULTS[key] else (value if url_value is None else url_value)
 
+    step = unless_default("learn_step", ss["learn_step"])
+
     if mode != "sentence":
         kept_text = None if mode != "bert" or text == DEFAULT_TEXT else text  # the real model reads the text
         write_params(example=mode, text=kept_text, d_model=None, d_k=None, heads=None, seed=None, scale=None)
-        write_params(mask=None, window=None, pe=None, head=None)
+        write_params(mask=None, window=None, pe=None, head=None, step=step)
         return
     write_params(
         example=None,
@@ -205,6 +226,7 @@ def _write_url(mode: str, text: str) -> None:
         else None,
         pe=unless_default("learn_pe", ss["learn_pe"], "1"),
         head=unless_default("learn_head", ss["learn_head"]),
+        step=step,
     )
 
 
@@ -297,6 +319,62 @@ def head_ui(n_heads: int) -> int:
         required=True,
     )
     return int(head or 0)
+
+
+# ---- which steps are on screen ----------------------------------------------------------------
+
+
+def _step_views(mode: str) -> list[str]:
+    # only the toy model's page has the all-heads section
+    return [v for v in STEP_VIEWS if v != "heads" or mode == "sentence"]
+
+
+def shown(step: int | str) -> bool:
+    """Whether a step (1 to 7, or "heads") is on screen in the chosen view."""
+    view = st.session_state.get("learn_step", DEFAULTS["learn_step"])
+    return view == "all" or view == str(step)
+
+
+def step_picker_ui(mode: str) -> None:
+    """The row of steps above the matrices; the choice is kept in the URL (`step`)."""
+    views = _step_views(mode)
+    if st.session_state.get("learn_step") not in views:
+        st.session_state["learn_step"] = DEFAULTS["learn_step"]
+    st.segmented_control(
+        "Step on screen",
+        views,
+        format_func=STEP_VIEW_LABELS.get,
+        key="learn_step",
+        required=True,
+        help="One step at a time fits a projector; “Everything on one page” shows the whole layer.",
+    )
+
+
+def _go_to(view: str) -> None:
+    st.session_state["learn_step"] = view
+
+
+def step_pager_ui(mode: str) -> None:
+    """Previous and next buttons under a single step."""
+    views = [v for v in _step_views(mode) if v != "all"]
+    view = st.session_state.get("learn_step")
+    if view not in views:
+        return
+    i = views.index(view)
+    st.divider()
+    back, ahead = st.columns(2)
+    if i > 0:
+        back.button(
+            f"← {STEP_VIEW_LABELS[views[i - 1]]}", key="learn_prev", on_click=_go_to, args=(views[i - 1],)
+        )
+    if i + 1 < len(views):
+        ahead.button(
+            f"{STEP_VIEW_LABELS[views[i + 1]]} →",
+            key="learn_next",
+            on_click=_go_to,
+            args=(views[i + 1],),
+            type="primary",
+        )
 
 
 # ---- display helpers ------------------------------------------------------------------------
@@ -432,13 +510,16 @@ def _render_sentence(text: str) -> None:
     _show_tokens(tok)
     tr = cached_trace(tok.tokens, settings)
     labels = short_labels(tok.tokens)
-    head = head_ui(settings.n_heads)
+    step_picker_ui("sentence")
+    head = head_ui(settings.n_heads) if any(shown(n) for n in range(2, 7)) else 0
     _sentence_steps(tr, settings, labels, head)
-    _multi_head_section(tr, labels)
-    if settings.scale:  # with scaling off, step 5 shows the saturation chart itself
+    if shown("heads"):
+        _multi_head_section(tr, labels)
+    if settings.scale and shown(4):  # with scaling off, step 5 shows the saturation chart itself
         st.divider()
         with st.expander("Why divide by √d_k? Softmax saturation", expanded=False):
             _saturation_body(settings)
+    step_pager_ui("sentence")
 
 
 def _sentence_steps(tr: Trace, s: ToySettings, labels: list[str], head: int) -> None:
@@ -447,100 +528,126 @@ def _sentence_steps(tr: Trace, s: ToySettings, labels: list[str], head: int) -> 
     mask = None if tr.mask is None else ~tr.mask
     qk = {"row_title": ROW_TITLE, "col_title": COL_TITLE}
 
-    extra = (
-        "Here positional encoding is on, so the same word at two places gets two different rows."
-        if s.positional
-        else "Positional encoding is off: a repeated word (“The” and “the” count as one) has identical rows."
-    )
-    _intro(1, [_shape("X", (t, d))], extra)
-    if s.positional:
-        a, b = st.columns(2)
-        with a:
-            _chart(
-                heatmap(tr["embeddings"], labels, _dims(d), title="token embeddings e(w)", share=0.5), "s1e"
-            )
-        with b:
-            _chart(
-                heatmap(tr["positions"], labels, _dims(d), title="positional encoding PE", share=0.5), "s1p"
-            )
-    _chart(heatmap(tr["X"], labels, _dims(d), title="X, the layer's input", col_title="dimension"), "s1")
-
-    shapes = [_shape("W^Q_i, W^K_i, W^V_i", (d, dk)), _shape("Q_i, K_i, V_i", (t, dk)), f"{h} head(s)"]
-    _intro(2, shapes, f"Below: head {head + 1} of {h}." if h > 1 else "")
-    cols = st.columns(3)
-    for col, name in zip(cols, ("Q", "K", "V"), strict=True):
-        with col:
-            _chart(
-                heatmap(
-                    tr[name][head], labels, _dims(dk), title=f"{name}{hl}", col_title="dimension", share=1 / 3
-                ),
-                f"s2{name}",
-            )
-
-    _intro(3, [_shape("Q_i", (t, dk)), _shape("K_iᵀ", (dk, t)), _shape("scores", (t, t))])
-    _chart(heatmap(tr["scores"][head], labels, labels, title=f"scores QKᵀ{hl}", **qk), "s3")
-
-    mask_note = MASK_TEXT.get(s.mask, "")
-    if mask_note:
-        mask_note += " The hidden cells become −∞, so the softmax gives them weight exactly 0."
-    if s.scale:
-        _intro(4, [f"√d_k = √{dk} = {np.sqrt(dk):.4f}", _shape("scaled scores", (t, t))], mask_note)
-        title = f"scaled scores QKᵀ/√d_k{hl}"
-    else:
-        _intro(4, [_shape("scores", (t, t)), "not divided"], mask_note)
-        st.warning(
-            "Scaling is switched off: the scores go into the softmax as they are. Step 5 shows what "
-            "that does to the attention weights.",
-            icon=":material/warning:",
+    if shown(1):
+        extra = (
+            "Here positional encoding is on, so the same word at two places gets two different rows."
+            if s.positional
+            else "Positional encoding is off: a repeated word (“The” and “the” count as one) has "
+            "identical rows."
         )
-        title = f"unscaled scores (scaling off){hl}"
-    _chart(heatmap(tr["scaled"][head], labels, labels, title=title, masked=mask, **qk), "s4")
+        _intro(1, [_shape("X", (t, d))], extra)
+        if s.positional:
+            a, b = st.columns(2)
+            with a:
+                _chart(
+                    heatmap(tr["embeddings"], labels, _dims(d), title="token embeddings e(w)", share=0.5),
+                    "s1e",
+                )
+            with b:
+                _chart(
+                    heatmap(tr["positions"], labels, _dims(d), title="positional encoding PE", share=0.5),
+                    "s1p",
+                )
+        _chart(heatmap(tr["X"], labels, _dims(d), title="X, the layer's input", col_title="dimension"), "s1")
 
-    probs = tr["probs"][head]
-    _intro(5, [_shape("attention weights A", (t, t)), "each row sums to 1"])
-    if s.scale:
-        _chart(heatmap(probs, labels, labels, title=f"attention weights{hl}", probabilities=True, **qk), "s5")
-        st.caption(f"Largest weight in a row, on average: {probs.max(axis=-1).mean():.4f}.")
-    else:
-        scaled_probs = cached_trace(tuple(tr.tokens), replace(s, scale=True))["probs"][head]
-        # side by side while the numbers fit in half the width, else one above the other
-        a, b = st.columns(2) if t <= 8 else (st.container(), st.container())
-        with a:
-            fig = heatmap(
-                probs, labels, labels, title=f"without scaling (in use){hl}", probabilities=True, **qk
+    if shown(2):
+        shapes = [_shape("W^Q_i, W^K_i, W^V_i", (d, dk)), _shape("Q_i, K_i, V_i", (t, dk)), f"{h} head(s)"]
+        _intro(2, shapes, f"Below: head {head + 1} of {h}." if h > 1 else "")
+        cols = st.columns(3)
+        for col, name in zip(cols, ("Q", "K", "V"), strict=True):
+            with col:
+                _chart(
+                    heatmap(
+                        tr[name][head],
+                        labels,
+                        _dims(dk),
+                        title=f"{name}{hl}",
+                        col_title="dimension",
+                        share=1 / 3,
+                    ),
+                    f"s2{name}",
+                )
+
+    if shown(3):
+        _intro(3, [_shape("Q_i", (t, dk)), _shape("K_iᵀ", (dk, t)), _shape("scores", (t, t))])
+        _chart(heatmap(tr["scores"][head], labels, labels, title=f"scores QKᵀ{hl}", **qk), "s3")
+
+    if shown(4):
+        mask_note = MASK_TEXT.get(s.mask, "")
+        if mask_note:
+            mask_note += " The hidden cells become −∞, so the softmax gives them weight exactly 0."
+        if s.scale:
+            _intro(4, [f"√d_k = √{dk} = {np.sqrt(dk):.4f}", _shape("scaled scores", (t, t))], mask_note)
+            title = f"scaled scores QKᵀ/√d_k{hl}"
+        else:
+            _intro(4, [_shape("scores", (t, t)), "not divided"], mask_note)
+            st.warning(
+                "Scaling is switched off: the scores go into the softmax as they are. Step 5 shows what "
+                "that does to the attention weights.",
+                icon=":material/warning:",
             )
-            _chart(fig, "s5")
-        with b:
-            fig = heatmap(
-                scaled_probs, labels, labels, title="with scaling, for comparison", probabilities=True, **qk
+            title = f"unscaled scores (scaling off){hl}"
+        _chart(heatmap(tr["scaled"][head], labels, labels, title=title, masked=mask, **qk), "s4")
+
+    if shown(5):
+        probs = tr["probs"][head]
+        _intro(5, [_shape("attention weights A", (t, t)), "each row sums to 1"])
+        if s.scale:
+            _chart(
+                heatmap(probs, labels, labels, title=f"attention weights{hl}", probabilities=True, **qk), "s5"
             )
-            _chart(fig, "s5cmp")
-        st.metric(
-            "Largest weight in a row, on average, without scaling",
-            f"{probs.max(axis=-1).mean():.4f}",
-            delta=f"{probs.max(axis=-1).mean() - scaled_probs.max(axis=-1).mean():+.4f} vs with scaling",
-            delta_color="inverse",
+            st.caption(f"Largest weight in a row, on average: {probs.max(axis=-1).mean():.4f}.")
+        else:
+            scaled_probs = cached_trace(tuple(tr.tokens), replace(s, scale=True))["probs"][head]
+            # side by side while the numbers fit in half the width, else one above the other
+            a, b = st.columns(2) if t <= 8 else (st.container(), st.container())
+            with a:
+                fig = heatmap(
+                    probs, labels, labels, title=f"without scaling (in use){hl}", probabilities=True, **qk
+                )
+                _chart(fig, "s5")
+            with b:
+                fig = heatmap(
+                    scaled_probs,
+                    labels,
+                    labels,
+                    title="with scaling, for comparison",
+                    probabilities=True,
+                    **qk,
+                )
+                _chart(fig, "s5cmp")
+            st.metric(
+                "Largest weight in a row, on average, without scaling",
+                f"{probs.max(axis=-1).mean():.4f}",
+                delta=f"{probs.max(axis=-1).mean() - scaled_probs.max(axis=-1).mean():+.4f} vs with scaling",
+                delta_color="inverse",
+            )
+            _saturation_body(s)
+
+    if shown(6):
+        _intro(6, [_shape("A", (t, t)), _shape("V_i", (t, dk)), _shape("Z_i", (t, dk))])
+        _chart(
+            heatmap(tr["context"][head], labels, _dims(dk), title=f"Z = AV{hl}", col_title="dimension"), "s6"
         )
-        _saturation_body(s)
 
-    _intro(6, [_shape("A", (t, t)), _shape("V_i", (t, dk)), _shape("Z_i", (t, dk))])
-    _chart(heatmap(tr["context"][head], labels, _dims(dk), title=f"Z = AV{hl}", col_title="dimension"), "s6")
-
-    shapes = [
-        _shape("Concat", (t, h * dk)),
-        _shape("W^O", (h * dk, d)),
-        _shape("X + output", (t, d)),
-        f"ε = {s.ln_eps:g}",
-    ]
-    _intro(7, shapes)
-    _chart(
-        heatmap(tr["output"], labels, _dims(d), title="output = Concat · W^O", col_title="dimension"), "s7o"
-    )
-    _chart(
-        heatmap(tr["residual"], labels, _dims(d), title="residual X + output", col_title="dimension"), "s7r"
-    )
-    title = "LayerNorm(X + output): the layer's result"
-    _chart(heatmap(tr["normed"], labels, _dims(d), title=title, col_title="dimension"), "s7n")
+    if shown(7):
+        shapes = [
+            _shape("Concat", (t, h * dk)),
+            _shape("W^O", (h * dk, d)),
+            _shape("X + output", (t, d)),
+            f"ε = {s.ln_eps:g}",
+        ]
+        _intro(7, shapes)
+        _chart(
+            heatmap(tr["output"], labels, _dims(d), title="output = Concat · W^O", col_title="dimension"),
+            "s7o",
+        )
+        _chart(
+            heatmap(tr["residual"], labels, _dims(d), title="residual X + output", col_title="dimension"),
+            "s7r",
+        )
+        title = "LayerNorm(X + output): the layer's result"
+        _chart(heatmap(tr["normed"], labels, _dims(d), title=title, col_title="dimension"), "s7n")
 
 
 def _multi_head_section(tr: Trace, labels: list[str]) -> None:
@@ -818,55 +925,81 @@ def _render_example(ex: WorkedExample) -> None:
         )
     st.button("Reset to the article's numbers", key="learn_reset", on_click=_reset_edits, disabled=not edited)
     tr = ex.trace(inputs)
+    step_picker_ui(ex.slug)
 
     tq, tk, dk = len(ex.query_tokens), len(ex.key_tokens), tr.d_k
     q_labels, k_labels = list(ex.query_tokens), list(ex.key_tokens)
-    if "X" in tr:
-        _intro(
-            1,
-            [_shape("X", tr["X"].shape)],
-            text="Each token becomes a row of numbers. The article splits its sentence into two "
-            "chunks, “The cat” and “sat on the mat”, and gives each a 4-number row, x₁ and x₂. A real "
-            "model uses hundreds of numbers per token and learns them in training.",
-        )
-        _chart(
-            heatmap(tr["X"], q_labels, _dims(tr["X"].shape[1]), title="X (given)", col_title="dimension"),
-            "ex1",
-        )
-    else:
-        _intro(
-            1,
-            ["no embeddings in this example"],
-            text="A model would first turn each word into a row of numbers. This example skips that "
-            "step: it starts from the query of “love” and the keys and values of all three words, "
-            "each a single number.",
-        )
-        st.info(
-            "This example starts from Q, K and V: the article gives no embeddings.", icon=":material/info:"
-        )
-
-    _intro(
-        2,
-        [_shape("Q", (tq, dk)), _shape("K", (tk, dk)), _shape("V", (tk, tr["V"].shape[-1]))],
-        "The article gives Q, K and V themselves (editable above) and prints no W^Q, W^K, W^V.",
-    )
-    cols = st.columns(3)
-    for col, name in zip(cols, ("Q", "K", "V"), strict=True):
-        with col:
-            rows = q_labels if name == "Q" else k_labels
-            fig = heatmap(
-                tr[name][0], rows, _dims(tr[name].shape[-1]), title=name, col_title="dimension", share=1 / 3
+    if shown(1):
+        if "X" in tr:
+            _intro(
+                1,
+                [_shape("X", tr["X"].shape)],
+                text="Each token becomes a row of numbers. The article splits its sentence into two "
+                "chunks, “The cat” and “sat on the mat”, and gives each a 4-number row, x₁ and x₂. A real "
+                "model uses hundreds of numbers per token and learns them in training.",
             )
-            _chart(fig, f"ex2{name}")
+            _chart(
+                heatmap(tr["X"], q_labels, _dims(tr["X"].shape[1]), title="X (given)", col_title="dimension"),
+                "ex1",
+            )
+        else:
+            _intro(
+                1,
+                ["no embeddings in this example"],
+                text="A model would first turn each word into a row of numbers. This example skips that "
+                "step: it starts from the query of “love” and the keys and values of all three words, "
+                "each a single number.",
+            )
+            st.info(
+                "This example starts from Q, K and V: the article gives no embeddings.",
+                icon=":material/info:",
+            )
 
-    _example_step(
-        3, ex, tr, by_step["scores"], [_shape("Q", (tq, dk)), _shape("Kᵀ", (dk, tk)), _shape("S", (tq, tk))]
-    )
-    _example_step(4, ex, tr, by_step["scaled"], [f"√d_k = √{dk} = {np.sqrt(dk):.4f}", _shape("S'", (tq, tk))])
-    _example_step(5, ex, tr, by_step["probs"], [_shape("A", (tq, tk)), "each row sums to 1"])
-    shapes = [_shape("A", (tq, tk)), _shape("V", tr["V"].shape[1:]), _shape("Z", (tq, tr["V"].shape[-1]))]
-    _example_step(6, ex, tr, by_step["context"], shapes)
+    if shown(2):
+        _intro(
+            2,
+            [_shape("Q", (tq, dk)), _shape("K", (tk, dk)), _shape("V", (tk, tr["V"].shape[-1]))],
+            "The article gives Q, K and V themselves (editable above) and prints no W^Q, W^K, W^V.",
+        )
+        cols = st.columns(3)
+        for col, name in zip(cols, ("Q", "K", "V"), strict=True):
+            with col:
+                rows = q_labels if name == "Q" else k_labels
+                fig = heatmap(
+                    tr[name][0],
+                    rows,
+                    _dims(tr[name].shape[-1]),
+                    title=name,
+                    col_title="dimension",
+                    share=1 / 3,
+                )
+                _chart(fig, f"ex2{name}")
 
+    if shown(3):
+        _example_step(
+            3,
+            ex,
+            tr,
+            by_step["scores"],
+            [_shape("Q", (tq, dk)), _shape("Kᵀ", (dk, tk)), _shape("S", (tq, tk))],
+        )
+    if shown(4):
+        _example_step(
+            4, ex, tr, by_step["scaled"], [f"√d_k = √{dk} = {np.sqrt(dk):.4f}", _shape("S'", (tq, tk))]
+        )
+    if shown(5):
+        _example_step(5, ex, tr, by_step["probs"], [_shape("A", (tq, tk)), "each row sums to 1"])
+    if shown(6):
+        shapes = [_shape("A", (tq, tk)), _shape("V", tr["V"].shape[1:]), _shape("Z", (tq, tr["V"].shape[-1]))]
+        _example_step(6, ex, tr, by_step["context"], shapes)
+
+    if shown(7):
+        _example_output_step(tr, q_labels)
+    step_pager_ui(ex.slug)
+
+
+def _example_output_step(tr: Trace, q_labels: list[str]) -> None:
+    tq, dk = len(q_labels), tr.d_k
     if "normed" not in tr:
         _intro(7, ["not part of this example"])
         st.info(

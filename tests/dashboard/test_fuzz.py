@@ -107,7 +107,9 @@ learn_cases = st.one_of(
 
 @pytest.fixture(scope="module")
 def learn_app() -> AppTest:
-    at = AppTest.from_string(LEARN_SCRIPT, default_timeout=60).run()
+    at = AppTest.from_string(LEARN_SCRIPT, default_timeout=60)
+    at.query_params["step"] = "all"  # every step on screen, so every step meets the bad input
+    at.run()
     assert_no_crash(at)
     assert n_charts(at) >= 10
     return at

@@ -51,7 +51,9 @@ learn.render()
 
 
 def run_page(script: str = SCRIPT, **params: str) -> AppTest:
+    """The page with every step on screen (`step=all`), unless the test names a step."""
     at = AppTest.from_string(script, default_timeout=30)
+    params.setdefault("step", "all")
     for name, value in params.items():
         at.query_params[name] = value
     at.run()
@@ -101,6 +103,75 @@ def test_page_loads_with_seven_numbered_steps():
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-12)
     cells = np.asarray(chart(at, "s3")["data"][0]["text"]).ravel()
     assert all(re.fullmatch(r"-?\d+\.\d{4}", c) for c in cells)  # numbers in the cells, 4 decimals
+
+
+# ---- one step at a time ---------------------------------------------------------------------
+
+
+def step_headers(at: AppTest) -> list[str]:
+    return [s.value.split(" ·")[0] for s in at.subheader if s.value.startswith("Step ")]
+
+
+def chart_keys(at: AppTest) -> list[str]:
+    return [c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")]
+
+
+def test_default_view_is_step_one_alone():
+    at = AppTest.from_string(SCRIPT, default_timeout=30).run()
+    assert not at.exception
+    assert step_headers(at) == ["Step 1"]
+    assert chart_keys(at) == ["s1"]
+    assert at.segmented_control(key="learn_step").value == "1"
+    assert "step" not in at.query_params  # the default stays out of the link
+
+
+@pytest.mark.parametrize(
+    ("view", "headers", "charts"),
+    [
+        ("3", ["Step 3"], ["s3"]),
+        ("5", ["Step 5"], ["s5"]),
+        ("7", ["Step 7"], ["s7o", "s7r", "s7n"]),
+        ("heads", [], ["mh0", "mh1", "mhc", "mhw"]),
+    ],
+)
+def test_picking_a_step_shows_that_step_only(view, headers, charts):
+    at = AppTest.from_string(SCRIPT, default_timeout=30).run()
+    at.segmented_control(key="learn_step").set_value(view).run()
+    assert not at.exception
+    assert step_headers(at) == headers
+    assert chart_keys(at) == charts
+    assert at.query_params["step"] == view
+
+
+def test_next_and_previous_walk_through_the_steps():
+    at = run_page(step="1")
+    assert [b.label for b in at.button if b.key == "learn_prev"] == []  # nothing before step 1
+    for expected in ("2", "3", "4", "5", "6", "7", "heads"):
+        at.button(key="learn_next").click().run()
+        assert at.segmented_control(key="learn_step").value == expected
+    assert not [b for b in at.button if b.key == "learn_next"]  # the last stop
+    at.button(key="learn_prev").click().run()
+    assert step_headers(at) == ["Step 7"]
+
+
+def test_head_choice_survives_a_step_without_the_head_picker():
+    at = run_page(step="3")
+    at.segmented_control(key="learn_head").set_value(1).run()
+    at.segmented_control(key="learn_step").set_value("1").run()  # no head picker on step 1
+    assert not [w for w in at.segmented_control if w.key == "learn_head"]
+    at.segmented_control(key="learn_step").set_value("3").run()
+    assert at.segmented_control(key="learn_head").value == 1
+    assert "head 2 of 2" in chart(at, "s3")["layout"]["title"]["text"]
+
+
+def test_worked_examples_step_through_without_a_heads_stop():
+    at = run_page(example="cat-mat", step="heads")  # only the toy model has the heads section
+    assert not at.exception
+    assert at.segmented_control(key="learn_step").value == "1"
+    assert "heads" not in at.segmented_control(key="learn_step").options
+    at.segmented_control(key="learn_step").set_value("7").run()
+    assert chart_keys(at) == ["ex7o", "ex7r", "ex7n"]
+    assert not [b for b in at.button if b.key == "learn_next"]
 
 
 def test_changing_the_sentence_updates_every_step():

@@ -19,6 +19,7 @@ def page() -> AppTest:
     at = AppTest.from_string(SCRIPT, default_timeout=120)
     at.query_params["example"] = "bert"
     at.query_params["text"] = SENTENCE
+    at.query_params["step"] = "all"
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at

@@ -43,15 +43,30 @@ def assert_clean(page) -> None:
     assert not page.js_errors, page.js_errors
 
 
-@pytest.mark.parametrize("path", ["/", "/learn"])
-def test_learn_page_draws(page, app_server, screenshot_dir, path):
+@pytest.mark.parametrize(
+    ("path", "charts"),
+    [("/", 1), ("/learn", 1), ("/learn?step=all", 8)],  # step 1 alone, or every step's matrices
+)
+def test_learn_page_draws(page, app_server, screenshot_dir, path, charts):
     page.goto(app_server.url + path)
     page.wait_for_function(ALL_DRAWN, timeout=120_000, polling="raf")
     assert page.get_by_role("heading", name="Learn: attention from scratch").count() == 1
-    assert page.evaluate(COUNT_DRAWN_JS) >= 8  # the seven steps' matrices and more
+    assert page.evaluate(COUNT_DRAWN_JS) >= charts
     assert_clean(page)
-    if path == "/":
+    if path == "/learn?step=all":
         screenshot_whole_page(page, screenshot_dir / "learn.png")
+
+
+def test_learn_next_button_moves_one_step(page, app_server):
+    page.goto(app_server.url + "/")
+    page.wait_for_function(ALL_DRAWN, timeout=120_000, polling="raf")
+    page.get_by_role("button", name="2 · Q, K, V →").click()
+    page.get_by_role("heading", name="Step 2 · Queries, keys and values").wait_for(timeout=60_000)
+    page.wait_for_function(ALL_DRAWN, timeout=120_000, polling="raf")
+    assert page.evaluate(COUNT_DRAWN_JS) == 3  # Q, K and V of one head
+    assert not page.get_by_role("heading", name="Step 1 · Embeddings").count()
+    assert "step=2" in page.url
+    assert_clean(page)
 
 
 EXPLORE_VIEWS = {"head": 1, "lines": 1, "model": 1, "focus": 2}
