@@ -15,24 +15,38 @@ DIVERGING = "RdBu_r"
 # Room for printed numbers, in pixels, for a chart that spans `share` of the page's content width
 # (wide layout on a 1280-1400 px screen or projector). Estimates, chosen so 4-decimal numbers never
 # spill out of their cells: a character of Plotly's default font is about 0.62 em wide.
-PAGE_WIDTH_PX = 880  # content width with the sidebar open, measured in headless chromium at 1280-1400 px
+PAGE_WIDTH_PX = 820  # content width with the sidebar open, measured in headless chromium at 1280 px
+AXIS_TITLE_PX = 25  # a row axis title, drawn sideways
 LABEL_CHAR_PX = 7.5  # row labels are drawn at about 12 px
 COLORBAR_PX = 90
 CHAR_EM = 0.62
 MIN_FONT, MAX_FONT = 9, 13
+BAR_FONT = 11  # the colour bar stays only while the numbers keep at least this size
 
 
-def fit_numbers(n_cols: int, share: float, decimals: int, label_chars: int = 6) -> tuple[int | None, bool]:
+def fit_numbers(
+    n_cols: int, share: float, decimals: int, label_chars: int = 6, row_title: bool = False
+) -> tuple[int | None, bool]:
     """(font size for the cell numbers or None when they cannot fit, whether to keep the colour bar).
-    The colour bar goes before the numbers get too small: the printed numbers say more."""
+    The colour bar goes before the numbers get small: the printed numbers say more."""
     chars = decimals + 3  # sign, leading digit, point
-    room = PAGE_WIDTH_PX * share - 30 - LABEL_CHAR_PX * label_chars
-    for colorbar in (True, False):
-        per_cell = (room - (COLORBAR_PX if colorbar else 0)) / max(n_cols, 1)
-        font = min(MAX_FONT, int(per_cell / (CHAR_EM * chars)))
-        if font >= MIN_FONT:
-            return font, colorbar
+    room = PAGE_WIDTH_PX * share - 30 - LABEL_CHAR_PX * label_chars - (AXIS_TITLE_PX if row_title else 0)
+
+    def font(width: float) -> int:
+        return min(MAX_FONT, int(width / max(n_cols, 1) / (CHAR_EM * chars)))
+
+    if font(room - COLORBAR_PX) >= BAR_FONT:
+        return font(room - COLORBAR_PX), True
+    if font(room) >= MIN_FONT:
+        return font(room), False
     return None, True
+
+
+def _labels_fit(col_labels: Sequence[str], share: float, row_label_chars: int) -> bool:
+    """Whether the column labels fit side by side, level, above their cells."""
+    room = PAGE_WIDTH_PX * share - 30 - LABEL_CHAR_PX * row_label_chars - COLORBAR_PX
+    widest = max((len(c) for c in col_labels), default=0)
+    return len(col_labels) <= 10 and (widest + 1) * LABEL_CHAR_PX <= room / max(len(col_labels), 1)
 
 
 def _unique_labels(labels: Sequence[str]) -> list[str]:
@@ -87,7 +101,7 @@ def matrix_heatmap(
         values = np.where(hidden, 0.0, values)  # keep the colour range on the visible cells
     rows, cols = _unique_labels(row_labels), _unique_labels(col_labels)
     label_chars = max((len(r) for r in rows), default=0)
-    font, colorbar = fit_numbers(values.shape[1], share, decimals, label_chars)
+    font, colorbar = fit_numbers(values.shape[1], share, decimals, label_chars, bool(row_title))
     if show_numbers is None:
         show_numbers = font is not None and values.shape[0] <= 40
     if not show_numbers:
@@ -106,8 +120,11 @@ def matrix_heatmap(
         z = np.where(hidden, np.nan, values)
         if text is not None:
             text = np.where(hidden, "−∞", text)
+    level = _labels_fit(cols, share, label_chars)
+    # slanted column labels stand taller: room for them above the cells (sin 45° of their width)
+    slant_px = 0 if level else int(0.71 * LABEL_CHAR_PX * max((len(c) for c in cols), default=0))
     layout = {
-        "height": height or max(160, min(720, 60 + 34 * n_rows)),
+        "height": (height or max(160, min(720, 60 + 34 * n_rows))) + slant_px,
         "margin": {"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
         "shapes": list(shapes),
         "font": {"size": 14},
@@ -115,7 +132,7 @@ def matrix_heatmap(
             "title": {"text": col_title},
             "side": "top",
             "type": "category",
-            "tickangle": 0 if len(cols) <= 10 else -45,
+            "tickangle": 0 if level else -45,
         },
         "yaxis": {"title": {"text": row_title}, "autorange": "reversed", "type": "category"},
     }
@@ -124,7 +141,7 @@ def matrix_heatmap(
         # the column axis is on top; on a narrow chart its title would run into the chart's title,
         # so the chart's title goes to the very top with room made under it
         layout["title"].update(yref="container", y=1.0, yanchor="top", pad={"t": 8})
-        layout["margin"]["t"] = 88
+        layout["margin"]["t"] = 88 + slant_px
         layout["height"] += 40
     # One constructor call: Plotly validates every property it is given, and update_layout /
     # update_xaxes each validate again; building the figure whole is about three times faster,

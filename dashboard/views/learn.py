@@ -99,7 +99,7 @@ STEP_VIEW_LABELS = {
     "6": "6 · Weighted sum",
     "7": "7 · Output",
     "heads": "All heads",
-    "all": "Everything on one page",
+    "all": "All steps",
 }
 
 # ---- cached computation -----------------------------------------------------------------------
@@ -346,7 +346,7 @@ def step_picker_ui(mode: str) -> None:
         format_func=STEP_VIEW_LABELS.get,
         key="learn_step",
         required=True,
-        help="One step at a time fits a projector; “Everything on one page” shows the whole layer.",
+        help="One step at a time fits a projector; “All steps” puts the whole layer on one page.",
     )
 
 
@@ -361,20 +361,22 @@ def step_pager_ui(mode: str) -> None:
     if view not in views:
         return
     i = views.index(view)
+    back = views[i - 1] if i > 0 else None
+    ahead = views[i + 1] if i + 1 < len(views) else None
     st.divider()
-    back, ahead = st.columns(2)
-    if i > 0:
-        back.button(
-            f"← {STEP_VIEW_LABELS[views[i - 1]]}", key="learn_prev", on_click=_go_to, args=(views[i - 1],)
-        )
-    if i + 1 < len(views):
-        ahead.button(
-            f"{STEP_VIEW_LABELS[views[i + 1]]} →",
-            key="learn_next",
-            on_click=_go_to,
-            args=(views[i + 1],),
-            type="primary",
-        )
+    # previous at the left edge, next at the right edge, whichever of them there is
+    align = "distribute" if back and ahead else ("right" if ahead else "left")
+    with st.container(horizontal=True, horizontal_alignment=align):
+        if back:
+            st.button(f"← {STEP_VIEW_LABELS[back]}", key="learn_prev", on_click=_go_to, args=(back,))
+        if ahead:
+            st.button(
+                f"{STEP_VIEW_LABELS[ahead]} →",
+                key="learn_next",
+                on_click=_go_to,
+                args=(ahead,),
+                type="primary",
+            )
 
 
 # ---- display helpers ------------------------------------------------------------------------
@@ -414,8 +416,9 @@ def _show_tokens(tok: Tokenized) -> None:
 STEP_TEXT = {
     1: (
         "Embeddings",
-        r"X = \begin{bmatrix} x_1 \\ \vdots \\ x_T \end{bmatrix} \in \mathbb{R}^{T \times d_{model}},"
-        r"\qquad x_i = e(w_i)\;\bigl[+\, PE_i\bigr]",
+        # two lines: on one, the formula is wider than its half of a 1280 px screen and gets cut
+        r"\begin{gathered} X = \begin{bmatrix} x_1 \\ \vdots \\ x_T \end{bmatrix}"
+        r" \in \mathbb{R}^{T \times d_{model}} \\ x_i = e(w_i)\;\bigl[+\, PE_i\bigr] \end{gathered}",
         "Each token becomes a row of numbers. A trained model learns these rows; here each one is "
         "drawn from a random generator seeded by the token's text, so a repeated word gets the same "
         "row wherever it stands. Nothing in X says where a token sits until positional encoding "
@@ -865,6 +868,7 @@ def _example_step(number: int, ex: WorkedExample, tr: Trace, check: StepCheck, s
             col_title=COL_TITLE if name != "context" else "dimension",
             probabilities=name == "probs",
             flagged=flagged,
+            share=0.41,  # the left column of [1, 1.3] with a large gap: (820 - 48) / 2.3 px of 820
         )
         _chart(fig, f"ex{number}")
     with right:
