@@ -86,9 +86,8 @@ ROW_TITLE, COL_TITLE = "query (from)", "key (to)"
 INPUT_LIMIT = 1000.0  # edited numbers are clipped to ±this, so exp() and products stay finite
 
 # One step on screen at a time by default: a step fills a projector screen without scrolling, and
-# the browser draws only that step's charts. "Everything" puts the whole layer on one page; it
-# draws some 16 Plotly charts, which alone keep a 2-core laptop's browser busy for about 2 s
-# (bench/learn_browser.py).
+# the browser draws only that step's charts. "All steps" puts the whole layer on one page; its
+# 16 or so Plotly charts keep a 2-core laptop's browser busy for about 2 s (bench/learn_browser.py).
 STEP_VIEWS = ("1", "2", "3", "4", "5", "6", "7", "heads", "all")
 STEP_VIEW_LABELS = {
     "1": "1 · Embeddings",
