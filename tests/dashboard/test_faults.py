@@ -168,7 +168,9 @@ def damaged_bundled(fresh, tmp_path, monkeypatch) -> Path:
 def test_damaged_bundled_weights_leave_the_learn_page_working_and_a_new_session_recovers(
     damaged_bundled, monkeypatch
 ):
-    app = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=120).run()
+    app = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=120)
+    app.query_params["step"] = "all"  # every step of the learn page on screen
+    app.run()
     assert_no_crash(app)
     assert app.title[0].value.startswith("Learn") and n_charts(app) >= 10
     open_path(monkeypatch, "explore")
