@@ -26,25 +26,14 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import qualitative, sample_colorscale
 
-SEQUENTIAL = "Blues"
+from dashboard.charts.heatmap import SEQUENTIAL, cell_outline, number_repeats
+
 # Twelve distinguishable, projector-safe colours for heads (more heads reuse them in order).
 HEAD_COLOURS = [*list(qualitative.Dark24[:10]), "#8C564B", "#17BECF", *list(qualitative.Light24)]
 GAP_COLOUR = (205, 210, 218)
 _OPACITY_EDGES = np.array([0.0, 0.05, 0.1, 0.2, 0.35, 0.5, 0.7, 1.01])
 _OPACITY = [0.08, 0.14, 0.22, 0.35, 0.5, 0.7, 0.95]  # about each bin's weight, as bertviz does
 FONT = {"size": 14}
-
-
-def _outline_cell(fig: go.Figure, row: int, col: int) -> None:
-    """A red box around one cell of a heatmap (the head or the pair the user picked)."""
-    fig.add_shape(
-        type="rect",
-        x0=col - 0.5,
-        x1=col + 0.5,
-        y0=row - 0.5,
-        y1=row + 0.5,
-        line={"color": "#d62728", "width": 3},
-    )
 
 
 def escape_label(text: str) -> str:
@@ -55,13 +44,7 @@ def escape_label(text: str) -> str:
 
 def unique_labels(labels: Sequence[str]) -> list[str]:
     """Escaped labels, repeats numbered ("the", "the (2)"): Plotly merges equal category labels."""
-    seen: dict[str, int] = {}
-    out = []
-    for label in labels:
-        text = escape_label(label)
-        seen[text] = seen.get(text, 0) + 1
-        out.append(text if seen[text] == 1 else f"{text} ({seen[text]})")
-    return out
+    return number_repeats(escape_label(label) for label in labels)
 
 
 def head_heatmap(
@@ -100,7 +83,7 @@ def head_heatmap(
         )
     )
     if highlight is not None:
-        _outline_cell(fig, *highlight)
+        fig.add_shape(cell_outline(*highlight, width=3))
     fig.update_layout(
         title={
             "text": title,
@@ -465,7 +448,7 @@ def head_weight_grid(
         )
     )
     if selected is not None:
-        _outline_cell(fig, *selected)
+        fig.add_shape(cell_outline(*selected, width=3))
     fig.update_layout(
         height=int(max(260, 100 + 40 * n_layers)),
         margin={"l": 10, "r": 10, "t": 10, "b": 10},

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 # Readable on a projector: a sequential scale for probabilities, a diverging one for signed values.
 SEQUENTIAL = "Blues"
 DIVERGING = "RdBu_r"
+OUTLINE_COLOR = "#d62728"  # a cell singled out: a flagged number, or the pair the user picked
 
 
 # Room for printed numbers, in pixels, for a chart that spans `share` of the page's content width
@@ -30,7 +31,7 @@ def fit_numbers(
     """(font size for the cell numbers or None when they cannot fit, whether to keep the colour bar).
     The colour bar goes before the numbers get small: the printed numbers say more."""
     chars = decimals + 3  # sign, leading digit, point
-    room = PAGE_WIDTH_PX * share - 30 - LABEL_CHAR_PX * label_chars - (AXIS_TITLE_PX if row_title else 0)
+    room = _cells_room(share, label_chars, row_title)
 
     def font(width: float) -> int:
         return min(MAX_FONT, int(width / max(n_cols, 1) / (CHAR_EM * chars)))
@@ -42,26 +43,42 @@ def fit_numbers(
     return None, True
 
 
-def _labels_fit(col_labels: Sequence[str], share: float, row_label_chars: int) -> bool:
-    """Whether the column labels fit side by side, level, above their cells."""
-    room = PAGE_WIDTH_PX * share - 30 - LABEL_CHAR_PX * row_label_chars - COLORBAR_PX
+def _cells_room(share: float, row_label_chars: int, row_title: bool) -> float:
+    """Pixels across the cells and the colour bar of a chart spanning `share` of the page."""
+    return PAGE_WIDTH_PX * share - 30 - LABEL_CHAR_PX * row_label_chars - (AXIS_TITLE_PX if row_title else 0)
+
+
+def _labels_fit(col_labels: Sequence[str], cells_px: float) -> bool:
+    """Whether the column labels fit side by side, level, above cells spanning cells_px."""
     widest = max((len(c) for c in col_labels), default=0)
-    return len(col_labels) <= 10 and (widest + 1) * LABEL_CHAR_PX <= room / max(len(col_labels), 1)
+    return len(col_labels) <= 10 and (widest + 1) * LABEL_CHAR_PX <= cells_px / max(len(col_labels), 1)
 
 
-def _unique_labels(labels: Sequence[str]) -> list[str]:
-    """Plotly merges equal category labels ("the" twice would become one row); number repeats."""
+def number_repeats(labels: Iterable[str]) -> list[str]:
+    """Plotly merges equal category labels ("the" twice would become one row): repeats are
+    numbered, "the", "the (2)"."""
     seen: dict[str, int] = {}
     out = []
     for label in labels:
         text = str(label)
-        if text in seen:
-            seen[text] += 1
-            text = f"{text} ({seen[text]})"
-        else:
-            seen[text] = 1
-        out.append(text)
+        seen[text] = seen.get(text, 0) + 1
+        out.append(text if seen[text] == 1 else f"{text} ({seen[text]})")
     return out
+
+
+def cell_outline(row: int, col: int, width: int = 4) -> dict:
+    """A Plotly layout shape: a red box around one cell of a category heatmap."""
+    return {
+        "type": "rect",
+        "xref": "x",
+        "yref": "y",
+        "x0": col - 0.5,
+        "x1": col + 0.5,
+        "y0": row - 0.5,
+        "y1": row + 0.5,
+        "line": {"color": OUTLINE_COLOR, "width": width},
+        "fillcolor": "rgba(0,0,0,0)",
+    }
 
 
 def matrix_heatmap(
@@ -99,7 +116,7 @@ def matrix_heatmap(
     if masked is not None and np.any(masked):
         hidden = np.broadcast_to(np.asarray(masked, dtype=bool), values.shape)
         values = np.where(hidden, 0.0, values)  # keep the colour range on the visible cells
-    rows, cols = _unique_labels(row_labels), _unique_labels(col_labels)
+    rows, cols = number_repeats(row_labels), number_repeats(col_labels)
     label_chars = max((len(r) for r in rows), default=0)
     font, colorbar = fit_numbers(values.shape[1], share, decimals, label_chars, bool(row_title))
     if show_numbers is None:
@@ -120,7 +137,8 @@ def matrix_heatmap(
         z = np.where(hidden, np.nan, values)
         if text is not None:
             text = np.where(hidden, "−∞", text)
-    level = _labels_fit(cols, share, label_chars)
+    cells_px = _cells_room(share, label_chars, bool(row_title)) - (COLORBAR_PX if colorbar else 0)
+    level = _labels_fit(cols, cells_px)
     # slanted column labels stand taller: room for them above the cells (sin 45° of their width)
     slant_px = 0 if level else int(0.71 * LABEL_CHAR_PX * max((len(c) for c in cols), default=0))
     layout = {

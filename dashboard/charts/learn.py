@@ -12,11 +12,11 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard.charts.heatmap import matrix_heatmap
+from dashboard.charts.heatmap import OUTLINE_COLOR, cell_outline, matrix_heatmap
 
 __all__ = ["FLAG_COLOR", "saturation_figure", "short_labels", "step_heatmap"]
 
-FLAG_COLOR = "#d62728"  # outline of a cell whose printed value in the article is wrong
+FLAG_COLOR = OUTLINE_COLOR  # outline of a cell whose printed value in the article is wrong
 SCALED_COLOR = "#1f77b4"
 UNSCALED_COLOR = "#ff7f0e"
 
@@ -47,20 +47,7 @@ def step_heatmap(
     and read "−∞", the score they get before the softmax.
     flagged: (row, column) cells to outline in red: the article printed a different number there.
     """
-    shapes = [
-        {
-            "type": "rect",
-            "xref": "x",
-            "yref": "y",
-            "x0": c - 0.5,
-            "x1": c + 0.5,
-            "y0": r - 0.5,
-            "y1": r + 0.5,
-            "line": {"color": FLAG_COLOR, "width": 4},
-            "fillcolor": "rgba(0,0,0,0)",
-        }
-        for r, c in flagged
-    ]
+    shapes = [cell_outline(r, c) for r, c in flagged]
     # one constructor call in matrix_heatmap: every later update would validate the figure again
     fig = matrix_heatmap(
         values,
