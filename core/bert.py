@@ -25,8 +25,10 @@ Letters used in shape comments:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import mmap
 import os
 import threading
 import time
@@ -275,6 +277,59 @@ class _Layer:
     ln2_b: np.ndarray
 
 
+# ---- one block for every layer's weights ---------------------------------------------------------
+# On short inputs the forward pass is bound by streaming the layers' weights through the GEMMs (42 MB
+# for MiniLM, more than the L3 cache, so every call reads them from memory). In 4 KiB pages that stream
+# costs a TLB miss every 4 KiB, and in a virtual machine each miss walks two page tables. One block
+# in 2 MiB pages (Linux transparent huge pages, asked for with madvise) made the whole forward pass
+# 4-5% faster at 17 and 32 tokens on the benchmark machine; elsewhere the block is ordinary memory.
+
+_HUGE_PAGE = 2 << 20
+_PIECE_ALIGN = 16  # float32s: each piece starts on a 64-byte line, as vector loads like
+
+
+class _WeightBlock:
+    """One float32 buffer, 2 MiB-aligned, handed out in consecutive pieces by `store`."""
+
+    def __init__(self, n_floats: int):
+        # Anonymous memory costs nothing until written, so reserving the block never adds to the RSS.
+        # Private, not mmap's default shared mapping: Linux gives huge pages to private anonymous memory.
+        size = 4 * n_floats + _HUGE_PAGE
+        if hasattr(mmap, "MAP_PRIVATE"):
+            self._buffer = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        else:  # Windows
+            self._buffer = mmap.mmap(-1, size)
+        if hasattr(mmap, "MADV_HUGEPAGE"):  # Linux only; a refusal leaves ordinary pages
+            with contextlib.suppress(OSError):
+                self._buffer.madvise(mmap.MADV_HUGEPAGE)
+        whole = np.frombuffer(self._buffer, dtype=np.float32)
+        start = (-whole.ctypes.data % _HUGE_PAGE) // 4
+        self._free = whole[start : start + n_floats]
+
+    @staticmethod
+    def floats_for(array: np.ndarray) -> int:
+        """How much of a block `array` takes, alignment padding included."""
+        return -(-array.size // _PIECE_ALIGN) * _PIECE_ALIGN
+
+    def store(self, array: np.ndarray) -> np.ndarray:
+        """A copy of `array` in the next free piece of the block."""
+        n = self.floats_for(array)
+        if n > self._free.size:
+            raise ValueError("the weight block is full: it was sized for fewer or smaller tensors")
+        piece = self._free[: array.size].reshape(array.shape)
+        piece[...] = array
+        self._free = self._free[n:]
+        return piece
+
+
+def _floats_of_layer(layer: _Layer) -> int:
+    return sum(_WeightBlock.floats_for(getattr(layer, f.name)) for f in fields(_Layer))
+
+
+def _moved_into(block: _WeightBlock, layer: _Layer) -> _Layer:
+    return _Layer(**{f.name: block.store(getattr(layer, f.name)) for f in fields(_Layer)})
+
+
 def _linear_weight(tensors: dict[str, np.ndarray], name: str, d_in: int, d_out: int) -> np.ndarray:
     # torch's Linear.weight is (d_out, d_in) and computes x W^T; our convention is x @ W with W
     # (d_in, d_out). Transpose once here, and copy to C order so every GEMM reads W row-contiguously.
@@ -467,7 +522,15 @@ class BertNumpy:
         )
         self.emb_ln_g = _fetch(tensors, "embeddings.LayerNorm.weight", (d,))
         self.emb_ln_b = _fetch(tensors, "embeddings.LayerNorm.bias", (d,))
-        self.layers = [_build_layer(tensors, i, config) for i in range(config.num_hidden_layers)]
+        # Every layer has the same shapes: the first one sizes the block, then each layer is built
+        # and moved into it at once, so no more than one layer's temporaries exist at a time.
+        first = _build_layer(tensors, 0, config)
+        block = _WeightBlock(config.num_hidden_layers * _floats_of_layer(first))
+        self.layers = [_moved_into(block, first)]
+        del first
+        self.layers += [
+            _moved_into(block, _build_layer(tensors, i, config)) for i in range(1, config.num_hidden_layers)
+        ]
         self._activation = _FAST_ACTIVATIONS[config.hidden_act]
         # Fast tokenizers are not thread-safe ("Already borrowed"), and Streamlit runs each session
         # in its own thread: one lock around tokenize + forward on this shared object.

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,7 @@ from core.bert import (
     _layer_norm_,
     _softmax2_rows_,
     _softmax2_rows_stable_,
+    _WeightBlock,
     check_bert_config,
     check_supported,
     compare_results,
@@ -425,6 +427,24 @@ def test_fast_layer_norm_equals_core_layer_norm(eps):
     expected = layer_norm(x.astype(np.float64), gamma, beta, eps=eps)
     fast = _layer_norm_(x.copy(), gamma, beta, eps, np.full(38, 1 / 38, np.float32), np.empty_like(x))
     np.testing.assert_allclose(fast, expected, atol=2e-6)
+
+
+def test_layer_weights_share_one_aligned_block_in_forward_order(tiny):
+    arrays = [getattr(layer, f.name) for layer in tiny.layers for f in fields(layer)]
+    addresses = [a.ctypes.data for a in arrays]
+    assert addresses == sorted(addresses)  # the order the forward pass reads them
+    assert all(address % 64 == 0 for address in addresses)
+    assert addresses[0] % (2 << 20) == 0  # huge-page aligned
+    end = addresses[-1] + arrays[-1].nbytes
+    assert end - addresses[0] <= sum(a.nbytes + 64 for a in arrays)  # contiguous, no gaps but padding
+    assert all(a.flags.c_contiguous and a.dtype == np.float32 for a in arrays)
+
+
+def test_weight_block_refuses_more_than_it_was_sized_for():
+    block = _WeightBlock(32)
+    np.testing.assert_array_equal(block.store(np.arange(20, dtype=np.float32)), np.arange(20))
+    with pytest.raises(ValueError, match="full"):
+        block.store(np.ones(1, np.float32))  # the first piece took 32 floats: 20 rounded up to 16s
 
 
 def test_gelu_fast_is_within_6e_7_of_exact_and_closer_than_torch():
