@@ -133,6 +133,55 @@ def ratio_rows(quick: bool) -> list[Row]:
     return rows
 
 
+# ---- the weight block's huge pages -----------------------------------------------------------------
+
+
+def layout_rows(quick: bool) -> list[Row]:
+    """The same engine with its layer weights copied out of the huge-page block into ordinary
+    allocations, against the block, alternating in one process: what core.bert's _WeightBlock buys."""
+    from dataclasses import fields, replace
+
+    from core.bert import BertNumpy
+    from core.models import bundled_model_dir
+
+    engine = BertNumpy.from_pretrained(bundled_model_dir())
+    in_block = engine.layers
+
+    # np.array copies each tensor into its own malloc'd buffer: 4 KiB pages (numpy asks for huge pages
+    # only for buffers of 4 MiB or more, and every single weight matrix here is smaller)
+    def copied(layer):
+        return replace(layer, **{f.name: np.array(getattr(layer, f.name)) for f in fields(layer)})
+
+    ordinary = [copied(layer) for layer in in_block]
+    rows = []
+    for n_tokens in (17, 32):
+        ids = token_ids(engine, n_tokens)
+
+        def forward(ids=ids):
+            engine.forward(ids)
+
+        times = {"ordinary": [], "block": []}
+        for _ in range(3 if quick else 10):
+            for label, layers in (("ordinary", ordinary), ("block", in_block)):
+                engine.layers = layers
+                forward()  # warm-up, not timed
+                times[label].extend(time_once(forward) for _ in range(8))
+        engine.layers = in_block
+        t_block, t_ordinary = statistics.median(times["block"]), statistics.median(times["ordinary"])
+        rows.append(
+            Row(
+                f"NumPy BERT forward, weights in huge pages / ordinary pages, {n_tokens} tokens",
+                t_block / t_ordinary,
+                "x",
+                note=(
+                    f"{1e3 * t_block:.2f} vs {1e3 * t_ordinary:.2f} ms, "
+                    f"median of {len(times['block'])}, alternating blocks"
+                ),
+            )
+        )
+    return rows
+
+
 # ---- serving, in a fresh process -----------------------------------------------------------------
 
 _SERVE_NUMPY = """
@@ -220,7 +269,7 @@ def serving_rows(quick: bool) -> list[Row]:
 
 
 def run(quick: bool = False) -> list[Row]:
-    return ratio_rows(quick) + serving_rows(quick)
+    return ratio_rows(quick) + layout_rows(quick) + serving_rows(quick)
 
 
 if __name__ == "__main__":

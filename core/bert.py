@@ -282,7 +282,8 @@ class _Layer:
 # for MiniLM, more than the L3 cache, so every call reads them from memory). In 4 KiB pages that stream
 # costs a TLB miss every 4 KiB, and in a virtual machine each miss walks two page tables. One block
 # in 2 MiB pages (Linux transparent huge pages, asked for with madvise) made the whole forward pass
-# 4-5% faster at 17 and 32 tokens on the benchmark machine; elsewhere the block is ordinary memory.
+# 4-7% faster at 17 and 32 tokens (`python -m bench --only bert_speed`, the huge-page rows); where
+# the system has no huge pages the block is ordinary memory.
 
 _HUGE_PAGE = 2 << 20
 _PIECE_ALIGN = 16  # float32s: each piece starts on a 64-byte line, as vector loads like
