@@ -296,8 +296,8 @@ class _WeightBlock:
         # Anonymous memory costs nothing until written, so reserving the block never adds to the RSS.
         # Private, not mmap's default shared mapping: Linux gives huge pages to private anonymous memory.
         size = 4 * n_floats + _HUGE_PAGE
-        if hasattr(mmap, "MAP_PRIVATE"):
-            self._buffer = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        if hasattr(mmap, "MAP_PRIVATE"):  # fileno -1: CPython adds MAP_ANONYMOUS itself
+            self._buffer = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
         else:  # Windows
             self._buffer = mmap.mmap(-1, size)
         if hasattr(mmap, "MADV_HUGEPAGE"):  # Linux only; a refusal leaves ordinary pages
