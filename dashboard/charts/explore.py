@@ -26,7 +26,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import qualitative, sample_colorscale
 
-from dashboard.charts.heatmap import SEQUENTIAL, cell_outline, number_repeats
+from dashboard.charts.heatmap import SEQUENTIAL, cell_outline, number_repeats, top_title
 
 # Twelve distinguishable, projector-safe colours for heads (more heads reuse them in order).
 HEAD_COLOURS = [*list(qualitative.Dark24[:10]), "#8C564B", "#17BECF", *list(qualitative.Light24)]
@@ -85,16 +85,7 @@ def head_heatmap(
     if highlight is not None:
         fig.add_shape(cell_outline(*highlight, width=3))
     fig.update_layout(
-        title={
-            "text": title,
-            "font": {"size": 16},
-            "y": 1.0,
-            "yanchor": "top",
-            "yref": "container",
-            "pad": {"t": 8},
-        }
-        if title
-        else None,
+        title=top_title(title) if title else None,
         height=height or int(min(900, max(380, 140 + 26 * w))),
         # the title sits above the top axis (its title and tick labels), which needs room of its own
         margin={"l": 10, "r": 10, "t": (130 if w > 10 else 100) if title else 10, "b": 10},
@@ -214,16 +205,7 @@ def lines_figure(
         )
     row_px = 26 if w <= 40 else 18
     fig.update_layout(
-        title={
-            "text": title,
-            "font": {"size": 16},
-            "y": 1.0,
-            "yanchor": "top",
-            "yref": "container",
-            "pad": {"t": 8},
-        }
-        if title
-        else None,
+        title=top_title(title) if title else None,
         height=int(max(320, 90 + row_px * w, 80 + 22 * len(heads))),  # room for the legend too
         margin={"l": 10, "r": 10, "t": 70 if title else 30, "b": 10},
         font=FONT,

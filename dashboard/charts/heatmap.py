@@ -66,6 +66,18 @@ def number_repeats(labels: Iterable[str]) -> list[str]:
     return out
 
 
+def top_title(text: str) -> dict:
+    """A chart title pinned to the very top of the figure, clear of a column axis drawn on top."""
+    return {
+        "text": text,
+        "font": {"size": 16},
+        "y": 1.0,
+        "yanchor": "top",
+        "yref": "container",
+        "pad": {"t": 8},
+    }
+
+
 def cell_outline(row: int, col: int, width: int = 4) -> dict:
     """A Plotly layout shape: a red box around one cell of a category heatmap."""
     return {
@@ -154,11 +166,12 @@ def matrix_heatmap(
         },
         "yaxis": {"title": {"text": row_title}, "autorange": "reversed", "type": "category"},
     }
-    layout["title"] = {"text": title, "font": {"size": 16}} if title else {}
-    if title and col_title:
-        # the column axis is on top; on a narrow chart its title would run into the chart's title,
-        # so the chart's title goes to the very top with room made under it
-        layout["title"].update(yref="container", y=1.0, yanchor="top", pad={"t": 8})
+    # The column axis is on top; on a narrow chart its title would run into the chart's title,
+    # so then the chart's title goes to the very top with room made under it.
+    if title:
+        layout["title"] = top_title(title) if col_title else {"text": title, "font": {"size": 16}}
+    else:
+        layout["title"] = {}
         layout["margin"]["t"] = 88 + slant_px
         layout["height"] += 40
     # One constructor call: Plotly validates every property it is given, and update_layout /
