@@ -676,6 +676,7 @@ class BertNumpy:
         # Scratch arrays, reused by every layer and every call: a fresh multi-megabyte array costs
         # a page fault per 4 KiB on first touch, which at 128 tokens took longer than the GEMMs.
         qkv = self._scratch("qkv", (n, 3 * d))
+        key_t = self._scratch("key_t", (b, h, d_head, t))
         context = self._scratch("context", (b, t, h, d_head))  # heads side by side: merged for free
         attn_out = self._scratch("attn_out", (n, d))
         inter = self._scratch("inter", (n, cfg.intermediate_size))
@@ -689,13 +690,18 @@ class BertNumpy:
             qkv += layer.b_qkv
             heads = qkv.reshape(b, t, 3, h, d_head).transpose(2, 0, 3, 1, 4)  # (3, B, H, T, d_head) view
             query, key, value = heads[0], heads[1], heads[2]  # strided views: BLAS reads them in place
+            # ...except K^T, copied into one contiguous (B, H, d_head, T) array: with K^T read as a strided
+            # view of qkv, the score GEMMs took up to 3x longer whenever this machine was in its slow state
+            # (the copy is one pass over K; 7-11% off the whole forward pass at 128 tokens then, and no
+            # change in the fast state; see the README's benchmark notes)
+            np.copyto(key_t, key.swapaxes(-1, -2))
             # 2) attend: scores (scaled through W^Q, in base 2: see query_scale) into the output array
             probs = attentions[i]  # (B, H, T, T)
-            np.matmul(query, key.swapaxes(-1, -2), out=probs)
+            np.matmul(query, key_t, out=probs)
             if bias is not None:
                 probs += bias
             if not _softmax2_rows_(probs, ones_t):  # overflow somewhere: redo with the row maximum
-                np.matmul(query, key.swapaxes(-1, -2), out=probs)
+                np.matmul(query, key_t, out=probs)
                 if bias is not None:
                     probs += bias
                 _softmax2_rows_stable_(probs)
