@@ -33,11 +33,13 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
 
+from core import blas_threads
 from core.attention import FullyMaskedRowError, multi_head_attention, padding_mask
 from core.layers import ACTIVATIONS, gelu_fast, gelu_tanh, layer_norm
 from core.models import (
@@ -497,6 +499,80 @@ def _softmax2_rows_stable_(scores2: np.ndarray) -> np.ndarray:
     return scores2
 
 
+# ---- two threads for long inputs ---------------------------------------------------------------
+# From this many rows (tokens over the batch) the layers run on two Python threads with one BLAS
+# thread each (BertNumpy._layers_on_two_threads). `python -m bench --only bert_speed` measures
+# both ways on the bundled model, alternating in one process: two threads won from about 128 tokens
+# on (0.975x at 128, 0.88x at 256, 0.80x at 512 in the fast state) and lost below (1.08x at 96,
+# 1.38x at 64), where streaming the weights twice and the threads' meetings cost more than they save.
+_TWO_THREADS_MIN_ROWS = 128
+
+
+def _worth_two_threads(n_rows: int, min_rows: int | None) -> bool:
+    """Two threads for n_rows: long enough, two cores to run on, and BLAS allowed two threads
+    (OPENBLAS_NUM_THREADS=1 means the user wants one core, so the engine keeps to one)."""
+    if min_rows is None or n_rows < min_rows:
+        return False
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return cores >= 2 and (blas_threads.get_threads() or 1) >= 2
+
+
+def _sequence_spans(rows: slice, n_tokens: int) -> list[tuple[int, slice]]:
+    """The (sequence, token slice) pieces of a slice of the flattened (B T) rows."""
+    spans = []
+    for seq in range(rows.start // n_tokens, -(-rows.stop // n_tokens)):
+        first = seq * n_tokens
+        lo, hi = max(rows.start, first) - first, min(rows.stop, first + n_tokens) - first
+        if lo < hi:
+            spans.append((seq, slice(lo, hi)))
+    return spans
+
+
+@dataclass(frozen=True)
+class _Pass:
+    """The arrays of one forward pass: its outputs and the engine's scratch, shaped for this input."""
+
+    hidden: np.ndarray  # (L + 1, B, T, D) output
+    attentions: np.ndarray  # (L, B, H, T, T) output
+    mask_bias: np.ndarray | None  # (B, 1, 1, T): 0 where a key may be attended to, -inf where not
+    qkv: tuple[np.ndarray, np.ndarray]  # 2 x (N, 3D), N = B T: layer i uses qkv[i % 2]
+    key_t: tuple[np.ndarray, np.ndarray]  # 2 x (B, H, d_head, T), like qkv
+    context: np.ndarray  # (B, T, H, d_head)
+    attn_out: np.ndarray  # (N, D)
+    inter: np.ndarray  # (N, I)
+    act_scratch: tuple[np.ndarray, np.ndarray]  # 2 x (N, I)
+    sq: np.ndarray  # (N, D)
+
+
+@dataclass(frozen=True)
+class _Share:
+    """The rows of a _Pass that one thread works on (all of them on one thread), as views made once
+    per forward pass instead of once per layer."""
+
+    spans: list[tuple[int, slice]]  # (sequence, token slice) pieces of the rows
+    hidden: np.ndarray  # (L + 1, rows, D)
+    qkv: tuple[np.ndarray, np.ndarray]  # 2 x (rows, 3D)
+    context: np.ndarray  # (rows, D): the merged heads
+    attn_out: np.ndarray  # (rows, D)
+    inter: np.ndarray  # (rows, I)
+    act_scratch: tuple[np.ndarray, np.ndarray]  # 2 x (rows, I)
+    sq: np.ndarray  # (rows, D)
+
+    @classmethod
+    def of(cls, work: _Pass, rows: slice) -> _Share:
+        n_tokens, d = work.hidden.shape[2:]
+        return cls(
+            spans=_sequence_spans(rows, n_tokens),
+            hidden=work.hidden.reshape(work.hidden.shape[0], -1, d)[:, rows],
+            qkv=(work.qkv[0][rows], work.qkv[1][rows]),
+            context=work.context.reshape(-1, d)[rows],
+            attn_out=work.attn_out[rows],
+            inter=work.inter[rows],
+            act_scratch=(work.act_scratch[0][rows], work.act_scratch[1][rows]),
+            sq=work.sq[rows],
+        )
+
+
 # ---- the engine --------------------------------------------------------------------------------
 
 
@@ -537,6 +613,9 @@ class BertNumpy:
         # in its own thread: one lock around tokenize + forward on this shared object.
         self._lock = threading.RLock()
         self._work: dict[str, np.ndarray] = {}  # scratch arrays of the forward pass, see _scratch
+        self._helper: ThreadPoolExecutor | None = None  # see _layers_on_two_threads
+        # inputs of at least this many rows (tokens over the batch) run on two threads; None: never
+        self.two_threads_from_rows: int | None = _TWO_THREADS_MIN_ROWS
         # GEMV operands that turn row sums into BLAS calls (see the kernels above)
         self._mean_d = np.full(d, 1.0 / d, dtype=np.float32)
         self._ones_t = np.ones(config.max_position_embeddings, dtype=np.float32)
@@ -662,7 +741,6 @@ class BertNumpy:
         b, t = ids.shape
         n = b * t  # the dense layers treat every token of every sequence alike: one GEMM for all
         h, d_head, d = cfg.num_attention_heads, cfg.head_size, cfg.hidden_size
-        eps = cfg.layer_norm_eps
         # Outputs are allocated once and written in place: each layer's probs go straight from the
         # score GEMM into `attentions`, each layer's output straight into `hidden`.
         hidden = np.empty((cfg.num_hidden_layers + 1, b, t, d), dtype=np.float32)
@@ -675,53 +753,140 @@ class BertNumpy:
             bias = np.where(padding_mask(mask), np.float32(0), np.float32(-np.inf))[:, None]  # (B, 1, 1, T)
         # Scratch arrays, reused by every layer and every call: a fresh multi-megabyte array costs
         # a page fault per 4 KiB on first touch, which at 128 tokens took longer than the GEMMs.
-        qkv = self._scratch("qkv", (n, 3 * d))
-        key_t = self._scratch("key_t", (b, h, d_head, t))
-        context = self._scratch("context", (b, t, h, d_head))  # heads side by side: merged for free
-        attn_out = self._scratch("attn_out", (n, d))
-        inter = self._scratch("inter", (n, cfg.intermediate_size))
-        act_scratch = tuple(self._scratch(f"act{k}", inter.shape) for k in range(2))
-        sq = self._scratch("sq", (n, d))
-        mean_d, ones_t = self._mean_d, self._ones_t[:t]
-        for i, layer in enumerate(self.layers):
-            x = hidden[i].reshape(n, d)
-            # 1) project: Q, K and V in one GEMM with the fused (D, 3D) weight, then view as heads
-            np.matmul(x, layer.w_qkv, out=qkv)
-            qkv += layer.b_qkv
-            heads = qkv.reshape(b, t, 3, h, d_head).transpose(2, 0, 3, 1, 4)  # (3, B, H, T, d_head) view
-            query, key, value = heads[0], heads[1], heads[2]  # strided views: BLAS reads them in place
-            # ...except K^T, copied into one contiguous (B, H, d_head, T) array: with K^T read as a strided
-            # view of qkv, the score GEMMs took up to 3x longer whenever this machine was in its slow state
-            # (the copy is one pass over K; 7-11% off the whole forward pass at 128 tokens then, and no
-            # change in the fast state; see the README's benchmark notes)
-            np.copyto(key_t, key.swapaxes(-1, -2))
-            # 2) attend: scores (scaled through W^Q, in base 2: see query_scale) into the output array
-            probs = attentions[i]  # (B, H, T, T)
-            np.matmul(query, key_t, out=probs)
-            if bias is not None:
-                probs += bias
-            if not _softmax2_rows_(probs, ones_t):  # overflow somewhere: redo with the row maximum
-                np.matmul(query, key_t, out=probs)
-                if bias is not None:
-                    probs += bias
-                _softmax2_rows_stable_(probs)
-            # context written through a transposed view into (B, T, H, d_head): merge_heads without a copy
-            np.matmul(probs, value, out=context.transpose(0, 2, 1, 3))
-            # 3) merge heads + output projection, residual, LayerNorm
-            np.matmul(context.reshape(n, d), layer.w_o, out=attn_out)
-            attn_out += layer.b_o
-            attn_out += x
-            _layer_norm_(attn_out, layer.ln1_g, layer.ln1_b, eps, mean_d, sq)
-            # 4) feed-forward, residual, LayerNorm, written into the next hidden state
-            np.matmul(attn_out, layer.w_1, out=inter)
-            inter += layer.b_1
-            self._activation(inter, act_scratch)
-            out = hidden[i + 1].reshape(n, d)
-            np.matmul(inter, layer.w_2, out=out)
-            out += layer.b_2
-            out += attn_out
-            _layer_norm_(out, layer.ln2_g, layer.ln2_b, eps, mean_d, sq)
+        inter_shape = (n, cfg.intermediate_size)
+        work = _Pass(
+            hidden=hidden,
+            attentions=attentions,
+            mask_bias=bias,
+            qkv=tuple(self._scratch(f"qkv{k}", (n, 3 * d)) for k in range(2)),
+            key_t=tuple(self._scratch(f"key_t{k}", (b, h, d_head, t)) for k in range(2)),
+            context=self._scratch("context", (b, t, h, d_head)),  # heads side by side: merged for free
+            attn_out=self._scratch("attn_out", (n, d)),
+            inter=self._scratch("inter", inter_shape),
+            act_scratch=(self._scratch("act0", inter_shape), self._scratch("act1", inter_shape)),
+            sq=self._scratch("sq", (n, d)),
+        )
+        if _worth_two_threads(n, self.two_threads_from_rows):
+            with blas_threads.limited_to(1) as limited:
+                if limited:
+                    self._layers_on_two_threads(work)
+                    return hidden, attentions
+        share = _Share.of(work, slice(0, n))
+        for i in range(cfg.num_hidden_layers):
+            self._project(work, share, i)
+            self._attend(work, share, i)
+            self._merge_and_feed_forward(share, i)
         return hidden, attentions
+
+    # One layer in three phases. Each works on a share of the rows (the tokens of all sequences, flattened),
+    # so the same code runs a layer on one thread or splits it between two (_layers_on_two_threads).
+    # Attention needs every token's K and V: the one point in a layer where two threads wait for each
+    # other. Each layer alternates between two qkv and K^T buffers, so a thread that starts the next
+    # layer's projection early cannot overwrite K and V that the other thread is still attending with.
+
+    def _project(self, work: _Pass, share: _Share, i: int) -> None:
+        """1) project: Q, K and V of these rows in one GEMM with the fused (D, 3D) weight, and K^T."""
+        layer = self.layers[i]
+        cfg = self.config
+        qkv = share.qkv[i % 2]
+        np.matmul(share.hidden[i], layer.w_qkv, out=qkv)
+        qkv += layer.b_qkv
+        # K^T goes into one contiguous (B, H, d_head, T) array, while Q and V stay strided views of qkv
+        # that BLAS reads in place: read as a strided view, K^T made the score GEMMs up to 3x slower
+        # whenever this machine was in its slow state (one pass over K; 7-11% off the whole forward
+        # pass at 128 tokens then, no change in the fast state)
+        b, t = work.hidden.shape[1:3]
+        key = work.qkv[i % 2].reshape(b, t, 3, cfg.num_attention_heads, cfg.head_size)[:, :, 1]
+        key_t = work.key_t[i % 2]
+        for seq, tokens in share.spans:
+            np.copyto(key_t[seq, :, :, tokens], key[seq, tokens].transpose(1, 2, 0))
+
+    def _attend(self, work: _Pass, share: _Share, i: int) -> None:
+        """2) attend, for the queries in these rows and every head: scores and softmax into the
+        attentions output, and the context written into its heads' columns."""
+        cfg = self.config
+        b, t = work.hidden.shape[1:3]
+        h, d_head = cfg.num_attention_heads, cfg.head_size
+        heads = work.qkv[i % 2].reshape(b, t, 3, h, d_head).transpose(2, 0, 3, 1, 4)  # (3, B, H, T, d_head)
+        query, value, key_t = heads[0], heads[2], work.key_t[i % 2]
+        # the context is written through a transposed view into (B, T, H, d_head): merged heads, no copy
+        context = work.context.transpose(0, 2, 1, 3)
+        ones_t = self._ones_t[:t]
+        for seq, tokens in share.spans:
+            mask = None if work.mask_bias is None else work.mask_bias[seq]
+            # scores, scaled through W^Q and in base 2 (see query_scale), straight into the output array
+            probs = work.attentions[i, seq, :, tokens]  # (H, queries, T)
+            np.matmul(query[seq, :, tokens], key_t[seq], out=probs)
+            if mask is not None:
+                probs += mask
+            if not _softmax2_rows_(probs, ones_t):  # overflow somewhere: redo with the row maximum
+                np.matmul(query[seq, :, tokens], key_t[seq], out=probs)
+                if mask is not None:
+                    probs += mask
+                _softmax2_rows_stable_(probs)
+            np.matmul(probs, value[seq], out=context[seq, :, tokens])
+
+    def _merge_and_feed_forward(self, share: _Share, i: int) -> None:
+        """3) merge heads + output projection, residual, LayerNorm; 4) feed-forward, residual,
+        LayerNorm, written into the next hidden state; for these rows."""
+        layer = self.layers[i]
+        eps, mean_d = self.config.layer_norm_eps, self._mean_d
+        attn_out, inter, sq = share.attn_out, share.inter, share.sq
+        np.matmul(share.context, layer.w_o, out=attn_out)
+        attn_out += layer.b_o
+        attn_out += share.hidden[i]
+        _layer_norm_(attn_out, layer.ln1_g, layer.ln1_b, eps, mean_d, sq)
+        np.matmul(attn_out, layer.w_1, out=inter)
+        inter += layer.b_1
+        self._activation(inter, share.act_scratch)
+        out = share.hidden[i + 1]
+        np.matmul(inter, layer.w_2, out=out)
+        out += layer.b_2
+        out += attn_out
+        _layer_norm_(out, layer.ln2_g, layer.ln2_b, eps, mean_d, sq)
+
+    def _layers_on_two_threads(self, work: _Pass) -> None:
+        """Every layer on two threads with one BLAS thread each: this thread takes the first half of
+        the rows (tokens), a helper thread the rest, and they meet once a layer.
+
+        Why: with one thread, NumPy's element-wise passes (bias, softmax, GELU, LayerNorm: about a
+        quarter of the time) run on one core while OpenBLAS's second thread waits, and every GEMM's
+        output is half in the other core's cache. Split by rows, each core keeps its own rows from
+        GEMM to LayerNorm. The cost: each thread streams all of the weights and they meet through
+        Python locks (tens of microseconds each here), so it pays only from _TWO_THREADS_MIN_ROWS."""
+        n = work.attn_out.shape[0]
+        meet = threading.Barrier(2)
+
+        def run(rows: slice) -> None:
+            try:
+                share = _Share.of(work, rows)
+                for i in range(self.config.num_hidden_layers):
+                    self._project(work, share, i)
+                    meet.wait()  # attention reads every token's K and V
+                    self._attend(work, share, i)
+                    self._merge_and_feed_forward(share, i)
+            except BaseException:
+                meet.abort()  # the other thread stops at its next meeting instead of waiting forever
+                raise
+
+        helper = self._helper_pool().submit(run, slice(n // 2, n))
+        broken_here = None
+        try:
+            run(slice(0, n // 2))
+        except threading.BrokenBarrierError as err:
+            broken_here = err  # the helper failed first: its error is the one to raise
+        finally:
+            helper_error = helper.exception()  # wait: the helper writes into the arrays we return
+        if broken_here is not None:
+            raise helper_error or broken_here
+        if helper_error is not None:
+            raise helper_error
+
+    def _helper_pool(self):
+        """The one helper thread of _layers_on_two_threads, started on first use; it ends with the engine."""
+        if self._helper is None:
+            self._helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bert-numpy")
+        return self._helper
 
     # -- text in, AttentionResult out ------------------------------------------------------------
 
