@@ -3,9 +3,13 @@
 Ratios (issue 4, section 3): BertNumpy.forward time / transformers' BertModel forward time, with
 attn_implementation="eager", output_attentions=True and output_hidden_states=True under
 torch.inference_mode(); the bundled all-MiniLM-L6-v2 weights for both, the same token ids (real text
-cut to the length), one sentence, the same thread count (torch is set to OpenBLAS's), in one process.
+cut to the length), one sentence, the same thread count (torch is set to OpenBLAS's: 2 here; from 128
+tokens the NumPy engine runs two Python threads with one BLAS thread each), in one process.
 The engines alternate in blocks of calls, so a change in the machine's load hits both alike; the
 ratio is of the medians, and the note gives the ratio of the fastest calls and the load average.
+
+Two threads: the NumPy engine's two-thread path against its one-thread path, from 64 to 512 tokens:
+where core.bert's _TWO_THREADS_MIN_ROWS comes from.
 
 Serving: a fresh Python process imports the engine, loads the bundled model the way the app does
 (core.models' sha256 check included) and computes one sentence. "ready" is the time from the end of
@@ -17,10 +21,8 @@ is measured the same way (torch and transformers imported first), for comparison
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -30,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import Row
+from core import blas_threads
 
 ROOT = Path(__file__).resolve().parents[1]
 LENGTHS = {17: 0.7, 32: 0.7, 128: 0.9, 512: 1.1}  # tokens -> the issue's bound on the ratio
@@ -39,23 +42,6 @@ TEXT = (
     "Attention lets every token look at every other token and decide how much of it to take in. "
 )
 SENTENCE = "The trophy would not fit in the brown suitcase because it was too big."
-
-
-def openblas_threads() -> int | None:
-    """NumPy's OpenBLAS thread count, read from the loaded library (None if it cannot be found)."""
-    maps = Path("/proc/self/maps")
-    if not maps.exists():
-        return None
-    for path in sorted(set(re.findall(r"(/\S*openblas\S*\.so\S*)", maps.read_text()))):
-        lib = ctypes.CDLL(path)
-        for name in (
-            "scipy_openblas_get_num_threads64_",
-            "openblas_get_num_threads64_",
-            "openblas_get_num_threads",
-        ):
-            if hasattr(lib, name):
-                return int(getattr(lib, name)())
-    return None
 
 
 def load_average() -> str:
@@ -86,7 +72,7 @@ def ratio_rows(quick: bool) -> list[Row]:
     from core.models import bundled_model_dir
 
     model_dir = bundled_model_dir()
-    threads = openblas_threads() or torch.get_num_threads()
+    threads = blas_threads.get_threads() or torch.get_num_threads()
     torch.set_num_threads(threads)
     numpy_engine = BertNumpy.from_pretrained(model_dir)
     torch_model = BertModel.from_pretrained(model_dir, attn_implementation="eager").eval()
@@ -182,6 +168,49 @@ def layout_rows(quick: bool) -> list[Row]:
     return rows
 
 
+# ---- two threads for long inputs -------------------------------------------------------------------
+
+
+def two_thread_rows(quick: bool) -> list[Row]:
+    """The engine's two-thread path (core.bert, from _TWO_THREADS_MIN_ROWS rows) against its one-thread
+    path on the same input, alternating blocks in one process: where the threshold comes from."""
+    from core.bert import _TWO_THREADS_MIN_ROWS, BertNumpy
+    from core.models import bundled_model_dir
+
+    if not blas_threads.available():  # the engine cannot use two threads here
+        return []
+    engine = BertNumpy.from_pretrained(bundled_model_dir())
+    rows = []
+    for n_tokens in (64, 96, 128, 256, 512):
+        ids = token_ids(engine, n_tokens)
+
+        def forward(ids=ids):
+            engine.forward(ids)
+
+        times = {"one": [], "two": []}
+        for _ in range(2 if quick else 8):
+            for label, from_rows in (("one", None), ("two", 1)):
+                engine.two_threads_from_rows = from_rows
+                time.sleep(0.15)  # let OpenBLAS's spinning thread sleep, as it does between sentences
+                forward()  # warm-up, not timed
+                times[label].extend(time_once(forward) for _ in range(6 if n_tokens < 512 else 3))
+        engine.two_threads_from_rows = _TWO_THREADS_MIN_ROWS
+        t_two, t_one = statistics.median(times["two"]), statistics.median(times["one"])
+        used = "used" if n_tokens >= _TWO_THREADS_MIN_ROWS else "not used"
+        rows.append(
+            Row(
+                f"NumPy BERT forward, two threads / one thread, {n_tokens} tokens",
+                t_two / t_one,
+                "x",
+                note=(
+                    f"{1e3 * t_two:.1f} vs {1e3 * t_one:.1f} ms, median of {len(times['two'])}; "
+                    f"two threads {used} at this length; load {load_average()}"
+                ),
+            )
+        )
+    return rows
+
+
 # ---- serving, in a fresh process -----------------------------------------------------------------
 
 _SERVE_NUMPY = """
@@ -269,7 +298,7 @@ def serving_rows(quick: bool) -> list[Row]:
 
 
 def run(quick: bool = False) -> list[Row]:
-    return ratio_rows(quick) + layout_rows(quick) + serving_rows(quick)
+    return ratio_rows(quick) + two_thread_rows(quick) + layout_rows(quick) + serving_rows(quick)
 
 
 if __name__ == "__main__":

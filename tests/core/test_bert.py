@@ -22,12 +22,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from transformers import BertModel
 
+from core import blas_threads
 from core.attention import FullyMaskedRowError, softmax
 from core.bert import (
     BertNumpy,
     TextError,
     UnsupportedModelError,
     _layer_norm_,
+    _sequence_spans,
     _softmax2_rows_,
     _softmax2_rows_stable_,
     _WeightBlock,
@@ -195,9 +197,13 @@ def test_padding_does_not_change_the_real_tokens(tiny):
     assert np.all(att[:, 0, :, :, 5:] == 0)  # no token attends to padding, exactly
 
 
-def test_scores_that_overflow_exp_fall_back_to_the_stable_softmax(tiny_dir):
+@pytest.mark.parametrize("two_threads", [False, True])
+def test_scores_that_overflow_exp_fall_back_to_the_stable_softmax(tiny_dir, two_threads):
     """Scaling W^Q by 300 pushes scores past exp's float32 range: the fast softmax must notice."""
+    if two_threads and not blas_threads.available():
+        pytest.skip("NumPy's BLAS here is not an OpenBLAS whose threads can be set")
     ours, theirs = BertNumpy.from_pretrained(tiny_dir), torch_model(tiny_dir)
+    ours.two_threads_from_rows = 1 if two_threads else None
     d = ours.config.hidden_size
     for layer, torch_layer in zip(ours.layers, theirs.encoder.layer, strict=True):
         layer.w_qkv[:, :d] *= 300
@@ -211,6 +217,94 @@ def test_scores_that_overflow_exp_fall_back_to_the_stable_softmax(tiny_dir):
     assert np.isfinite(result[1]).all() and np.isfinite(result[0]).all()
     assert_parity(result, tuple(x[:, 0] for x in torch_forward(theirs, ids)), tol=1e-4)
     np.testing.assert_allclose(result[1].sum(-1), 1.0, atol=1e-5)
+
+
+# ---- two threads for long inputs (BertNumpy._layers_on_two_threads) -----------------------------
+
+needs_blas_threads = pytest.mark.skipif(
+    not blas_threads.available(), reason="NumPy's BLAS here is not an OpenBLAS whose threads can be set"
+)
+
+
+@needs_blas_threads
+@pytest.mark.parametrize("name", list(TINY_CONFIGS))
+def test_two_threads_match_transformers_and_one_thread(tiny_dirs, name):
+    """Forced onto two threads from the first row: a single sequence with an odd number of rows, and a
+    padded batch whose halves cut through a sequence; 1 to 7 heads, 1 to 4 layers."""
+    engine, theirs = BertNumpy.from_pretrained(tiny_dirs[name]), torch_model(tiny_dirs[name])
+    rng = np.random.default_rng(len(name))
+    lengths = [23, 7, 1, 16]  # 4 x 23 rows: the halves split the second sequence
+    ids = rng.integers(5, engine.config.vocab_size, (len(lengths), max(lengths)))
+    mask = np.arange(max(lengths))[None] < np.array(lengths)[:, None]
+    types = (np.arange(max(lengths))[None] >= np.array(lengths)[:, None] // 2).astype(np.int64) * mask
+    ids = np.where(mask, ids, 0)
+    # one row (the first half is empty), an odd number of rows, and the batch
+    for args in ((ids[0, :1],), (ids[0, :19],), (ids, types, mask)):
+        engine.two_threads_from_rows = None
+        one = engine.forward(*args)
+        engine.two_threads_from_rows = 1
+        two = engine.forward(*args)
+        theirs_out = torch_forward(theirs, *args)
+        if len(args) == 1:
+            theirs_out = tuple(x[:, 0] for x in theirs_out)
+        assert_parity(two, theirs_out, mask=None if len(args) == 1 else mask)
+        np.testing.assert_allclose(two[0], one[0], atol=1e-6)
+        np.testing.assert_allclose(two[1], one[1], atol=1e-6)
+    assert engine._helper is not None, "the two-thread path never ran"
+
+
+@needs_blas_threads
+@pytest.mark.parametrize("failing", ["helper", "caller"])
+def test_an_error_on_either_thread_is_raised_and_the_engine_still_works(tiny_dir, monkeypatch, failing):
+    engine = BertNumpy.from_pretrained(tiny_dir)
+    engine.two_threads_from_rows = 1
+    ids = np.random.default_rng(5).integers(5, engine.config.vocab_size, 30)
+    expected = engine.forward(ids)
+    threads_before = blas_threads.get_threads()
+    original = BertNumpy._merge_and_feed_forward
+
+    def fails_on_one_thread(self, share, i):
+        on_helper = threading.current_thread() is not threading.main_thread()
+        if i == 1 and on_helper == (failing == "helper"):
+            raise MemoryError(f"no memory on the {failing} thread")
+        return original(self, share, i)
+
+    monkeypatch.setattr(BertNumpy, "_merge_and_feed_forward", fails_on_one_thread)
+    with pytest.raises(MemoryError, match=failing):
+        engine.forward(ids)
+    monkeypatch.undo()
+    assert blas_threads.get_threads() == threads_before
+    again = engine.forward(ids)  # no thread left waiting at a broken meeting
+    np.testing.assert_array_equal(again[0], expected[0])
+    np.testing.assert_array_equal(again[1], expected[1])
+
+
+@needs_blas_threads
+def test_blas_thread_count_is_set_inside_and_restored_after():
+    before = blas_threads.get_threads()
+    with blas_threads.limited_to(1) as limited:
+        assert limited and blas_threads.get_threads() == 1
+    assert blas_threads.get_threads() == before
+
+
+def test_one_thread_when_blas_is_held_to_one_or_the_input_is_short(tiny, monkeypatch):
+    ids = np.random.default_rng(6).integers(5, tiny.config.vocab_size, 40)
+    monkeypatch.setattr(tiny, "_helper", None)
+    monkeypatch.setattr(tiny, "two_threads_from_rows", 41)  # one row more than the input has
+    tiny.forward(ids)
+    assert tiny._helper is None
+    monkeypatch.setattr(tiny, "two_threads_from_rows", 1)
+    monkeypatch.setattr(blas_threads, "get_threads", lambda: 1)  # as with OPENBLAS_NUM_THREADS=1
+    tiny.forward(ids)
+    assert tiny._helper is None
+
+
+def test_sequence_spans_of_flattened_rows():
+    assert _sequence_spans(slice(0, 12), 4) == [(0, slice(0, 4)), (1, slice(0, 4)), (2, slice(0, 4))]
+    assert _sequence_spans(slice(0, 6), 4) == [(0, slice(0, 4)), (1, slice(0, 2))]
+    assert _sequence_spans(slice(6, 12), 4) == [(1, slice(2, 4)), (2, slice(0, 4))]
+    assert _sequence_spans(slice(0, 0), 4) == []
+    assert _sequence_spans(slice(0, 1), 1) == [(0, slice(0, 1))]
 
 
 # ---- parity with transformers: the bundled model ----------------------------------------------------
