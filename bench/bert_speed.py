@@ -119,6 +119,20 @@ def ratio_rows(quick: bool) -> list[Row]:
     return rows
 
 
+def alternate(forward, settings: dict, blocks: int, per_block: int, pause: float = 0.0) -> dict[str, list]:
+    """Times of forward() under each setting, alternating blocks of calls in one process so a change
+    in the machine's load hits every setting alike. settings: label -> a function that applies it;
+    the first call of each block warms up and is not timed."""
+    times = {label: [] for label in settings}
+    for _ in range(blocks):
+        for label, apply in settings.items():
+            apply()
+            time.sleep(pause)
+            forward()
+            times[label].extend(time_once(forward) for _ in range(per_block))
+    return times
+
+
 # ---- the weight block's huge pages -----------------------------------------------------------------
 
 
@@ -146,12 +160,15 @@ def layout_rows(quick: bool) -> list[Row]:
         def forward(ids=ids):
             engine.forward(ids)
 
-        times = {"ordinary": [], "block": []}
-        for _ in range(3 if quick else 10):
-            for label, layers in (("ordinary", ordinary), ("block", in_block)):
-                engine.layers = layers
-                forward()  # warm-up, not timed
-                times[label].extend(time_once(forward) for _ in range(8))
+        times = alternate(
+            forward,
+            {
+                "ordinary": lambda: setattr(engine, "layers", ordinary),
+                "block": lambda: setattr(engine, "layers", in_block),
+            },
+            blocks=3 if quick else 10,
+            per_block=8,
+        )
         engine.layers = in_block
         t_block, t_ordinary = statistics.median(times["block"]), statistics.median(times["ordinary"])
         rows.append(
@@ -187,13 +204,16 @@ def two_thread_rows(quick: bool) -> list[Row]:
         def forward(ids=ids):
             engine.forward(ids)
 
-        times = {"one": [], "two": []}
-        for _ in range(2 if quick else 8):
-            for label, from_rows in (("one", None), ("two", 1)):
-                engine.two_threads_from_rows = from_rows
-                time.sleep(0.15)  # let OpenBLAS's spinning thread sleep, as it does between sentences
-                forward()  # warm-up, not timed
-                times[label].extend(time_once(forward) for _ in range(6 if n_tokens < 512 else 3))
+        times = alternate(
+            forward,
+            {
+                "one": lambda: setattr(engine, "two_threads_from_rows", None),
+                "two": lambda: setattr(engine, "two_threads_from_rows", 1),
+            },
+            blocks=2 if quick else 8,
+            per_block=6 if n_tokens < 512 else 3,
+            pause=0.15,  # let OpenBLAS's spinning thread sleep, as it does between sentences
+        )
         engine.two_threads_from_rows = _TWO_THREADS_MIN_ROWS
         t_two, t_one = statistics.median(times["two"]), statistics.median(times["one"])
         used = "used" if n_tokens >= _TWO_THREADS_MIN_ROWS else "not used"

@@ -882,7 +882,7 @@ class BertNumpy:
         if helper_error is not None:
             raise helper_error
 
-    def _helper_pool(self):
+    def _helper_pool(self) -> ThreadPoolExecutor:
         """The one helper thread of _layers_on_two_threads, started on first use; it ends with the engine."""
         if self._helper is None:
             self._helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bert-numpy")
