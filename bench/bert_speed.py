@@ -8,6 +8,9 @@ tokens the NumPy engine runs two Python threads with one BLAS thread each), in o
 The engines alternate in blocks of calls, so a change in the machine's load hits both alike; the
 ratio is of the medians, and the note gives the ratio of the fastest calls and the load average.
 
+Kernels: the engine on the OpenBLAS kernels core/blas_kernels.py picks for this CPU (Haswell on AMD
+Zen 4) against the kernels OpenBLAS picks itself (SkylakeX there), switched in one process.
+
 Two threads: the NumPy engine's two-thread path against its one-thread path, from 64 to 512 tokens:
 where core.bert's _TWO_THREADS_MIN_ROWS comes from.
 
@@ -112,7 +115,8 @@ def ratio_rows(quick: bool) -> list[Row]:
                 target=bound,
                 note=(
                     f"{1e3 * t_numpy:.1f} vs {1e3 * t_torch:.1f} ms, median of {repeats}; fastest runs: "
-                    f"{best:.2f}x; {threads} threads; load {load_average()}"
+                    f"{best:.2f}x; {threads} threads, OpenBLAS {blas_threads.kernels()} kernels; "
+                    f"load {load_average()}"
                 ),
             )
         )
@@ -182,6 +186,74 @@ def layout_rows(quick: bool) -> list[Row]:
                 ),
             )
         )
+    return rows
+
+
+# ---- OpenBLAS's kernels ------------------------------------------------------------------------------
+
+
+def switch_kernels(name: str | None) -> None:
+    """Make NumPy's OpenBLAS pick its kernels again, as at import with OPENBLAS_CORETYPE=name (None: its
+    own choice for this CPU), through OpenBLAS's gotoblas_dynamic_quit / gotoblas_dynamic_init. For
+    measuring only: the product sets OPENBLAS_CORETYPE before NumPy loads (core/blas_kernels.py), since
+    swapping kernels while another thread multiplies would crash."""
+    if name is None:
+        os.environ.pop("OPENBLAS_CORETYPE", None)
+    else:
+        os.environ["OPENBLAS_CORETYPE"] = name
+    library = blas_threads.library()
+    library.gotoblas_dynamic_quit()
+    library.gotoblas_dynamic_init()
+    if name is not None and (blas_threads.kernels() or "").lower() != name.lower():
+        raise RuntimeError(f"OpenBLAS did not switch to {name} kernels (it runs {blas_threads.kernels()})")
+
+
+def kernel_rows(quick: bool) -> list[Row]:
+    """The engine on the kernels core/blas_kernels.py chose against OpenBLAS's own choice for this CPU,
+    alternating in one process. Empty where the two are the same (every CPU but AMD Zen 4, so far)."""
+    from core.bert import BertNumpy
+    from core.blas_kernels import kernels_for
+    from core.models import bundled_model_dir
+
+    try:
+        chosen = kernels_for(Path("/proc/cpuinfo").read_text(errors="replace"))
+    except OSError:
+        chosen = None
+    library = blas_threads.library()
+    if chosen is None or library is None or not hasattr(library, "gotoblas_dynamic_init"):
+        return []
+    user_setting = os.environ.get("OPENBLAS_CORETYPE")
+    switch_kernels(None)
+    own = blas_threads.kernels()
+    engine = BertNumpy.from_pretrained(bundled_model_dir())
+    rows = []
+    try:
+        for n_tokens in (32, 128, 512):
+            ids = token_ids(engine, n_tokens)
+
+            def forward(ids=ids):
+                engine.forward(ids)
+
+            times = alternate(
+                forward,
+                {"own": lambda: switch_kernels(None), "chosen": lambda: switch_kernels(chosen)},
+                blocks=2 if quick else 8,
+                per_block=6 if n_tokens < 512 else 3,
+            )
+            t_chosen, t_own = statistics.median(times["chosen"]), statistics.median(times["own"])
+            rows.append(
+                Row(
+                    f"NumPy BERT forward, OpenBLAS {chosen} / {own} kernels, {n_tokens} tokens",
+                    t_chosen / t_own,
+                    "x",
+                    note=(
+                        f"{1e3 * t_chosen:.2f} vs {1e3 * t_own:.2f} ms, median of {len(times['own'])}, "
+                        f"alternating blocks; {own} is OpenBLAS's own choice here"
+                    ),
+                )
+            )
+    finally:
+        switch_kernels(user_setting or chosen)
     return rows
 
 
@@ -318,7 +390,8 @@ def serving_rows(quick: bool) -> list[Row]:
 
 
 def run(quick: bool = False) -> list[Row]:
-    return ratio_rows(quick) + two_thread_rows(quick) + layout_rows(quick) + serving_rows(quick)
+    sections = (ratio_rows, kernel_rows, two_thread_rows, layout_rows, serving_rows)
+    return [row for section in sections for row in section(quick)]
 
 
 if __name__ == "__main__":

@@ -3,7 +3,12 @@
 Never imports streamlit or plotly; only core.pretrained imports torch, and only when called.
 """
 
-from core.attention import (
+# First, before anything here imports NumPy: the OpenBLAS kernels for this CPU (see core/blas_kernels.py)
+from core.blas_kernels import prefer_faster_kernels
+
+prefer_faster_kernels()
+
+from core.attention import (  # noqa: E402
     MASK_KINDS,
     FullyMaskedRowError,
     build_mask,
@@ -17,8 +22,8 @@ from core.attention import (
     split_heads,
     strided_mask,
 )
-from core.layers import feed_forward, gelu, gelu_tanh, layer_norm, linear, residual
-from core.result import AttentionResult
+from core.layers import feed_forward, gelu, gelu_tanh, layer_norm, linear, residual  # noqa: E402
+from core.result import AttentionResult  # noqa: E402
 
 __all__ = [
     "MASK_KINDS",

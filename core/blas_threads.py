@@ -17,6 +17,7 @@ import ctypes
 import re
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -25,9 +26,19 @@ _SUFFIXES = ("64_", "")  # the ILP64 build NumPy uses, then the LP64 name
 _lock = threading.Lock()  # one change of the process-wide setting at a time
 
 
+@dataclass(frozen=True)
+class _OpenBLAS:
+    """The OpenBLAS library mapped into this process and the entry points this module calls."""
+
+    library: ctypes.CDLL
+    get_threads: ctypes._CFuncPtr
+    set_threads: ctypes._CFuncPtr
+    core_name: ctypes._CFuncPtr | None  # the kernel set in use, e.g. b"Haswell"
+
+
 @cache
-def _functions() -> tuple[ctypes._CFuncPtr, ctypes._CFuncPtr] | None:
-    """(get, set) from the OpenBLAS mapped into this process, or None."""
+def _openblas() -> _OpenBLAS | None:
+    """The OpenBLAS mapped into this process (NumPy's, once NumPy is imported), or None."""
     maps = Path("/proc/self/maps")
     if not maps.exists():
         return None
@@ -47,19 +58,37 @@ def _functions() -> tuple[ctypes._CFuncPtr, ctypes._CFuncPtr] | None:
                 if get is not None and put is not None:
                     get.restype, get.argtypes = ctypes.c_int, []
                     put.restype, put.argtypes = None, [ctypes.c_int]
-                    return get, put
+                    name = getattr(lib, f"{prefix}get_corename{suffix}", None)
+                    if name is not None:
+                        name.restype, name.argtypes = ctypes.c_char_p, []
+                    return _OpenBLAS(lib, get, put, name)
     return None
 
 
 def available() -> bool:
     """True when this process's BLAS is an OpenBLAS whose thread count can be read and set."""
-    return _functions() is not None
+    return _openblas() is not None
+
+
+def library() -> ctypes.CDLL | None:
+    """NumPy's OpenBLAS itself, for benchmarks that call its other entry points; None when unavailable."""
+    openblas = _openblas()
+    return None if openblas is None else openblas.library
+
+
+def kernels() -> str | None:
+    """The name of the kernel set OpenBLAS picked for this CPU (e.g. "Haswell"), or None when unknown.
+    See core/blas_kernels.py for why it can differ from OpenBLAS's own choice."""
+    openblas = _openblas()
+    if openblas is None or openblas.core_name is None:
+        return None
+    return openblas.core_name().decode(errors="replace")
 
 
 def get_threads() -> int | None:
     """OpenBLAS's thread count for one product, or None when unavailable."""
-    functions = _functions()
-    return None if functions is None else int(functions[0]())
+    openblas = _openblas()
+    return None if openblas is None else int(openblas.get_threads())
 
 
 @contextlib.contextmanager
@@ -67,11 +96,11 @@ def limited_to(n_threads: int) -> Iterator[bool]:
     """Within the block, OpenBLAS uses at most n_threads per product; yields False (and changes
     nothing) when the thread count cannot be set. The setting is process-wide: a product that another
     thread computes meanwhile also gets fewer threads (slower, never wrong)."""
-    functions = _functions()
-    if functions is None:
+    openblas = _openblas()
+    if openblas is None:
         yield False
         return
-    get, put = functions
+    get, put = openblas.get_threads, openblas.set_threads
     with _lock:
         before = int(get())
         put(min(before, n_threads))
