@@ -83,10 +83,8 @@ def kernels_in_a_fresh_process(**env) -> tuple[str | None, str | None]:
         "from core import blas_threads\n"
         "print(os.environ.get('OPENBLAS_CORETYPE'), blas_threads.kernels())\n"
     )
-    environ = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env={**environ, **env}, capture_output=True, text=True, timeout=120
-    )
+    environ = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"} | env
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=environ, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     variable, kernels = done.stdout.split()
     return (None if variable == "None" else variable), (None if kernels == "None" else kernels)
