@@ -3,10 +3,11 @@
 NumPy's wheels ship OpenBLAS built for many CPUs at once (DYNAMIC_ARCH). It picks one kernel set when
 NumPy is first imported: from the OPENBLAS_CORETYPE environment variable if set, else from the CPU's
 features. On AMD Zen 4 (family 25 with AVX-512) it picks "SkylakeX": AVX-512 kernels with blocking
-sizes tuned for Intel caches. There the AVX2 "Haswell" kernels ran the NumPy BERT engine faster, same
-process, alternating (`python -m bench --only bert_speed`, rows "Haswell / SkylakeX kernels"): 0.96x
-the time at 32 tokens, 0.91x at 128, 0.82x at 512; a single product of the engine's shapes, 13-16%
-faster. Results differ only by float32 rounding (parity with transformers is unchanged, ~5e-6).
+sizes tuned for Intel's caches. There the AVX2 "Haswell" kernels ran the NumPy BERT engine faster,
+same process, alternating (three A/B runs, two of them `python -m bench --only bert_speed`'s rows
+"Haswell / SkylakeX kernels"): 0.96-0.99x the time at 32 tokens, 0.91-0.98x at 128 and 0.82-0.97x
+at 512; one of the engine's products alone, with its weights coming from memory, 9-16% faster.
+Results differ only in float32 rounding (parity with transformers stays about 5e-6).
 
 This was measured with NumPy 2.4's OpenBLAS 0.3.31. OpenBLAS 0.3.34 retunes the SkylakeX blocking for
 Zen 4 (OpenMathLib/OpenBLAS#5868): when NumPy's OpenBLAS changes, rerun that bench row and drop this

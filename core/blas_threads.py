@@ -6,6 +6,8 @@ OpenBLAS library the process has loaded and calls them through ctypes. Where tha
 found (macOS with Accelerate, Windows, a NumPy built on MKL or BLIS), `available()` is False and
 callers keep BLAS's own threading.
 
+kernels() names the kernel set OpenBLAS runs (core/blas_kernels.py chooses it on some CPUs).
+
 The NumPy BERT engine uses it to run its two halves of a long input on two Python threads with one
 BLAS thread each (core.bert); the benchmarks use it to give torch the same thread count.
 """
