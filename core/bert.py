@@ -502,9 +502,9 @@ def _softmax2_rows_stable_(scores2: np.ndarray) -> np.ndarray:
 # ---- two threads for long inputs ---------------------------------------------------------------
 # From this many rows (tokens over the batch) the layers run on two Python threads with one BLAS
 # thread each (BertNumpy._layers_on_two_threads). `python -m bench --only bert_speed` measures
-# both ways on the bundled model, alternating in one process. Two runs, two threads / one thread:
-# 0.96-1.00x at 128 tokens, 0.90x at 256, 0.73-0.85x at 512; 1.02-1.09x at 96 and 1.22-1.26x at 64,
-# where streaming the weights twice and the threads' meetings cost more than they save.
+# both ways on the bundled model, alternating in one process. Three runs, two threads / one thread:
+# 0.88-0.97x at 128 tokens, 0.84-0.88x at 256, 0.83-0.89x at 512; 1.00-1.19x at 64 and 1.05-1.12x
+# at 96, where streaming the weights twice and the threads' meetings cost more than they save.
 _TWO_THREADS_MIN_ROWS = 128
 
 
