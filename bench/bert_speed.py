@@ -212,13 +212,10 @@ def kernel_rows(quick: bool) -> list[Row]:
     """The engine on the kernels core/blas_kernels.py chose against OpenBLAS's own choice for this CPU,
     alternating in one process. Empty where the two are the same (every CPU but AMD Zen 4, so far)."""
     from core.bert import BertNumpy
-    from core.blas_kernels import kernels_for
+    from core.blas_kernels import kernels_for_this_cpu
     from core.models import bundled_model_dir
 
-    try:
-        chosen = kernels_for(Path("/proc/cpuinfo").read_text(errors="replace"))
-    except OSError:
-        chosen = None
+    chosen = kernels_for_this_cpu()
     library = blas_threads.library()
     if chosen is None or library is None or not hasattr(library, "gotoblas_dynamic_init"):
         return []

@@ -53,6 +53,15 @@ def kernels_for(cpuinfo: str) -> str | None:
     return "Haswell" if zen4 else None
 
 
+def kernels_for_this_cpu(cpuinfo: Path = CPUINFO) -> str | None:
+    """kernels_for() this machine's CPU; None where /proc/cpuinfo cannot be read (not Linux)."""
+    try:
+        text = cpuinfo.read_text(errors="replace")
+    except OSError:
+        return None
+    return kernels_for(text)
+
+
 def prefer_faster_kernels(
     environ: MutableMapping[str, str] = os.environ,
     loaded: Mapping[str, object] = sys.modules,
@@ -62,11 +71,7 @@ def prefer_faster_kernels(
     user has not set it and NumPy is not loaded yet. Returns the kernel set chosen, or None."""
     if "OPENBLAS_CORETYPE" in environ or "numpy" in loaded:
         return None
-    try:
-        text = cpuinfo.read_text(errors="replace")
-    except OSError:  # not Linux, or no /proc: keep OpenBLAS's choice
-        return None
-    kernels = kernels_for(text)
+    kernels = kernels_for_this_cpu(cpuinfo)
     if kernels is not None:
         environ["OPENBLAS_CORETYPE"] = kernels
     return kernels
