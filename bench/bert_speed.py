@@ -137,6 +137,12 @@ def alternate(forward, settings: dict, blocks: int, per_block: int, pause: float
     return times
 
 
+def alternate_forward(engine, n_tokens: int, settings: dict, **kwargs) -> dict[str, list]:
+    """alternate() on engine.forward over n_tokens of the bench's text: the engine's A/B rows."""
+    ids = token_ids(engine, n_tokens)
+    return alternate(lambda: engine.forward(ids), settings, **kwargs)
+
+
 # ---- the weight block's huge pages -----------------------------------------------------------------
 
 
@@ -159,13 +165,9 @@ def layout_rows(quick: bool) -> list[Row]:
     ordinary = [copied(layer) for layer in in_block]
     rows = []
     for n_tokens in (17, 32):
-        ids = token_ids(engine, n_tokens)
-
-        def forward(ids=ids):
-            engine.forward(ids)
-
-        times = alternate(
-            forward,
+        times = alternate_forward(
+            engine,
+            n_tokens,
             {
                 "ordinary": lambda: setattr(engine, "layers", ordinary),
                 "block": lambda: setattr(engine, "layers", in_block),
@@ -226,13 +228,9 @@ def kernel_rows(quick: bool) -> list[Row]:
     rows = []
     try:
         for n_tokens in (32, 128, 512):
-            ids = token_ids(engine, n_tokens)
-
-            def forward(ids=ids):
-                engine.forward(ids)
-
-            times = alternate(
-                forward,
+            times = alternate_forward(
+                engine,
+                n_tokens,
                 {"own": lambda: switch_kernels(None), "chosen": lambda: switch_kernels(chosen)},
                 blocks=2 if quick else 8,
                 per_block=6 if n_tokens < 512 else 3,
@@ -268,13 +266,9 @@ def two_thread_rows(quick: bool) -> list[Row]:
     engine = BertNumpy.from_pretrained(bundled_model_dir())
     rows = []
     for n_tokens in (64, 96, 128, 256, 512):
-        ids = token_ids(engine, n_tokens)
-
-        def forward(ids=ids):
-            engine.forward(ids)
-
-        times = alternate(
-            forward,
+        times = alternate_forward(
+            engine,
+            n_tokens,
             {
                 "one": lambda: setattr(engine, "two_threads_from_rows", None),
                 "two": lambda: setattr(engine, "two_threads_from_rows", 1),
