@@ -148,7 +148,7 @@ def alternate_forward(engine, n_tokens: int, settings: dict, **kwargs) -> dict[s
 
 def layout_rows(quick: bool) -> list[Row]:
     """The same engine with its layer weights copied out of the huge-page block into ordinary
-    allocations, against the block, alternating in one process: what core.bert's _WeightBlock buys."""
+    allocations, against the block, alternating in one process: what core.bert_kernels' WeightBlock buys."""
     from dataclasses import fields, replace
 
     from core.bert import BertNumpy

@@ -25,10 +25,8 @@ Letters used in shape comments:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-import mmap
 import os
 import threading
 import time
@@ -41,7 +39,14 @@ import numpy as np
 
 from core import blas_threads
 from core.attention import FullyMaskedRowError, multi_head_attention, padding_mask
-from core.layers import ACTIVATIONS, gelu_fast, gelu_tanh, layer_norm
+from core.bert_kernels import (
+    FAST_ACTIVATIONS,
+    WeightBlock,
+    layer_norm_,
+    softmax2_rows_,
+    softmax2_rows_stable_,
+)
+from core.layers import ACTIVATIONS, layer_norm
 from core.models import (
     BUNDLED_NAME,
     ModelError,
@@ -82,15 +87,7 @@ class TextError(ValueError):
     """The text cannot be turned into tokens for the model (empty, only spaces, invalid Unicode)."""
 
 
-# In-place float32 activations for the hot loop, keyed by config.json's `hidden_act`; `scratch` holds
-# reusable temporaries. "gelu" is the exact (erf) GELU: core.layers.gelu_fast is within 6e-7 of it.
-_FAST_ACTIVATIONS = {
-    "gelu": lambda h, scratch: gelu_fast(h, out=h, scratch=scratch),
-    "gelu_new": lambda h, scratch: np.copyto(h, gelu_tanh(h)),
-    "gelu_pytorch_tanh": lambda h, scratch: np.copyto(h, gelu_tanh(h)),
-    "relu": lambda h, scratch: np.maximum(h, 0, out=h),
-}
-SUPPORTED_ACTIVATIONS = tuple(_FAST_ACTIVATIONS)
+SUPPORTED_ACTIVATIONS = tuple(FAST_ACTIVATIONS)
 # What the page says when it falls back to torch for a model this engine does not run.
 SUPPORTED_DESCRIPTION = (
     'BERT encoders (model_type "bert": absolute positions, GELU / ReLU / tanh-GELU feed-forward, '
@@ -156,7 +153,7 @@ class BertConfig:
                 f"{source}: hidden_size ({config.hidden_size}) must be divisible by "
                 f"num_attention_heads ({config.num_attention_heads})"
             )
-        if config.hidden_act not in _FAST_ACTIVATIONS:
+        if config.hidden_act not in FAST_ACTIVATIONS:
             raise UnsupportedModelError(
                 f"{source}: hidden_act {config.hidden_act!r} is not supported; "
                 f"the NumPy engine knows {', '.join(SUPPORTED_ACTIVATIONS)}"
@@ -279,57 +276,11 @@ class _Layer:
     ln2_b: np.ndarray
 
 
-# ---- one block for every layer's weights ---------------------------------------------------------
-# On short inputs the forward pass is bound by streaming the layers' weights through the GEMMs (42 MB
-# for MiniLM, more than the L3 cache, so every call reads them from memory). In 4 KiB pages that stream
-# costs a TLB miss every 4 KiB, and in a virtual machine each miss walks two page tables. One block
-# in 2 MiB pages (Linux transparent huge pages, asked for with madvise) made the whole forward pass
-# 4-7% faster at 17 and 32 tokens (`python -m bench --only bert_speed`, the huge-page rows); where
-# the system has no huge pages the block is ordinary memory.
-
-_HUGE_PAGE = 2 << 20
-_PIECE_ALIGN = 16  # float32s: each piece starts on a 64-byte line, as vector loads like
-
-
-class _WeightBlock:
-    """One float32 buffer, 2 MiB-aligned, handed out in consecutive pieces by `store`."""
-
-    def __init__(self, n_floats: int):
-        # Anonymous memory costs nothing until written, so reserving the block never adds to the RSS.
-        # Private, not mmap's default shared mapping: Linux gives huge pages to private anonymous memory.
-        size = 4 * n_floats + _HUGE_PAGE
-        if hasattr(mmap, "MAP_PRIVATE"):  # fileno -1: CPython adds MAP_ANONYMOUS itself
-            self._buffer = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
-        else:  # Windows
-            self._buffer = mmap.mmap(-1, size)
-        if hasattr(mmap, "MADV_HUGEPAGE"):  # Linux only; a refusal leaves ordinary pages
-            with contextlib.suppress(OSError):
-                self._buffer.madvise(mmap.MADV_HUGEPAGE)
-        whole = np.frombuffer(self._buffer, dtype=np.float32)
-        start = (-whole.ctypes.data % _HUGE_PAGE) // 4
-        self._free = whole[start : start + n_floats]
-
-    @staticmethod
-    def floats_for(array: np.ndarray) -> int:
-        """How much of a block `array` takes, alignment padding included."""
-        return -(-array.size // _PIECE_ALIGN) * _PIECE_ALIGN
-
-    def store(self, array: np.ndarray) -> np.ndarray:
-        """A copy of `array` in the next free piece of the block."""
-        n = self.floats_for(array)
-        if n > self._free.size:
-            raise ValueError("the weight block is full: it was sized for fewer or smaller tensors")
-        piece = self._free[: array.size].reshape(array.shape)
-        piece[...] = array
-        self._free = self._free[n:]
-        return piece
-
-
 def _floats_of_layer(layer: _Layer) -> int:
-    return sum(_WeightBlock.floats_for(getattr(layer, f.name)) for f in fields(_Layer))
+    return sum(WeightBlock.floats_for(getattr(layer, f.name)) for f in fields(_Layer))
 
 
-def _moved_into(block: _WeightBlock, layer: _Layer) -> _Layer:
+def _moved_into(block: WeightBlock, layer: _Layer) -> _Layer:
     return _Layer(**{f.name: block.store(getattr(layer, f.name)) for f in fields(_Layer)})
 
 
@@ -440,65 +391,6 @@ def check_text(text: object, what: str = "the text") -> str:
     return text
 
 
-# ---- the speed-shaped kernels ------------------------------------------------------------------
-# Each does what its core/ counterpart does, in float32 and in place. At BERT sizes NumPy's time goes
-# into passes over memory, so the kernels avoid temporaries and extra passes, and hand row sums to
-# BLAS: `x @ ones` (a GEMV) sums rows about four times faster than x.sum(axis=-1) for rows this short.
-# Each kernel is checked against its teaching counterpart in tests/core/test_bert.py.
-
-
-def _layer_norm_(
-    x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float, mean_weights: np.ndarray, sq: np.ndarray
-):
-    """core.layers.layer_norm (torch semantics: biased variance, eps inside the root), in place on x (N, D).
-
-    mean_weights: float32 (D,) filled with 1 / D, so `x @ mean_weights` is the row mean (a GEMV);
-    sq: float32 scratch shaped like x."""
-    mean = x @ mean_weights  # (N,)
-    x -= mean[:, None]
-    np.multiply(x, x, out=sq)
-    var = sq @ mean_weights  # biased variance, as torch
-    var += np.float32(eps)
-    np.sqrt(var, out=var)
-    np.divide(1.0, var, out=var)  # (N,) divides, then one multiply per element instead of a divide
-    x *= var[:, None]
-    x *= gamma
-    x += beta
-    return x
-
-
-# 2^s / sum 2^s is safe while no row sum overflows and no row sum shrinks to where float32 loses
-# precision (2^-100 ~ 8e-31, far above the smallest normal number ~1e-38).
-_TINY_ROW_SUM = 1e-30
-
-
-def _softmax2_rows_(scores2: np.ndarray, ones: np.ndarray) -> bool:
-    """core.attention.softmax over the last axis, in place, for scores in base 2 (s log2 e, see
-    query_scale): 2^(s log2 e) = e^s, and np.exp2 runs twice as fast as np.exp.
-
-    No row maximum is subtracted: it is there for stability only (e^(s-m) / sum e^(s-m) equals
-    e^s / sum e^s), and BERT's scores are small enough without it, which saves two passes over all
-    H x T x T scores (a reduction and a subtraction). Returns False, with `scores2` spoilt, when a row
-    overflowed or underflowed: the caller recomputes the scores and calls _softmax2_rows_stable_.
-    ones: float32 (T_k,) of 1.0."""
-    with np.errstate(over="ignore"):  # an overflow is detected below and handled by the caller
-        np.exp2(scores2, out=scores2)  # masked keys hold -inf: exp2 gives exactly 0
-    total = scores2 @ ones  # (..., T_q) row sums by GEMV
-    if not (np.isfinite(total).all() and total.min() > _TINY_ROW_SUM):
-        return False
-    np.divide(1.0, total, out=total)  # one divide per row, then one multiply per element
-    scores2 *= total[..., None]
-    return True
-
-
-def _softmax2_rows_stable_(scores2: np.ndarray) -> np.ndarray:
-    """The textbook stable softmax (core.attention.softmax) for base-2 scores, in place: the fallback."""
-    scores2 -= scores2.max(axis=-1, keepdims=True)
-    np.exp2(scores2, out=scores2)
-    scores2 /= scores2.sum(axis=-1, keepdims=True)
-    return scores2
-
-
 # ---- two threads for long inputs ---------------------------------------------------------------
 # From this many rows (tokens over the batch) the layers run on two Python threads with one BLAS
 # thread each (BertNumpy._layers_on_two_threads). `python -m bench --only bert_speed` measures
@@ -602,13 +494,13 @@ class BertNumpy:
         # Every layer has the same shapes: the first one sizes the block, then each layer is built
         # and moved into it at once, so no more than one layer's temporaries exist at a time.
         first = _build_layer(tensors, 0, config)
-        block = _WeightBlock(config.num_hidden_layers * _floats_of_layer(first))
+        block = WeightBlock(config.num_hidden_layers * _floats_of_layer(first))
         self.layers = [_moved_into(block, first)]
         del first
         self.layers += [
             _moved_into(block, _build_layer(tensors, i, config)) for i in range(1, config.num_hidden_layers)
         ]
-        self._activation = _FAST_ACTIVATIONS[config.hidden_act]
+        self._activation = FAST_ACTIVATIONS[config.hidden_act]
         # Fast tokenizers are not thread-safe ("Already borrowed"), and Streamlit runs each session
         # in its own thread: one lock around tokenize + forward on this shared object.
         self._lock = threading.RLock()
@@ -734,7 +626,7 @@ class BertNumpy:
         out += self.position_embeddings[:t]
         rows = out.reshape(-1, out.shape[-1])
         sq = self._scratch("sq", rows.shape)
-        return _layer_norm_(rows, self.emb_ln_g, self.emb_ln_b, self.config.layer_norm_eps, self._mean_d, sq)
+        return layer_norm_(rows, self.emb_ln_g, self.emb_ln_b, self.config.layer_norm_eps, self._mean_d, sq)
 
     def _forward(self, ids: np.ndarray, types: np.ndarray | None, mask: np.ndarray | None):
         cfg = self.config
@@ -819,11 +711,11 @@ class BertNumpy:
             np.matmul(query[seq, :, tokens], key_t[seq], out=probs)
             if mask is not None:
                 probs += mask
-            if not _softmax2_rows_(probs, ones_t):  # overflow somewhere: redo with the row maximum
+            if not softmax2_rows_(probs, ones_t):  # overflow somewhere: redo with the row maximum
                 np.matmul(query[seq, :, tokens], key_t[seq], out=probs)
                 if mask is not None:
                     probs += mask
-                _softmax2_rows_stable_(probs)
+                softmax2_rows_stable_(probs)
             np.matmul(probs, value[seq], out=context[seq, :, tokens])
 
     def _merge_and_feed_forward(self, share: _Share, i: int) -> None:
@@ -835,7 +727,7 @@ class BertNumpy:
         np.matmul(share.context, layer.w_o, out=attn_out)
         attn_out += layer.b_o
         attn_out += share.hidden[i]
-        _layer_norm_(attn_out, layer.ln1_g, layer.ln1_b, eps, mean_d, sq)
+        layer_norm_(attn_out, layer.ln1_g, layer.ln1_b, eps, mean_d, sq)
         np.matmul(attn_out, layer.w_1, out=inter)
         inter += layer.b_1
         self._activation(inter, share.act_scratch)
@@ -843,7 +735,7 @@ class BertNumpy:
         np.matmul(inter, layer.w_2, out=out)
         out += layer.b_2
         out += attn_out
-        _layer_norm_(out, layer.ln2_g, layer.ln2_b, eps, mean_d, sq)
+        layer_norm_(out, layer.ln2_g, layer.ln2_b, eps, mean_d, sq)
 
     def _layers_on_two_threads(self, work: _Pass) -> None:
         """Every layer on two threads with one BLAS thread each: this thread takes the first half of

@@ -28,16 +28,13 @@ from core.bert import (
     BertNumpy,
     TextError,
     UnsupportedModelError,
-    _layer_norm_,
     _sequence_spans,
-    _softmax2_rows_,
-    _softmax2_rows_stable_,
-    _WeightBlock,
     check_bert_config,
     check_supported,
     compare_results,
     load_numpy,
 )
+from core.bert_kernels import WeightBlock, layer_norm_, softmax2_rows_, softmax2_rows_stable_
 from core.layers import gelu, gelu_fast, layer_norm
 from core.models import BUNDLED_NAME, ModelFilesError, bundled_model_dir
 from tests.conftest import ROOT
@@ -498,18 +495,18 @@ def test_fast_softmax_equals_core_softmax(seed):
     expected = softmax(scores.astype(np.float64))
     base2 = scores * np.float32(math.log2(math.e))  # the engine's scores are in base 2 (query_scale)
     fast = base2.copy()
-    assert _softmax2_rows_(fast, np.ones(11, np.float32))
+    assert softmax2_rows_(fast, np.ones(11, np.float32))
     np.testing.assert_allclose(fast, expected, atol=1e-6)
     stable = base2.copy()
-    np.testing.assert_allclose(_softmax2_rows_stable_(stable), expected, atol=1e-6)
+    np.testing.assert_allclose(softmax2_rows_stable_(stable), expected, atol=1e-6)
 
 
 def test_fast_softmax_refuses_what_would_overflow_or_vanish():
     ones = np.ones(4, np.float32)
-    assert not _softmax2_rows_(np.array([[200.0, 1, 2, 3]], np.float32), ones)
-    assert not _softmax2_rows_(np.array([[-150.0, -151, -152, -153]], np.float32), ones)
+    assert not softmax2_rows_(np.array([[200.0, 1, 2, 3]], np.float32), ones)
+    assert not softmax2_rows_(np.array([[-150.0, -151, -152, -153]], np.float32), ones)
     rows = np.array([[200.0, 1, 2, 3], [-150.0, -151, -152, -153]])
-    stable = _softmax2_rows_stable_(rows.astype(np.float32))
+    stable = softmax2_rows_stable_(rows.astype(np.float32))
     np.testing.assert_allclose(stable, softmax(rows * math.log(2)), atol=1e-7)
 
 
@@ -519,7 +516,7 @@ def test_fast_layer_norm_equals_core_layer_norm(eps):
     x = (rng.standard_normal((17, 38)) * 3 + 5).astype(np.float32)
     gamma, beta = rng.standard_normal(38).astype(np.float32), rng.standard_normal(38).astype(np.float32)
     expected = layer_norm(x.astype(np.float64), gamma, beta, eps=eps)
-    fast = _layer_norm_(x.copy(), gamma, beta, eps, np.full(38, 1 / 38, np.float32), np.empty_like(x))
+    fast = layer_norm_(x.copy(), gamma, beta, eps, np.full(38, 1 / 38, np.float32), np.empty_like(x))
     np.testing.assert_allclose(fast, expected, atol=2e-6)
 
 
@@ -535,7 +532,7 @@ def test_layer_weights_share_one_aligned_block_in_forward_order(tiny):
 
 
 def test_weight_block_refuses_more_than_it_was_sized_for():
-    block = _WeightBlock(32)
+    block = WeightBlock(32)
     np.testing.assert_array_equal(block.store(np.arange(20, dtype=np.float32)), np.arange(20))
     with pytest.raises(ValueError, match="full"):
         block.store(np.ones(1, np.float32))  # the first piece took 32 floats: 20 rounded up to 16s
