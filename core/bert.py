@@ -30,6 +30,7 @@ import math
 import os
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
@@ -37,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core import blas_threads
+from core import bert_partner, blas_threads
 from core.attention import FullyMaskedRowError, multi_head_attention, padding_mask
 from core.bert_kernels import (
     FAST_ACTIVATIONS,
@@ -46,6 +47,7 @@ from core.bert_kernels import (
     softmax2_rows_,
     softmax2_rows_stable_,
 )
+from core.bert_partner import PartnerError
 from core.layers import ACTIVATIONS, layer_norm
 from core.models import (
     BUNDLED_NAME,
@@ -400,6 +402,13 @@ def check_text(text: object, what: str = "the text") -> str:
 _TWO_THREADS_MIN_ROWS = 128
 
 
+# ---- a partner process for single sentences -------------------------------------------------------
+# Single sequences of these lengths run each layer split by heads between this process and a partner
+# process (core/bert_partner.py), which beats both one process with two BLAS threads and two Python
+# threads: see `python -m bench --only bert_speed`, the partner rows.
+_PARTNER_TOKENS = (1, 128)
+
+
 def _worth_two_threads(n_rows: int, min_rows: int | None) -> bool:
     """Two threads for n_rows: long enough, two cores to run on, and BLAS allowed two threads
     (OPENBLAS_NUM_THREADS=1 means the user wants one core, so the engine keeps to one)."""
@@ -508,6 +517,10 @@ class BertNumpy:
         self._helper: ThreadPoolExecutor | None = None  # see _layers_on_two_threads
         # inputs of at least this many rows (tokens over the batch) run on two threads; None: never
         self.two_threads_from_rows: int | None = _TWO_THREADS_MIN_ROWS
+        # single sequences of this many tokens (inclusive range) run with the partner process; None: never
+        self.partner_tokens: tuple[int, int] | None = _PARTNER_TOKENS
+        self.partner_off: str | None = None  # why this engine does not use a partner, once known
+        self._partner: bert_partner.Partner | None = None
         # GEMV operands that turn row sums into BLAS calls (see the kernels above)
         self._mean_d = np.full(d, 1.0 / d, dtype=np.float32)
         self._ones_t = np.ones(config.max_position_embeddings, dtype=np.float32)
@@ -615,6 +628,8 @@ class BertNumpy:
             mask = None if mask is None else mask[None]
         with self._lock:
             hidden, att = self._forward(ids, types, mask)
+            if self._for_partner(ids, mask):
+                self._start_partner()  # after this pass, so that it does not slow the first result down
         return (hidden[:, 0], att[:, 0]) if single else (hidden, att)
 
     def _embed(self, ids: np.ndarray, types: np.ndarray | None, out: np.ndarray) -> np.ndarray:
@@ -658,6 +673,17 @@ class BertNumpy:
             act_scratch=(self._scratch("act0", inter_shape), self._scratch("act1", inter_shape)),
             sq=self._scratch("sq", (n, d)),
         )
+        if self._for_partner(ids, mask) and self._partner_ready():
+            try:
+                with blas_threads.limited_to(1):
+                    self._partner.forward(hidden[:, 0], attentions[:, 0])
+                return hidden, attentions
+            except PartnerError as err:  # this pass, and every one after it, runs in this process
+                self._drop_partner(str(err))
+                warnings.warn(f"the NumPy engine's partner process stopped: {err}", stacklevel=3)
+            except BaseException:  # interrupted mid-pass: the partner is out of step; a new one next time
+                self._drop_partner(None)
+                raise
         if _worth_two_threads(n, self.two_threads_from_rows):
             with blas_threads.limited_to(1) as limited:
                 if limited:
@@ -773,6 +799,80 @@ class BertNumpy:
             raise helper_error or broken_here
         if helper_error is not None:
             raise helper_error
+
+    # -- the partner process (core/bert_partner.py) ------------------------------------------------
+
+    def _for_partner(self, ids: np.ndarray, mask: np.ndarray | None) -> bool:
+        """Whether this pass is for the partner process (once it is ready): a single sequence without
+        padding, of a length in partner_tokens."""
+        tokens, (b, t) = self.partner_tokens, ids.shape
+        if tokens is None or self.partner_off is not None or b != 1 or not tokens[0] <= t <= tokens[1]:
+            return False
+        return mask is None or bool(mask.all())
+
+    def _partner_ready(self) -> bool:
+        partner = self._partner
+        if partner is None:
+            return False
+        if partner.failed is not None:  # it could not start: stay in this process from now on
+            self._drop_partner(partner.failed)
+            warnings.warn(f"the NumPy engine's partner process did not start: {partner.failed}", stacklevel=4)
+            return False
+        return partner.ready
+
+    def _start_partner(self) -> None:
+        """Start the partner process in the background (it loads while the user reads the first result),
+        or say in partner_off why this engine keeps to one process."""
+        if self._partner is not None or self.partner_off is not None or self.partner_tokens is None:
+            return
+        cfg = self.config
+        reason = bert_partner.unavailable_reason()
+        if reason is None and cfg.num_attention_heads < 2:
+            reason = "one attention head: nothing to split"
+        if reason is None and (blas_threads.get_threads() or 1) < 2:
+            reason = "BLAS is limited to one thread (OPENBLAS_NUM_THREADS=1): the engine keeps to one core"
+        if reason is not None:
+            self.partner_off = reason
+            return
+        split = bert_partner.Split(
+            n_layers=cfg.num_hidden_layers,
+            hidden=cfg.hidden_size,
+            n_heads=cfg.num_attention_heads,
+            head_size=cfg.head_size,
+            intermediate=cfg.intermediate_size,
+            eps=cfg.layer_norm_eps,
+            activation=cfg.hidden_act,
+            max_tokens=min(self.partner_tokens[1], cfg.max_position_embeddings),
+        )
+        try:
+            self._partner = bert_partner.Partner(self.layers, split)
+        except OSError as err:  # no memfd, no process: stay in this process
+            self.partner_off = f"cannot start the partner process: {err}"
+
+    def _drop_partner(self, reason: str | None) -> None:
+        """Stop the partner; with a reason, for good (partner_off says why)."""
+        partner, self._partner = self._partner, None
+        self.partner_off = reason
+        if partner is not None:
+            partner.close()
+
+    def wait_for_partner(self, timeout: float = bert_partner.STARTUP_TIMEOUT_S) -> bool:
+        """Start the partner process if this engine would use one, and wait until it is ready (for
+        benchmarks and tests); False when it will not be used."""
+        with self._lock:
+            self._start_partner()
+            partner = self._partner
+        return partner is not None and partner.wait_ready(timeout) and self._partner_ready()
+
+    def close(self) -> None:
+        """Stop the engine's partner process and helper thread (both also end with the process)."""
+        with self._lock:
+            if self._partner is not None:
+                self._partner.close()
+                self._partner = None
+            if self._helper is not None:
+                self._helper.shutdown(wait=False)
+                self._helper = None
 
     def _helper_pool(self) -> ThreadPoolExecutor:
         """The one helper thread of _layers_on_two_threads, started on first use; it ends with the engine."""
