@@ -4,9 +4,15 @@ Ratios (issue 4, section 3): BertNumpy.forward time / transformers' BertModel fo
 attn_implementation="eager", output_attentions=True and output_hidden_states=True under
 torch.inference_mode(); the bundled all-MiniLM-L6-v2 weights for both, the same token ids (real text
 cut to the length), one sentence, the same thread count (torch is set to OpenBLAS's: 2 here; from 128
-tokens the NumPy engine runs two Python threads with one BLAS thread each), in one process.
+tokens the NumPy engine runs two Python threads with one BLAS thread each; up to _PARTNER_TOKENS, a
+partner process takes half of every layer, one BLAS thread each), in one process.
 The engines alternate in blocks of calls, so a change in the machine's load hits both alike; the
 ratio is of the medians, and the note gives the ratio of the fastest calls and the load average.
+
+Partner: one sentence with the partner process (core/bert_partner.py: each layer split by heads
+between two processes) against the engine's best path in one process, 17 to 512 tokens: where
+core.bert's _PARTNER_TOKENS comes from. The ratio rows wait until the partner has started, as a
+session's second sentence would find it.
 
 Kernels: the engine on the OpenBLAS kernels core/blas_kernels.py picks for this CPU (Haswell on AMD
 Zen 4) against the kernels OpenBLAS picks itself (SkylakeX there), switched in one process.
@@ -17,7 +23,8 @@ where core.bert's _TWO_THREADS_MIN_ROWS comes from.
 Serving: a fresh Python process imports the engine, loads the bundled model the way the app does
 (core.models' sha256 check included) and computes one sentence. "ready" is the time from the end of
 the imports to the first result; peak RSS is the process's high-water mark (VmHWM). The torch path
-is measured the same way (torch and transformers imported first), for comparison.
+is measured the same way (torch and transformers imported first), for comparison. A third run
+computes a second sentence once the partner process has started and adds the partner's peak RSS.
 
     python -m bench --only bert_speed
 """
@@ -78,6 +85,7 @@ def ratio_rows(quick: bool) -> list[Row]:
     threads = blas_threads.get_threads() or torch.get_num_threads()
     torch.set_num_threads(threads)
     numpy_engine = BertNumpy.from_pretrained(model_dir)
+    numpy_engine.wait_for_partner()  # as in a session after its first sentence
     torch_model = BertModel.from_pretrained(model_dir, attn_implementation="eager").eval()
 
     rows = []
@@ -115,12 +123,23 @@ def ratio_rows(quick: bool) -> list[Row]:
                 target=bound,
                 note=(
                     f"{1e3 * t_numpy:.1f} vs {1e3 * t_torch:.1f} ms, median of {repeats}; fastest runs: "
-                    f"{best:.2f}x; {threads} threads, OpenBLAS {blas_threads.kernels()} kernels; "
-                    f"load {load_average()}"
+                    f"{best:.2f}x; {threads} threads; NumPy: {numpy_path(numpy_engine, n_tokens)}, OpenBLAS "
+                    f"{blas_threads.kernels()} kernels; load {load_average()}"
                 ),
             )
         )
     return rows
+
+
+def numpy_path(engine, n_tokens: int) -> str:
+    """How the engine computes one sentence of n_tokens, for the notes."""
+    from core.bert import _worth_two_threads
+
+    if engine._for_partner(np.zeros((1, n_tokens), np.int64), None) and engine._partner_ready():
+        return "layers split with the partner process"
+    if _worth_two_threads(n_tokens, engine.two_threads_from_rows):
+        return "two Python threads"
+    return f"one thread, {blas_threads.get_threads()} BLAS threads"
 
 
 def alternate(forward, settings: dict, blocks: int, per_block: int, pause: float = 0.0) -> dict[str, list]:
@@ -155,6 +174,7 @@ def layout_rows(quick: bool) -> list[Row]:
     from core.models import bundled_model_dir
 
     engine = BertNumpy.from_pretrained(bundled_model_dir())
+    engine.partner_tokens = None  # this process's weights are the ones compared
     in_block = engine.layers
 
     # np.array copies each tensor into its own malloc'd buffer: 4 KiB pages (numpy asks for huge pages
@@ -225,6 +245,7 @@ def kernel_rows(quick: bool) -> list[Row]:
     switch_kernels(None)
     own = blas_threads.kernels()
     engine = BertNumpy.from_pretrained(bundled_model_dir())
+    engine.partner_tokens = None  # the switch reaches this process's OpenBLAS only
     rows = []
     try:
         for n_tokens in (32, 128, 512):
@@ -264,6 +285,7 @@ def two_thread_rows(quick: bool) -> list[Row]:
     if not blas_threads.available():  # the engine cannot use two threads here
         return []
     engine = BertNumpy.from_pretrained(bundled_model_dir())
+    engine.partner_tokens = None  # the two in-process paths, also where the partner would take over
     rows = []
     for n_tokens in (64, 96, 128, 256, 512):
         times = alternate_forward(
@@ -294,6 +316,50 @@ def two_thread_rows(quick: bool) -> list[Row]:
     return rows
 
 
+# ---- the partner process ---------------------------------------------------------------------------
+
+
+def partner_rows(quick: bool) -> list[Row]:
+    """One sentence with the partner process (core/bert_partner.py) against the engine's best path in
+    one process (one thread with two BLAS threads below _TWO_THREADS_MIN_ROWS, two Python threads from
+    there), alternating blocks in one process: where core.bert's _PARTNER_TOKENS comes from."""
+    from core.bert import _PARTNER_TOKENS, BertNumpy
+    from core.models import bundled_model_dir
+
+    engine = BertNumpy.from_pretrained(bundled_model_dir())
+    engine.partner_tokens = (1, 512)  # the shared memory sized for every length measured here
+    if not engine.wait_for_partner():
+        return []
+    rows = []
+    for n_tokens in (17, 32, 64, 128, 256, 512):
+        times = alternate_forward(
+            engine,
+            n_tokens,
+            {
+                "one process": lambda: setattr(engine, "partner_tokens", None),
+                "partner": lambda: setattr(engine, "partner_tokens", (1, 512)),
+            },
+            blocks=2 if quick else 8,
+            per_block=6 if n_tokens < 512 else 3,
+            pause=0.15,  # let OpenBLAS's spinning thread sleep, as it does between sentences
+        )
+        t_partner, t_one = statistics.median(times["partner"]), statistics.median(times["one process"])
+        used = "used" if _PARTNER_TOKENS[0] <= n_tokens <= _PARTNER_TOKENS[1] else "not used"
+        rows.append(
+            Row(
+                f"NumPy BERT forward, partner process / one process, {n_tokens} tokens",
+                t_partner / t_one,
+                "x",
+                note=(
+                    f"{1e3 * t_partner:.1f} vs {1e3 * t_one:.1f} ms, median of {len(times['partner'])}; "
+                    f"the partner {used} at this length; load {load_average()}"
+                ),
+            )
+        )
+    engine.close()
+    return rows
+
+
 # ---- serving, in a fresh process -----------------------------------------------------------------
 
 _SERVE_NUMPY = """
@@ -305,6 +371,23 @@ result = load_numpy("bundled").run(SENTENCE)
 ready = time.perf_counter()
 print(json.dumps({"import_s": imported - start, "ready_s": ready - imported,
     "peak_rss_mb": peak_rss_mb(),
+    "torch_imported": "torch" in sys.modules, "tokens": result.n_tokens}))
+"""
+
+# A session's second sentence runs with the partner process: both processes' peaks, summed.
+_SERVE_NUMPY_PARTNER = """
+import json, sys, time
+start = time.perf_counter()
+from core.bert import load_numpy
+imported = time.perf_counter()
+engine = load_numpy("bundled")
+result = engine.run(SENTENCE)
+ready = time.perf_counter()
+assert engine.wait_for_partner(), engine.partner_off
+engine.run(SENTENCE)
+partner = peak_rss_mb(engine._partner.pid)
+print(json.dumps({"import_s": imported - start, "ready_s": ready - imported,
+    "peak_rss_mb": peak_rss_mb() + partner, "partner_rss_mb": partner,
     "torch_imported": "torch" in sys.modules, "tokens": result.n_tokens}))
 """
 
@@ -325,8 +408,8 @@ print(json.dumps({"import_s": imported - start, "ready_s": ready - imported,
 # ru_maxrss would not do: Linux carries it over fork + exec, so a child started by this (large)
 # process would report the parent's size. VmHWM belongs to the new program's own memory map.
 _PEAK_RSS = """
-def peak_rss_mb():
-    for line in open("/proc/self/status"):
+def peak_rss_mb(pid="self"):
+    for line in open(f"/proc/{pid}/status"):
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
 """
@@ -352,6 +435,7 @@ def serving_rows(quick: bool) -> list[Row]:
     rows = []
     for label, script, bounds in (
         ("NumPy engine", _SERVE_NUMPY, (300.0, 1.0)),
+        ("NumPy engine and its partner process", _SERVE_NUMPY_PARTNER, (300.0, None)),
         ("torch engine", _SERVE_TORCH, (None, None)),
     ):
         results = [serve(script) for _ in range(runs)]
@@ -359,15 +443,22 @@ def serving_rows(quick: bool) -> list[Row]:
         ready = statistics.median(r["ready_s"] for r in results)
         imports = statistics.median(r["import_s"] for r in results)
         torch_note = "torch imported" if results[0]["torch_imported"] else "torch never imported"
+        sentences = "one sentence"
+        if "partner_rss_mb" in results[0]:
+            partner = statistics.median(r["partner_rss_mb"] for r in results)
+            torch_note += f"; both processes' peaks summed, the partner's {partner:.0f} MB"
+            sentences = "two sentences (the second with the partner)"
         rows.append(
             Row(
-                f"{label} serving: peak RSS, load + one sentence",
+                f"{label} serving: peak RSS, load + {sentences}",
                 rss,
                 "MB",
                 target=bounds[0],
                 note=torch_note,
             )
         )
+        if bounds[1] is None and "partner_rss_mb" in results[0]:
+            continue  # the same start as the row above: its memory is what this run adds
         rows.append(
             Row(
                 f"{label} serving: ready after imports",
@@ -381,7 +472,7 @@ def serving_rows(quick: bool) -> list[Row]:
 
 
 def run(quick: bool = False) -> list[Row]:
-    sections = (ratio_rows, kernel_rows, two_thread_rows, layout_rows, serving_rows)
+    sections = (ratio_rows, partner_rows, kernel_rows, two_thread_rows, layout_rows, serving_rows)
     return [row for section in sections for row in section(quick)]
 
 
