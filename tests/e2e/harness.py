@@ -167,8 +167,17 @@ class StreamlitServer:
             self._log_path = None
 
     def peak_rss_mb(self) -> float:
-        """The server process's peak resident memory so far (VmHWM), in MB."""
-        return peak_rss_mb(self.proc.pid)
+        """The server's peak resident memory so far (VmHWM), in MB, with its child processes' (the
+        NumPy engine's partner processes, core/bert_partner.py) added: what serving costs in all."""
+        total = peak_rss_mb(self.proc.pid)
+        for task in Path(
+            f"/proc/{self.proc.pid}/task"
+        ).iterdir():  # a child belongs to the thread that started it
+            with contextlib.suppress(FileNotFoundError):
+                for child in (task / "children").read_text().split():
+                    with contextlib.suppress(FileNotFoundError, RuntimeError):  # it may just have ended
+                        total += peak_rss_mb(int(child))
+        return total
 
     def __enter__(self) -> StreamlitServer:
         self.start()
