@@ -675,7 +675,7 @@ class BertNumpy:
             act_scratch=(self._scratch("act0", inter_shape), self._scratch("act1", inter_shape)),
             sq=self._scratch("sq", (n, d)),
         )
-        if self._for_partner(ids, mask) and self._partner_ready():
+        if self._for_partner(ids, mask) and self._partner_ready() and t <= self._partner.split.max_tokens:
             try:
                 with blas_threads.limited_to(1):
                     self._partner.forward(hidden[:, 0], attentions[:, 0])
@@ -864,7 +864,12 @@ class BertNumpy:
         with self._lock:
             self._start_partner()
             partner = self._partner
-        return partner is not None and partner.wait_ready(timeout) and self._partner_ready()
+        if partner is None or not partner.wait_ready(timeout):
+            with self._lock:
+                self._partner_ready()  # a partner that failed to start is dropped, with its reason
+            return False
+        with self._lock:
+            return self._partner_ready()
 
     def close(self) -> None:
         """Stop the engine's partner process and helper thread (both also end with the process)."""

@@ -358,7 +358,8 @@ class Partner:
         self.own = [split_layer(layer, split, 0) for layer in layers]
         self.failed: str | None = None
         self._ready = threading.Event()
-        self._fd = os.memfd_create("bert-partner", 0)
+        self._closing = threading.Lock()
+        self._fd = os.memfd_create("bert-partner")  # close-on-exec: only the partner gets it (pass_fds)
         try:
             os.ftruncate(self._fd, _Exchange.n_bytes(split))
             self._map = mmap.mmap(self._fd, _Exchange.n_bytes(split))
@@ -389,6 +390,7 @@ class Partner:
             stdout=subprocess.PIPE,
             pass_fds=(self._fd,),
             env=env,
+            start_new_session=True,  # a Ctrl-C in the engine's terminal is for the engine, not for it
         )
 
     @property
@@ -421,8 +423,8 @@ class Partner:
                 )
             self._ready.set()
         except (OSError, ValueError, PartnerError) as err:
-            self.failed = str(err) or type(err).__name__
             self.close()
+            self.failed = str(err) or type(err).__name__
 
     def _check(self) -> None:
         if self.exchange.ctl[_FAILED]:
@@ -459,19 +461,29 @@ class Partner:
         attentions[:, h0:] = exchange.probs_of_partner(split, t)
 
     def close(self) -> None:
-        """Stop the partner (it also stops by itself when this process ends)."""
-        process = getattr(self, "_process", None)
-        if getattr(self, "exchange", None) is not None:
-            self.exchange.ctl[_QUIT] = 1  # a partner waiting at a meeting stops waiting
-        if process is not None and process.poll() is None:
-            try:
-                process.stdin.close()  # end of input: the partner leaves its loop
-                process.wait(timeout=2)
-            except (OSError, ValueError, subprocess.TimeoutExpired):
-                process.kill()
-        if getattr(self, "_fd", None) is not None:
-            os.close(self._fd)
-            self._fd = None
+        """Stop the partner (it also stops by itself when this process ends). Safe to call twice, and
+        from the starter thread and the engine at once."""
+        closing = getattr(self, "_closing", None)
+        if closing is None:  # __init__ failed before anything was opened
+            return
+        with closing:
+            process = getattr(self, "_process", None)
+            if getattr(self, "exchange", None) is not None:
+                self.exchange.ctl[_QUIT] = 1  # a partner waiting at a meeting stops waiting
+            if process is not None:
+                if not self._ready.is_set():  # the starter may be blocked writing weights: unblock it
+                    process.kill()
+                for pipe in (process.stdin, process.stdout):
+                    with contextlib.suppress(OSError, ValueError):
+                        pipe.close()  # end of input: the partner leaves its loop
+                try:
+                    process.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+            fd, self._fd = self._fd, None
+            if fd is not None:
+                os.close(fd)
 
     def __del__(self):
         self.close()

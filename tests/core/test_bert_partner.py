@@ -5,6 +5,7 @@ what happens when the partner dies, hangs, cannot start, or a pass is interrupte
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -123,6 +124,17 @@ def test_batches_padding_and_long_inputs_stay_in_this_process(tiny_dirs):
     assert partner_passes(engine) == before
     engine.forward(rng.integers(5, 60, 10), attention_mask=np.ones(10))  # a mask that pads nothing
     assert partner_passes(engine) > before
+    before = partner_passes(engine)
+    engine.partner_tokens = (1, 512)  # raised after the partner started: its shared memory holds 128
+    engine.forward(rng.integers(5, 60, 200))
+    assert partner_passes(engine) == before and engine._partner is not None
+    engine.close()
+
+
+def test_the_partner_runs_in_its_own_session(tiny_dirs):
+    """A Ctrl-C in the engine's terminal goes to the terminal's process group: not to the partner."""
+    engine = with_partner(tiny_dirs["h24-3heads-2layers"])
+    assert os.getsid(engine._partner.pid) != os.getsid(0)
     engine.close()
 
 
@@ -180,8 +192,9 @@ def test_a_partner_that_hangs_is_given_up_after_the_timeout(tiny_dirs, monkeypat
     try:
         expect_fallback(engine, ids, expected, "did not reach meeting")
     finally:
-        os.kill(process.pid, signal.SIGCONT)
-    process.wait(timeout=10)  # dropped: its input closed, it ends
+        with contextlib.suppress(ProcessLookupError):  # dropped: killed and reaped already
+            os.kill(process.pid, signal.SIGCONT)
+    assert process.wait(timeout=10) is not None
 
 
 def test_a_partner_that_cannot_start_leaves_the_engine_in_one_process(tiny_dirs, monkeypatch):
