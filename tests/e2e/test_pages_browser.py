@@ -14,13 +14,19 @@ import pytest
 from tests.e2e.harness import COUNT_DRAWN_JS, wait_charts
 
 PROBLEMS = "[data-testid='stException'], [data-testid='stAlertContentError']"
-# Every Plotly chart on the page is drawn, and there is at least one; the script has finished.
-ALL_DRAWN = """() => {
+# The script has finished, at least n Plotly charts are on the page and every one is drawn. The
+# count matters: Streamlit mounts each chart's element on its own, so a page whose first chart is
+# drawn may not have mounted its second yet (a CI run once counted 1 of the focus view's 2).
+ALL_DRAWN = """(n) => {
   const app = document.querySelector("[data-testid='stApp']");
   if (!app || app.getAttribute("data-test-script-state") !== "notRunning") return false;
   const plots = [...document.querySelectorAll(".js-plotly-plot")];
-  return plots.length > 0 && plots.every((p) => p.querySelector(".main-svg :is(.trace, g.hm, image)"));
+  return plots.length >= n && plots.every((p) => p.querySelector(".main-svg :is(.trace, g.hm, image)"));
 }"""
+
+
+def wait_all_drawn(page, n: int) -> None:
+    page.wait_for_function(ALL_DRAWN, arg=n, timeout=120_000, polling="raf")
 
 
 def screenshot_whole_page(page, path) -> None:
@@ -49,7 +55,7 @@ def assert_clean(page) -> None:
 )
 def test_learn_page_draws(page, app_server, screenshot_dir, path, charts):
     page.goto(app_server.url + path)
-    page.wait_for_function(ALL_DRAWN, timeout=120_000, polling="raf")
+    wait_all_drawn(page, charts)
     assert page.get_by_role("heading", name="Learn: attention from scratch").count() == 1
     assert page.evaluate(COUNT_DRAWN_JS) >= charts
     assert_clean(page)
@@ -59,10 +65,10 @@ def test_learn_page_draws(page, app_server, screenshot_dir, path, charts):
 
 def test_learn_next_button_moves_one_step(page, app_server):
     page.goto(app_server.url + "/")
-    page.wait_for_function(ALL_DRAWN, timeout=120_000, polling="raf")
+    wait_all_drawn(page, 1)
     page.get_by_role("button", name="2 · Q, K, V →").click()
     page.get_by_role("heading", name="Step 2 · Queries, keys and values").wait_for(timeout=60_000)
-    page.wait_for_function(ALL_DRAWN, timeout=120_000, polling="raf")
+    wait_all_drawn(page, 3)
     assert page.evaluate(COUNT_DRAWN_JS) == 3  # Q, K and V of one head
     assert not page.get_by_role("heading", name="Step 1 · Embeddings").count()
     assert "step=2" in page.url
@@ -76,7 +82,7 @@ EXPLORE_VIEWS = {"head": 1, "lines": 1, "model": 1, "focus": 2}
 def test_explore_page_draws(page, app_server, screenshot_dir, view):
     # the default example (the trophy sentence) on each view
     page.goto(f"{app_server.url}/explore?view={view}")
-    page.wait_for_function(ALL_DRAWN, timeout=120_000, polling="raf")
+    wait_all_drawn(page, EXPLORE_VIEWS[view])
     assert page.evaluate(COUNT_DRAWN_JS) == EXPLORE_VIEWS[view]
     # the bundled model answered (the sidebar names its shape and the token count)
     assert page.get_by_text(re.compile(r"^6 layers × 12 heads · \d+ tokens$")).count() == 1
