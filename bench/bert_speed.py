@@ -360,6 +360,53 @@ def partner_rows(quick: bool) -> list[Row]:
     return rows
 
 
+def padding_rows(quick: bool) -> list[Row]:
+    """The partner path's products on token rows padded to the multiple this machine's BLAS kernels
+    run fastest (core.bert_kernels.gemm_row_multiple) against the tokens' rows alone: two engines, each
+    with its partner, alternating blocks in one process. Empty where the kernels get no padding."""
+    from core.bert import BertNumpy
+    from core.models import bundled_model_dir
+
+    engines = {}
+    for label in ("padded", "exact"):
+        engine = BertNumpy.from_pretrained(bundled_model_dir())
+        if label == "exact":
+            engine.partner_row_multiple = 1
+        if not engine.wait_for_partner():
+            return []
+        engines[label] = engine
+    multiple = engines["padded"].partner_row_multiple
+    if multiple == 1:
+        return []
+    rows = []
+    current = [engines["padded"]]
+    for n_tokens in (16, 17, 18, 19):
+        ids = token_ids(engines["padded"], n_tokens)
+        times = alternate(
+            lambda ids=ids: current[0].forward(ids),
+            {label: lambda e=e: current.__setitem__(0, e) for label, e in engines.items()},
+            blocks=2 if quick else 8,
+            per_block=6,
+            pause=0.15,
+        )
+        t_padded, t_exact = statistics.median(times["padded"]), statistics.median(times["exact"])
+        rows.append(
+            Row(
+                f"NumPy BERT forward, products on rows padded to {multiple} / on the tokens' rows, "
+                f"{n_tokens} tokens",
+                t_padded / t_exact,
+                "x",
+                note=(
+                    f"{1e3 * t_padded:.2f} vs {1e3 * t_exact:.2f} ms, median of {len(times['padded'])}, "
+                    f"alternating blocks; the partner path, OpenBLAS {blas_threads.kernels()} kernels"
+                ),
+            )
+        )
+    for engine in engines.values():
+        engine.close()
+    return rows
+
+
 # ---- serving, in a fresh process -----------------------------------------------------------------
 
 _SERVE_NUMPY = """
@@ -472,7 +519,15 @@ def serving_rows(quick: bool) -> list[Row]:
 
 
 def run(quick: bool = False) -> list[Row]:
-    sections = (ratio_rows, partner_rows, kernel_rows, two_thread_rows, layout_rows, serving_rows)
+    sections = (
+        ratio_rows,
+        partner_rows,
+        padding_rows,
+        kernel_rows,
+        two_thread_rows,
+        layout_rows,
+        serving_rows,
+    )
     return [row for section in sections for row in section(quick)]
 
 

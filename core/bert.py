@@ -43,6 +43,7 @@ from core.attention import FullyMaskedRowError, multi_head_attention, padding_ma
 from core.bert_kernels import (
     FAST_ACTIVATIONS,
     WeightBlock,
+    gemm_row_multiple,
     layer_norm_,
     softmax2_rows_,
     softmax2_rows_stable_,
@@ -522,6 +523,9 @@ class BertNumpy:
         # single sequences of this many tokens (inclusive range) run with the partner process; None: never
         self.partner_tokens: tuple[int, int] | None = _PARTNER_TOKENS
         self.partner_off: str | None = None  # why this engine does not use a partner, once known
+        # the partner path's products run on token rows padded to this multiple, the row count this
+        # machine's BLAS kernels run fastest (core.bert_kernels.gemm_row_multiple); read at its start
+        self.partner_row_multiple = gemm_row_multiple(blas_threads.kernels())
         self._partner: bert_partner.Partner | None = None
         # GEMV operands that turn row sums into BLAS calls (see the kernels above)
         self._mean_d = np.full(d, 1.0 / d, dtype=np.float32)
@@ -845,6 +849,7 @@ class BertNumpy:
             eps=cfg.layer_norm_eps,
             activation=cfg.hidden_act,
             max_tokens=min(self.partner_tokens[1], cfg.max_position_embeddings),
+            row_multiple=self.partner_row_multiple,
         )
         try:
             self._partner = bert_partner.Partner(self.layers, split)

@@ -24,6 +24,29 @@ FAST_ACTIVATIONS = {
 }
 
 
+# ---- rows for the matrix products -------------------------------------------------------------------
+# OpenBLAS's AVX2 "Haswell" SGEMM kernel (also what its Zen kernel set runs) works on the rows of x in
+# x @ W four at a time; the one, two or three rows left over go through edge kernels that read the
+# weights again, so 17 rows cost more than 20. The partner path therefore runs its products on token
+# rows padded to a multiple of 4: the padding rows hold finite numbers that no token attends to, and a
+# product's real rows never depend on them. The whole forward pass, padded / not (`python -m bench
+# --only bert_speed`, the "rows padded" rows; at 16 tokens nothing is padded, the control): 0.94x at
+# 17 tokens, 0.86x at 18, 0.90x at 19, with 0.97x at 16. OpenBLAS's SkylakeX kernels showed no such
+# step in a quick check, and other libraries were not measured: both get no padding.
+_ROW_MULTIPLE = {"haswell": 4, "zen": 4}
+
+
+def gemm_row_multiple(kernels: str | None) -> int:
+    """The row count multiple at which the named OpenBLAS kernel set (core.blas_threads.kernels())
+    runs x @ W fastest; 1 for kernels not measured."""
+    return _ROW_MULTIPLE.get((kernels or "").lower(), 1)
+
+
+def padded_rows(n: int, multiple: int) -> int:
+    """n rows rounded up to `multiple`; one row stays one row (a matrix-vector product, cheaper still)."""
+    return n if n <= 1 else -(-n // multiple) * multiple
+
+
 # ---- one block for every layer's weights ---------------------------------------------------------
 # On short inputs the forward pass is bound by streaming the layers' weights through the GEMMs (42 MB
 # for MiniLM, more than the L3 cache, so every call reads them from memory). In 4 KiB pages that stream

@@ -53,6 +53,7 @@ from core.bert_kernels import (
     FAST_ACTIVATIONS,
     WeightBlock,
     layer_norm_,
+    padded_rows,
     softmax2_rows_,
     softmax2_rows_stable_,
 )
@@ -121,6 +122,15 @@ class Split:
     eps: float
     activation: str
     max_tokens: int  # the longest input the shared memory holds
+    row_multiple: int = 1  # the products run on token rows padded to this (core.bert_kernels.padded_rows)
+
+    def rows(self, n_tokens: int) -> int:
+        """How many rows the products of a pass of n_tokens run on."""
+        return padded_rows(n_tokens, self.row_multiple)
+
+    @property
+    def max_rows(self) -> int:
+        return self.rows(self.max_tokens)
 
     @property
     def heads0(self) -> int:
@@ -196,18 +206,18 @@ class _Exchange:
     and the partner's attention probabilities (part 0 writes its own straight into the engine's output)."""
 
     def __init__(self, buffer, split: Split):
-        t, d, h1 = split.max_tokens, split.hidden, len(split.heads(1))
+        t, r, d, h1 = split.max_tokens, split.max_rows, split.hidden, len(split.heads(1))
         self.ctl = memoryview(buffer)[: 8 * _CTL_WORDS].cast("q")  # plain loads and stores, polled
         floats = np.frombuffer(buffer, dtype=np.float32, offset=8 * _CTL_WORDS)
-        self.x0 = floats[: t * d].reshape(t, d)  # the embeddings, written by part 0
-        self.attn_partial = floats[t * d : 3 * t * d].reshape(2, t, d)  # [part] partial sums
-        self.ffn_partial = floats[3 * t * d : 5 * t * d].reshape(2, t, d)
-        self.partner_probs = floats[5 * t * d : 5 * t * d + split.n_layers * h1 * t * t]
+        self.x0 = floats[: r * d].reshape(r, d)  # the embeddings (and zero padding rows), by part 0
+        self.attn_partial = floats[r * d : 3 * r * d].reshape(2, r, d)  # [part] partial sums
+        self.ffn_partial = floats[3 * r * d : 5 * r * d].reshape(2, r, d)
+        self.partner_probs = floats[5 * r * d : 5 * r * d + split.n_layers * h1 * t * t]
 
     @staticmethod
     def n_bytes(split: Split) -> int:
-        t, d, h1 = split.max_tokens, split.hidden, len(split.heads(1))
-        return 8 * _CTL_WORDS + 4 * (5 * t * d + split.n_layers * h1 * t * t)
+        t, r, d, h1 = split.max_tokens, split.max_rows, split.hidden, len(split.heads(1))
+        return 8 * _CTL_WORDS + 4 * (5 * r * d + split.n_layers * h1 * t * t)
 
     def probs_of_partner(self, split: Split, n_tokens: int) -> np.ndarray:
         """(L, H1, T, T) view of the partner's probabilities for a pass of n_tokens."""
@@ -254,20 +264,23 @@ class _Meetings:
 
 
 class _Scratch:
-    """One part's work arrays for up to max_tokens tokens, allocated once."""
+    """One part's work arrays for up to max_tokens tokens (max_rows rows), allocated once.
+
+    Zeros to begin with: the padding rows below a pass's tokens must hold finite numbers (an inf there
+    would raise NumPy's invalid-value warning in LayerNorm), and every pass leaves finite ones."""
 
     def __init__(self, split: Split, part: int):
-        t, d = split.max_tokens, split.hidden
+        t, r, d = split.max_tokens, split.max_rows, split.hidden
         hd = len(split.heads(part)) * split.head_size
         i = split.inter(part)
         n_inter = i.stop - i.start
-        self.q, self.k, self.v, self.context = (np.empty((t, hd), np.float32) for _ in range(4))
-        self.key_t = np.empty(hd * t, np.float32)
-        self.attn_out = np.empty((t, d), np.float32)
-        self.inter = np.empty((t, n_inter), np.float32)
-        self.act_scratch = (np.empty((t, n_inter), np.float32), np.empty((t, n_inter), np.float32))
-        self.sq = np.empty((t, d), np.float32)
-        self.x = np.empty((t, d), np.float32)  # the partner's copy of the current layer's input
+        self.q, self.k, self.v, self.context = (np.zeros((r, hd), np.float32) for _ in range(4))
+        self.key_t = np.zeros(hd * t, np.float32)
+        self.attn_out = np.zeros((r, d), np.float32)
+        self.inter = np.zeros((r, n_inter), np.float32)
+        self.act_scratch = (np.zeros((r, n_inter), np.float32), np.zeros((r, n_inter), np.float32))
+        self.sq = np.zeros((r, d), np.float32)
+        self.x = np.zeros((r, d), np.float32)  # the current layer's input, from layer 1 on
         self.mean_d = np.full(d, 1.0 / d, np.float32)
         self.ones = np.ones(t, np.float32)
 
@@ -276,31 +289,35 @@ def run_layers(
     part: int,
     weights: Sequence[HalfLayer],
     split: Split,
-    x: np.ndarray,
+    t: int,
     outputs: np.ndarray | None,
     probs: Callable[[int], np.ndarray],
     exchange: _Exchange,
     meet: _Meetings,
     scratch: _Scratch,
 ) -> None:
-    """This part's half of every layer for the T tokens of x (T, D).
+    """This part's half of every layer for a pass of t tokens, whose embeddings part 0 has written
+    into exchange.x0, followed by zeros up to split.rows(t) rows.
 
-    outputs (L, T, D): where part 0 writes each layer's output (the engine's hidden states 1..L);
-    None for the partner, which keeps them in its scratch. probs(i): (h, T, T) array for this part's
+    The products run on split.rows(t) rows, the attention on the t tokens only; the padding rows
+    carry finite numbers that no token looks at (core.bert_kernels, "rows for the matrix products").
+    outputs (L, t, D): where part 0 writes each layer's output (the engine's hidden states 1..L);
+    None for the partner, which keeps them in its scratch. probs(i): (h, t, t) array for this part's
     heads' attention probabilities in layer i."""
-    t = x.shape[0]
+    rows = split.rows(t)
     d_head = split.head_size
     n_heads = len(split.heads(part))
     activation = FAST_ACTIVATIONS[split.activation]
     s = scratch
-    q, k, v, context = s.q[:t], s.k[:t], s.v[:t], s.context[:t]
+    x = exchange.x0[:rows]
+    q, k, v, context = s.q[:rows], s.k[:rows], s.v[:rows], s.context[:rows]
     key_t = s.key_t[: n_heads * d_head * t].reshape(n_heads, d_head, t)
-    attn_out, inter, sq, ones = s.attn_out[:t], s.inter[:t], s.sq[:t], s.ones[:t]
-    act_scratch = (s.act_scratch[0][:t], s.act_scratch[1][:t])
-    attn_partial, ffn_partial = exchange.attn_partial[:, :t], exchange.ffn_partial[:, :t]
+    attn_out, inter, sq, ones = s.attn_out[:rows], s.inter[:rows], s.sq[:rows], s.ones[:t]
+    act_scratch = (s.act_scratch[0][:rows], s.act_scratch[1][:rows])
+    attn_partial, ffn_partial = exchange.attn_partial[:, :rows], exchange.ffn_partial[:, :rows]
 
-    def heads(rows: np.ndarray) -> np.ndarray:  # (T, h d_head) -> (h, T, d_head), a view
-        return rows.reshape(t, n_heads, d_head).transpose(1, 0, 2)
+    def heads(token_rows: np.ndarray) -> np.ndarray:  # the t tokens' (t, h d_head) -> (h, t, d_head), a view
+        return token_rows[:t].reshape(t, n_heads, d_head).transpose(1, 0, 2)
 
     for i, w in enumerate(weights):
         # 1) this part's heads: Q, K, V, scores, softmax, context; then its partial sum of W^O
@@ -310,13 +327,13 @@ def run_layers(
         k += w.b_k
         np.matmul(x, w.w_v, out=v)
         v += w.b_v
-        np.copyto(key_t, k.reshape(t, n_heads, d_head).transpose(1, 2, 0))  # K^T contiguous, as in core.bert
+        np.copyto(key_t, heads(k).transpose(0, 2, 1))  # K^T contiguous, as in core.bert
         layer_probs = probs(i)
         np.matmul(heads(q), key_t, out=layer_probs)
         if not softmax2_rows_(layer_probs, ones):  # overflow: redo with the row maximum
             np.matmul(heads(q), key_t, out=layer_probs)
             softmax2_rows_stable_(layer_probs)
-        np.matmul(layer_probs, heads(v), out=heads(context))
+        np.matmul(layer_probs, heads(v), out=heads(context))  # the padding rows keep finite old values
         mine = attn_partial[part]
         np.matmul(context, w.w_o, out=mine)
         if part == 0:
@@ -335,16 +352,15 @@ def run_layers(
             mine += w.b_2
             mine += attn_out
         meet()
-        # 3) the layer's output: part 0 writes the engine's hidden state; the partner needs it only as
-        # the next layer's input
-        if outputs is not None:
-            x = outputs[i]
-        elif i + 1 == len(weights):
+        # 3) the layer's output and the next layer's input: part 0 writes the engine's hidden state
+        # (straight into it when there are no padding rows); the partner skips the last layer's
+        if outputs is None and i + 1 == len(weights):
             break
-        else:
-            x = s.x[:t]
+        x = outputs[i] if outputs is not None and rows == t else s.x[:rows]
         np.add(ffn_partial[0], ffn_partial[1], out=x)
         layer_norm_(x, w.ln2_g, w.ln2_b, split.eps, s.mean_d, sq)
+        if outputs is not None and rows != t:
+            outputs[i] = x[:t]
 
 
 # ---- part 0: the engine's side --------------------------------------------------------------------
@@ -441,6 +457,7 @@ class Partner:
         t = hidden.shape[1]
         h0 = split.heads0
         exchange.x0[:t] = hidden[0]
+        exchange.x0[t : split.rows(t)] = 0
         exchange.ctl[_TOKENS] = t
         try:
             self._process.stdin.write(b"g")  # the partner wakes while we start on our heads
@@ -451,7 +468,7 @@ class Partner:
             0,
             self.own,
             split,
-            hidden[0],
+            t,
             hidden[1:],
             lambda i: attentions[i, :h0],
             exchange,
@@ -553,7 +570,7 @@ def main(argv: Sequence[str]) -> int:
                 1,
                 weights,
                 split,
-                exchange.x0[:t],
+                t,
                 None,
                 lambda i, t=t: exchange.probs_of_partner(split, t)[i],
                 exchange,

@@ -34,7 +34,14 @@ from core.bert import (
     compare_results,
     load_numpy,
 )
-from core.bert_kernels import WeightBlock, layer_norm_, softmax2_rows_, softmax2_rows_stable_
+from core.bert_kernels import (
+    WeightBlock,
+    gemm_row_multiple,
+    layer_norm_,
+    padded_rows,
+    softmax2_rows_,
+    softmax2_rows_stable_,
+)
 from core.layers import gelu, gelu_fast, layer_norm
 from core.models import BUNDLED_NAME, ModelFilesError, bundled_model_dir
 from tests.conftest import ROOT
@@ -536,6 +543,25 @@ def test_weight_block_refuses_more_than_it_was_sized_for():
     np.testing.assert_array_equal(block.store(np.arange(20, dtype=np.float32)), np.arange(20))
     with pytest.raises(ValueError, match="full"):
         block.store(np.ones(1, np.float32))  # the first piece took 32 floats: 20 rounded up to 16s
+
+
+def test_padded_rows_round_up_to_the_kernels_multiple_but_keep_one_row():
+    assert [padded_rows(n, 4) for n in (0, 1, 2, 3, 4, 5, 17, 19, 20, 127, 128)] == [
+        0,
+        1,
+        4,
+        4,
+        4,
+        8,
+        20,
+        20,
+        20,
+        128,
+        128,
+    ]
+    assert [padded_rows(n, 1) for n in (1, 2, 17)] == [1, 2, 17]
+    assert gemm_row_multiple("Haswell") == gemm_row_multiple("ZEN") == 4
+    assert gemm_row_multiple("SkylakeX") == gemm_row_multiple(None) == 1  # measured no gain, or unknown
 
 
 def test_gelu_fast_is_within_6e_7_of_exact_and_closer_than_torch():

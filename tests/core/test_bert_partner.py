@@ -47,8 +47,10 @@ def tiny_dirs(tmp_path_factory):
     }
 
 
-def with_partner(path) -> BertNumpy:
+def with_partner(path, row_multiple: int | None = None) -> BertNumpy:
     engine = BertNumpy.from_pretrained(path)
+    if row_multiple is not None:
+        engine.partner_row_multiple = row_multiple
     assert engine.wait_for_partner(), engine.partner_off
     return engine
 
@@ -65,15 +67,20 @@ def forward_on_partner(engine: BertNumpy, *args):
     return out
 
 
+@pytest.mark.parametrize("row_multiple", [1, 4, 8])
 @pytest.mark.parametrize("name", SPLIT_CONFIGS)
-def test_tiny_berts_match_transformers_and_the_one_process_path(tiny_dirs, name):
+def test_tiny_berts_match_transformers_and_the_one_process_path(tiny_dirs, name, row_multiple):
     """3, 5, 6 and 7 heads (so the two parts get different numbers of heads), intermediate widths 37 to
-    65 (odd: different numbers of columns), GELU, ReLU and tanh-GELU, 1 to 4 layers."""
-    engine, theirs = with_partner(tiny_dirs[name]), torch_model(tiny_dirs[name])
+    65 (odd: different numbers of columns), GELU, ReLU and tanh-GELU, 1 to 4 layers; the products on
+    the tokens' rows alone, or padded to a multiple of 4 or 8 (whatever this machine's BLAS would get)."""
+    engine, theirs = with_partner(tiny_dirs[name], row_multiple), torch_model(tiny_dirs[name])
+    assert engine._partner.split.row_multiple == row_multiple
     alone = BertNumpy.from_pretrained(tiny_dirs[name])
     alone.partner_tokens = None
     rng = np.random.default_rng(len(name))
-    for n_tokens in (1, 2, 19, 128):  # 128: the longest input the partner takes
+    # 128: the longest input the partner takes; the shorter ones after it find its values in their
+    # padding rows
+    for n_tokens in (1, 2, 19, 128, 21, 2):
         ids = rng.integers(5, engine.config.vocab_size, n_tokens)
         types = (np.arange(n_tokens) >= n_tokens // 2).astype(np.int64)  # a sentence pair's segments
         ours = forward_on_partner(engine, ids, types)
