@@ -362,29 +362,25 @@ def partner_rows(quick: bool) -> list[Row]:
 
 def padding_rows(quick: bool) -> list[Row]:
     """The partner path's products on token rows padded to the multiple this machine's BLAS kernels
-    run fastest (core.bert_kernels.gemm_row_multiple) against the tokens' rows alone: two engines, each
-    with its partner, alternating blocks in one process. Empty where the kernels get no padding."""
+    run fastest (core.bert_kernels.gemm_row_multiple) against the tokens' rows alone, alternating
+    blocks in one process. At 16 tokens nothing is padded: that row shows the noise. Empty where the
+    kernels get no padding."""
     from core.bert import BertNumpy
     from core.models import bundled_model_dir
 
-    engines = {}
-    for label in ("padded", "exact"):
-        engine = BertNumpy.from_pretrained(bundled_model_dir())
-        if label == "exact":
-            engine.partner_row_multiple = 1
-        if not engine.wait_for_partner():
-            return []
-        engines[label] = engine
-    multiple = engines["padded"].partner_row_multiple
-    if multiple == 1:
+    engine = BertNumpy.from_pretrained(bundled_model_dir())
+    multiple = engine.partner_row_multiple
+    if multiple == 1 or not engine.wait_for_partner():
         return []
     rows = []
-    current = [engines["padded"]]
     for n_tokens in (16, 17, 18, 19):
-        ids = token_ids(engines["padded"], n_tokens)
-        times = alternate(
-            lambda ids=ids: current[0].forward(ids),
-            {label: lambda e=e: current.__setitem__(0, e) for label, e in engines.items()},
+        times = alternate_forward(
+            engine,
+            n_tokens,
+            {
+                "padded": lambda: setattr(engine, "partner_row_multiple", multiple),
+                "exact": lambda: setattr(engine, "partner_row_multiple", 1),
+            },
             blocks=2 if quick else 8,
             per_block=6,
             pause=0.15,
@@ -402,8 +398,7 @@ def padding_rows(quick: bool) -> list[Row]:
                 ),
             )
         )
-    for engine in engines.values():
-        engine.close()
+    engine.close()
     return rows
 
 

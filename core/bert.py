@@ -523,8 +523,8 @@ class BertNumpy:
         # single sequences of this many tokens (inclusive range) run with the partner process; None: never
         self.partner_tokens: tuple[int, int] | None = _PARTNER_TOKENS
         self.partner_off: str | None = None  # why this engine does not use a partner, once known
-        # the partner path's products run on token rows padded to this multiple, the row count this
-        # machine's BLAS kernels run fastest (core.bert_kernels.gemm_row_multiple); read at its start
+        # the partner path's products run on token rows padded to this multiple (at most 8), where this
+        # machine's BLAS kernels run fastest (core.bert_kernels.gemm_row_multiple)
         self.partner_row_multiple = gemm_row_multiple(blas_threads.kernels())
         self._partner: bert_partner.Partner | None = None
         # GEMV operands that turn row sums into BLAS calls (see the kernels above)
@@ -682,7 +682,7 @@ class BertNumpy:
         if self._for_partner(ids, mask) and self._partner_ready() and t <= self._partner.split.max_tokens:
             try:
                 with blas_threads.limited_to(1):
-                    self._partner.forward(hidden[:, 0], attentions[:, 0])
+                    self._partner.forward(hidden[:, 0], attentions[:, 0], self.partner_row_multiple)
                 return hidden, attentions
             except PartnerError as err:  # this pass, and every one after it, runs in this process
                 self._drop_partner(str(err))
@@ -849,7 +849,6 @@ class BertNumpy:
             eps=cfg.layer_norm_eps,
             activation=cfg.hidden_act,
             max_tokens=min(self.partner_tokens[1], cfg.max_position_embeddings),
-            row_multiple=self.partner_row_multiple,
         )
         try:
             self._partner = bert_partner.Partner(self.layers, split)

@@ -27,12 +27,14 @@ FAST_ACTIVATIONS = {
 # ---- rows for the matrix products -------------------------------------------------------------------
 # OpenBLAS's AVX2 "Haswell" SGEMM kernel (also what its Zen kernel set runs) works on the rows of x in
 # x @ W four at a time; the one, two or three rows left over go through edge kernels that read the
-# weights again, so 17 rows cost more than 20. The partner path therefore runs its products on token
-# rows padded to a multiple of 4: the padding rows hold finite numbers that no token attends to, and a
-# product's real rows never depend on them. The whole forward pass, padded / not (`python -m bench
-# --only bert_speed`, the "rows padded" rows; at 16 tokens nothing is padded, the control): 0.94x at
-# 17 tokens, 0.86x at 18, 0.90x at 19, with 0.97x at 16. OpenBLAS's SkylakeX kernels showed no such
-# step in a quick check, and other libraries were not measured: both get no padding.
+# weights again, so rows past a multiple of 4 cost more than their share. The partner path runs its
+# products on token rows padded to a multiple of 4: the padding rows hold finite numbers that no token
+# attends to, and a product's real rows never depend on them. The whole forward pass, padded / not,
+# one engine switching in one process (`python -m bench --only bert_speed`, the "rows padded" rows;
+# two runs): 1.00x at 16 tokens (nothing padded: the noise), 0.98-1.00x at 17, 0.96-0.99x at 18 and
+# 0.88-0.91x at 19.
+# OpenBLAS's SkylakeX kernels showed no such step in a quick check, and other libraries were not
+# measured: both get no padding.
 _ROW_MULTIPLE = {"haswell": 4, "zen": 4}
 
 

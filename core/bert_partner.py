@@ -72,7 +72,11 @@ _COUNT = (0, 8)  # meetings passed by part 0 and part 1
 _TOKENS = 16  # T of the current forward pass, written by part 0 before it wakes the partner
 _FAILED = 24  # set by the partner when it raises
 _QUIT = 32  # set by part 0 when it drops the partner, which may be waiting at a meeting
-_CTL_WORDS = 40
+_ROWS = 40  # rows of the current pass's products (T, or T padded), written with _TOKENS
+_CTL_WORDS = 48
+# The products may run on token rows padded up to a multiple of this (core.bert_kernels.padded_rows):
+# the shared memory and the scratch arrays have room for that many rows.
+MAX_ROW_MULTIPLE = 8
 
 
 def unavailable_reason() -> str | None:
@@ -122,15 +126,11 @@ class Split:
     eps: float
     activation: str
     max_tokens: int  # the longest input the shared memory holds
-    row_multiple: int = 1  # the products run on token rows padded to this (core.bert_kernels.padded_rows)
-
-    def rows(self, n_tokens: int) -> int:
-        """How many rows the products of a pass of n_tokens run on."""
-        return padded_rows(n_tokens, self.row_multiple)
 
     @property
     def max_rows(self) -> int:
-        return self.rows(self.max_tokens)
+        """The most rows a pass's products may run on: max_tokens padded to MAX_ROW_MULTIPLE."""
+        return padded_rows(self.max_tokens, MAX_ROW_MULTIPLE)
 
     @property
     def heads0(self) -> int:
@@ -290,6 +290,7 @@ def run_layers(
     weights: Sequence[HalfLayer],
     split: Split,
     t: int,
+    rows: int,
     outputs: np.ndarray | None,
     probs: Callable[[int], np.ndarray],
     exchange: _Exchange,
@@ -297,14 +298,13 @@ def run_layers(
     scratch: _Scratch,
 ) -> None:
     """This part's half of every layer for a pass of t tokens, whose embeddings part 0 has written
-    into exchange.x0, followed by zeros up to split.rows(t) rows.
+    into exchange.x0, followed by zeros up to `rows` rows (t <= rows <= split.max_rows).
 
-    The products run on split.rows(t) rows, the attention on the t tokens only; the padding rows
+    The products run on `rows` rows, the attention on the t tokens only; the padding rows
     carry finite numbers that no token looks at (core.bert_kernels, "rows for the matrix products").
     outputs (L, t, D): where part 0 writes each layer's output (the engine's hidden states 1..L);
     None for the partner, which keeps them in its scratch. probs(i): (h, t, t) array for this part's
     heads' attention probabilities in layer i."""
-    rows = split.rows(t)
     d_head = split.head_size
     n_heads = len(split.heads(part))
     activation = FAST_ACTIVATIONS[split.activation]
@@ -448,17 +448,20 @@ class Partner:
         if self._process.poll() is not None:
             raise PartnerError(f"the partner process ended (exit code {self._process.returncode})")
 
-    def forward(self, hidden: np.ndarray, attentions: np.ndarray) -> None:
+    def forward(self, hidden: np.ndarray, attentions: np.ndarray, row_multiple: int = 1) -> None:
         """Every layer for one sequence: hidden (L + 1, T, D) with the embeddings in hidden[0], filled
-        with the layers' outputs; attentions (L, H, T, T) filled. Raises PartnerError."""
+        with the layers' outputs; attentions (L, H, T, T) filled. The products run on the T token rows
+        padded to row_multiple (as far as split.max_rows has room). Raises PartnerError."""
         if not self.ready:
             raise PartnerError(self.failed or "the partner is not ready")
         split, exchange = self.split, self.exchange
         t = hidden.shape[1]
+        rows = min(padded_rows(t, row_multiple), split.max_rows)
         h0 = split.heads0
         exchange.x0[:t] = hidden[0]
-        exchange.x0[t : split.rows(t)] = 0
+        exchange.x0[t:rows] = 0
         exchange.ctl[_TOKENS] = t
+        exchange.ctl[_ROWS] = rows
         try:
             self._process.stdin.write(b"g")  # the partner wakes while we start on our heads
             self._process.stdin.flush()
@@ -469,6 +472,7 @@ class Partner:
             self.own,
             split,
             t,
+            rows,
             hidden[1:],
             lambda i: attentions[i, :h0],
             exchange,
@@ -564,13 +568,14 @@ def main(argv: Sequence[str]) -> int:
     stdout.write(b"ready\n")
     stdout.flush()
     while stdin.read(1) == b"g":  # one byte a forward pass; end of input: the engine is done
-        t = exchange.ctl[_TOKENS]
+        t, rows = exchange.ctl[_TOKENS], exchange.ctl[_ROWS]
         try:
             run_layers(
                 1,
                 weights,
                 split,
                 t,
+                rows,
                 None,
                 lambda i, t=t: exchange.probs_of_partner(split, t)[i],
                 exchange,
