@@ -405,10 +405,11 @@ _TWO_THREADS_MIN_ROWS = 128
 
 # ---- a partner process for single sentences -------------------------------------------------------
 # Single sequences of these lengths run each layer split by heads between this process and a partner
-# process (core/bert_partner.py). `python -m bench --only bert_speed`, the partner rows, four runs of
-# partner / best path in one process: 0.83-0.92 at 17 tokens, 0.83-0.95 at 32, 0.84-0.97 at 128; but
-# 0.90-1.04 at 256 and 0.95-1.03 at 512, where two Python threads split by tokens do about as well
-# and the partner's shared memory would grow with T^2 (every layer's attention for its heads).
+# process (core/bert_partner.py). `python -m bench --only bert_speed`, the partner rows, eight runs of
+# partner / best path in one process: 0.82-0.95 at 17 tokens, 0.83-1.00 at 32, 0.76-1.01 at 64,
+# 0.84-1.07 at 128; but 0.90-1.09 at 256 and 0.95-1.34 at 512, where two Python threads split by
+# tokens do as well and the partner's shared memory would grow with T^2 (every layer's attention for
+# its heads).
 _PARTNER_TOKENS = (1, 128)
 
 
