@@ -8,6 +8,10 @@ same process, alternating (three A/B runs, two of them `python -m bench --only b
 "Haswell / SkylakeX kernels"): 0.96-0.99x the time at 32 tokens, 0.91-0.98x at 128 and 0.82-0.97x
 at 512; one of the engine's products alone, with its weights coming from memory, 9-16% faster.
 Results differ only in float32 rounding (parity with transformers stays about 5e-6).
+Four later runs of those rows (2026-11-21) did not agree: 1.05-1.07x (Haswell slower) at 32 tokens,
+0.89-1.05x at 128, 1.01x at 512. The rows time the engine in one process, and sentences of up to 128
+tokens now take the partner path (core/bert_partner.py, one BLAS thread a side), where an A/B of both
+kernel sets was too noisy to decide; the rule stays until a bench row on that path says otherwise.
 
 This was measured with NumPy 2.4's OpenBLAS 0.3.31. OpenBLAS 0.3.34 retunes the SkylakeX blocking for
 Zen 4 (OpenMathLib/OpenBLAS#5868): when NumPy's OpenBLAS changes, rerun that bench row and drop this
