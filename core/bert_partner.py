@@ -233,7 +233,7 @@ class _Meetings:
     polls it also yields the core, so a partner that shares one core with us still gets to run."""
 
     def __init__(self, ctl: memoryview, part: int, check: Callable[[], None]):
-        self.ctl, self.part, self.check = ctl, part, check
+        self.ctl, self.check = ctl, check
         self.mine, self.theirs = _COUNT[part], _COUNT[1 - part]
         self.count = ctl[self.mine]
 
