@@ -11,14 +11,18 @@ Letters used in shape comments:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 __all__ = [
     "MASK_KINDS",
     "FullyMaskedRowError",
+    "attention_steps",
     "build_mask",
     "causal_mask",
     "local_window_mask",
+    "mask_scores",
     "merge_heads",
     "multi_head_attention",
     "padding_mask",
@@ -42,20 +46,35 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
-def scaled_dot_product_attention(
+def mask_scores(scores: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    """scores with -inf where mask is False, so softmax gives those keys exactly 0.
+
+    mask: boolean, broadcastable to scores' (..., T_q, T_k); True = may attend; None = no mask."""
+    if mask is None:
+        return scores
+    full = np.broadcast_to(np.asarray(mask, dtype=bool), scores.shape)
+    if not full.any(axis=-1).all():
+        raise FullyMaskedRowError(
+            "the mask leaves at least one query with no key to attend to; "
+            "every row of the mask needs at least one True"
+        )
+    return np.where(full, scores, -np.inf)
+
+
+def attention_steps(
     query: np.ndarray,
     key: np.ndarray,
     value: np.ndarray,
     mask: np.ndarray | None = None,
     *,
     scale: bool = True,
-) -> tuple[np.ndarray, np.ndarray]:
-    """softmax(Q K^T / sqrt(d_k)) V.
+) -> dict[str, np.ndarray]:
+    """softmax(Q K^T / sqrt(d_k)) V, one line per step of the learn page, every intermediate kept.
 
     query (..., T_q, d_k), key (..., T_k, d_k), value (..., T_k, d_v).
     mask: boolean, broadcastable to (..., T_q, T_k); True = may attend.
     scale=False skips the division by sqrt(d_k) (the learn page shows why it exists).
-    Returns (context (..., T_q, d_v), probs (..., T_q, T_k)).
+    Returns scores (QK^T), scaled, masked (only when there is a mask), probs and context.
     """
     query, key, value = np.asarray(query), np.asarray(key), np.asarray(value)
     if query.shape[-1] != key.shape[-1]:
@@ -67,21 +86,36 @@ def scaled_dot_product_attention(
             f"key and value must have the same number of positions, got {key.shape[-2]} and {value.shape[-2]}"
         )
     d_k = query.shape[-1]
-    scores = query @ np.swapaxes(key, -1, -2)  # (..., T_q, T_k)
-    if scale:
-        scores = scores / np.sqrt(d_k)
+    steps = {}
+    # 3) scores: every query against every key
+    steps["scores"] = query @ np.swapaxes(key, -1, -2)  # (..., T_q, T_k)
+    # 4) scale, so the scores' spread does not grow with d_k
+    steps["scaled"] = steps["scores"] / math.sqrt(d_k) if scale else steps["scores"]
+    # 5) mask (where there is one), then softmax: each row becomes weights that sum to 1
     if mask is not None:
-        mask = np.asarray(mask, dtype=bool)
-        full = np.broadcast_to(mask, scores.shape)
-        if not full.any(axis=-1).all():
-            raise FullyMaskedRowError(
-                "the mask leaves at least one query with no key to attend to; "
-                "every row of the mask needs at least one True"
-            )
-        scores = np.where(full, scores, -np.inf)
-    probs = softmax(scores, axis=-1)  # masked entries: exp(-inf) = 0 exactly
-    context = probs @ value  # (..., T_q, d_v)
-    return context, probs
+        steps["masked"] = mask_scores(steps["scaled"], mask)
+    steps["probs"] = softmax(steps.get("masked", steps["scaled"]), axis=-1)  # masked: exp(-inf) = 0
+    # 6) weighted sum of the values
+    steps["context"] = steps["probs"] @ value  # (..., T_q, d_v)
+    return steps
+
+
+def scaled_dot_product_attention(
+    query: np.ndarray,
+    key: np.ndarray,
+    value: np.ndarray,
+    mask: np.ndarray | None = None,
+    *,
+    scale: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
+    """softmax(Q K^T / sqrt(d_k)) V: the steps of attention_steps, without the intermediates.
+
+    query (..., T_q, d_k), key (..., T_k, d_k), value (..., T_k, d_v).
+    mask: boolean, broadcastable to (..., T_q, T_k); True = may attend.
+    Returns (context (..., T_q, d_v), probs (..., T_q, T_k)).
+    """
+    steps = attention_steps(query, key, value, mask, scale=scale)
+    return steps["context"], steps["probs"]
 
 
 def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
@@ -129,24 +163,16 @@ def multi_head_attention(
         y = x @ w
         return y if b is None else y + b
 
-    # 1) project: one matrix product for all heads, then split into heads
+    # The learn page's step numbers. 2) project: one matrix product for all heads, then split
     query = split_heads(project(x_query, w_q, b_q), n_heads)  # (..., H, T_q, d_k)
     key = split_heads(project(x_key, w_k, b_k), n_heads)  # (..., H, T_k, d_k)
     value = split_heads(project(x_value, w_v, b_v), n_heads)  # (..., H, T_k, d_v)
-    # 2) attend, every head at once
-    context, probs = scaled_dot_product_attention(query, key, value, mask, scale=scale)
-    # 3) merge heads + output projection
-    concat = merge_heads(context)  # (..., T_q, H * d_v)
+    # 3) to 6) scores, scale, mask + softmax, weighted sum: every head at once
+    steps = attention_steps(query, key, value, mask, scale=scale)
+    # 7) merge heads + output projection
+    concat = merge_heads(steps["context"])  # (..., T_q, H * d_v)
     output = project(concat, w_o, b_o)  # (..., T_q, d_model)
-    return {
-        "query": query,
-        "key": key,
-        "value": value,
-        "probs": probs,
-        "context": context,
-        "concat": concat,
-        "output": output,
-    }
+    return {"query": query, "key": key, "value": value, **steps, "concat": concat, "output": output}
 
 
 # ---- masks: boolean (T_q, T_k), True = may attend ------------------------------------------

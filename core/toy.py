@@ -2,8 +2,8 @@
 
 Nothing here is trained. Every number comes from a seeded random generator, so a sentence and a
 seed always give the same matrices, and a teacher can reproduce a slide by sharing a link.
-The trace keeps every intermediate by name, like TransformerLens' hook points (scores before the
-softmax, probs after), so the page can show each of the seven steps of the articles.
+`trace` fills a core.trace.LayerTrace with every intermediate by name, so the page shows each of
+the seven steps of the articles exactly as it shows a real BERT layer's.
 
 References: Vaswani et al. 2017, "Attention Is All You Need" (eq. 1, section 3.2.2, and the
 sinusoidal positional encoding of section 3.5); The Annotated Transformer; nanoGPT's GPTConfig
@@ -21,28 +21,19 @@ import hashlib
 import math
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from core.attention import (
-    MASK_KINDS,
-    build_mask,
-    merge_heads,
-    scaled_dot_product_attention,
-    softmax,
-    split_heads,
-)
-from core.layers import layer_norm, linear, residual
+from core.attention import MASK_KINDS, build_mask, softmax
+from core.trace import LayerTrace, from_inputs
 
 __all__ = [
     "MAX_TOKENS",
-    "STEP_NAMES",
     "SaturationCurve",
     "Tokenized",
     "ToySettings",
     "ToyWeights",
-    "Trace",
     "clean_text",
     "embed",
     "positional_encoding",
@@ -50,34 +41,9 @@ __all__ = [
     "tokenize",
     "toy_weights",
     "trace",
-    "trace_from_inputs",
-    "trace_from_projections",
 ]
 
 MAX_TOKENS = 64  # the learn page shows every T x T matrix; beyond 64 rows nobody can read them
-
-# Names of the intermediates a trace can hold, in the order the page shows them.
-STEP_NAMES = (
-    "embeddings",  # (T, d_model) one seeded vector per token string
-    "positions",  # (T, d_model) sinusoidal positional encoding (zeros when switched off)
-    "X",  # (T, d_model) the input of the attention layer: embeddings + positions
-    "W_Q",  # (d_model, H*d_k)
-    "W_K",  # (d_model, H*d_k)
-    "W_V",  # (d_model, H*d_k)
-    "W_O",  # (H*d_k, d_model)
-    "Q",  # (H, T, d_k)
-    "K",  # (H, T, d_k)
-    "V",  # (H, T, d_k)
-    "scores",  # (H, T_q, T_k) Q K^T
-    "scaled",  # (H, T_q, T_k) scores / sqrt(d_k), or the scores unchanged when scaling is off
-    "probs",  # (H, T_q, T_k) softmax of the scaled scores, masked entries exactly 0
-    "context",  # (H, T_q, d_k) probs V, one block per head
-    "concat",  # (T_q, H*d_k) the heads side by side
-    "output",  # (T_q, d_model) concat W^O
-    "residual",  # (T_q, d_model) X + output
-    "normed",  # (T_q, d_model) LayerNorm(X + output)
-)
-
 
 # ---- 0) text -> tokens ----------------------------------------------------------------------
 
@@ -307,194 +273,7 @@ def toy_weights(settings: ToySettings) -> ToyWeights:
 # ---- the trace ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False)
-class Trace:
-    """Every intermediate of one attention layer, by name (see STEP_NAMES)."""
-
-    query_tokens: tuple[str, ...]  # rows of scores / probs: the tokens that attend ("from")
-    key_tokens: tuple[str, ...]  # columns: the tokens attended to ("to")
-    arrays: dict[str, np.ndarray]  # name -> array; steps an example does not have are absent
-    n_heads: int
-    d_k: int
-    scale: bool  # whether the scores were divided by sqrt(d_k)
-    mask: np.ndarray | None = None  # bool (T_q, T_k), True = may attend; None = no mask
-    ln_eps: float = 1e-5
-    given: tuple[str, ...] = field(default=())  # names that were inputs rather than computed
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        return self.arrays[name]
-
-    def __contains__(self, name: object) -> bool:
-        return name in self.arrays
-
-    @property
-    def tokens(self) -> tuple[str, ...]:
-        return self.key_tokens
-
-
-def _as_2d(name: str, a: object) -> np.ndarray:
-    arr = np.asarray(a, dtype=np.float64)
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must be a matrix (2-D), got shape {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains a value that is not a finite number")
-    return arr
-
-
-def _attend(
-    query: np.ndarray,
-    key: np.ndarray,
-    value: np.ndarray,
-    *,
-    scale: bool,
-    mask: np.ndarray | None,
-    x: np.ndarray | None,
-    w_o: np.ndarray | None,
-    ln_eps: float,
-) -> dict[str, np.ndarray]:
-    """Steps 3 to 7 from per-head projections (H, T, d_k): the part every trace shares."""
-    d_k = query.shape[-1]
-    # 3) scores: every query against every key
-    scores = query @ np.swapaxes(key, -1, -2)  # (H, T_q, T_k)
-    # 4) scale, so the scores' spread does not grow with d_k
-    scaled = scores / math.sqrt(d_k) if scale else scores.copy()
-    # 5) + 6) softmax and weighted sum, by the core function (masking included)
-    context, probs = scaled_dot_product_attention(query, key, value, mask, scale=scale)  # (H, T_q, d_k)
-    out = {"scores": scores, "scaled": scaled, "probs": probs, "context": context}
-    # 7) merge heads, output projection, residual, layer norm
-    out["concat"] = merge_heads(context)  # (T_q, H*d_k)
-    if w_o is not None:
-        if w_o.shape[0] != out["concat"].shape[-1]:
-            raise ValueError(
-                f"W_O must have {out['concat'].shape[-1]} rows (heads × d_k) to multiply the "
-                f"concatenated heads, got shape {w_o.shape}"
-            )
-        out["output"] = linear(out["concat"], w_o)  # (T_q, d_model)
-        if x is not None:
-            if x.shape != out["output"].shape:
-                raise ValueError(
-                    f"the residual adds X {x.shape} to the output {out['output'].shape}: "
-                    "their shapes must match"
-                )
-            out["residual"] = residual(x, out["output"])
-            out["normed"] = layer_norm(out["residual"], eps=ln_eps)
-    return out
-
-
-def trace_from_inputs(
-    x: np.ndarray,
-    w_q: np.ndarray,
-    w_k: np.ndarray,
-    w_v: np.ndarray,
-    w_o: np.ndarray | None,
-    *,
-    tokens: tuple[str, ...] | list[str],
-    n_heads: int = 1,
-    scale: bool = True,
-    mask: np.ndarray | None = None,
-    ln_eps: float = 1e-5,
-    extra: dict[str, np.ndarray] | None = None,
-) -> Trace:
-    """The whole layer from an explicit X (T, d_model) and weights (x @ W, W shaped (d_in, d_out)).
-
-    The seeded toy model and a presenter's edited numbers both run through here.
-    extra: arrays to keep in the trace as they are (the toy model's embeddings and positions).
-    """
-    x = _as_2d("X", x)
-    w_q, w_k, w_v = _as_2d("W_Q", w_q), _as_2d("W_K", w_k), _as_2d("W_V", w_v)
-    tokens = tuple(tokens)
-    if len(tokens) != x.shape[0]:
-        raise ValueError(f"X has {x.shape[0]} rows but there are {len(tokens)} tokens")
-    for name, w in (("W_Q", w_q), ("W_K", w_k), ("W_V", w_v)):
-        if w.shape[0] != x.shape[1]:
-            raise ValueError(
-                f"{name} must have d_model = {x.shape[1]} rows to multiply X, got shape {w.shape}"
-            )
-        if w.shape[1] % n_heads:
-            raise ValueError(f"{name} has {w.shape[1]} columns, which {n_heads} heads cannot share equally")
-    if w_q.shape != w_k.shape:
-        raise ValueError(f"W_Q {w_q.shape} and W_K {w_k.shape} must have the same shape (queries meet keys)")
-    w_o = None if w_o is None else _as_2d("W_O", w_o)
-    # 2) project, then give each head its own block of columns
-    query = split_heads(linear(x, w_q), n_heads)  # (H, T, d_k)
-    key = split_heads(linear(x, w_k), n_heads)  # (H, T, d_k)
-    value = split_heads(linear(x, w_v), n_heads)  # (H, T, d_v)
-    arrays = dict(extra or {})
-    arrays.update({"X": x, "W_Q": w_q, "W_K": w_k, "W_V": w_v, "Q": query, "K": key, "V": value})
-    if w_o is not None:
-        arrays["W_O"] = w_o
-    arrays.update(_attend(query, key, value, scale=scale, mask=mask, x=x, w_o=w_o, ln_eps=ln_eps))
-    return Trace(
-        query_tokens=tokens,
-        key_tokens=tokens,
-        arrays=arrays,
-        n_heads=n_heads,
-        d_k=query.shape[-1],
-        scale=scale,
-        mask=None if mask is None else np.asarray(mask, dtype=bool),
-        ln_eps=ln_eps,
-        given=("X", "W_Q", "W_K", "W_V", "W_O"),
-    )
-
-
-def trace_from_projections(
-    query: np.ndarray,
-    key: np.ndarray,
-    value: np.ndarray,
-    *,
-    query_tokens: tuple[str, ...] | list[str],
-    key_tokens: tuple[str, ...] | list[str],
-    scale: bool = True,
-    mask: np.ndarray | None = None,
-    x: np.ndarray | None = None,
-    w_o: np.ndarray | None = None,
-    ln_eps: float = 1e-5,
-) -> Trace:
-    """The layer from steps 3 on, when Q, K and V are given instead of X and weights.
-
-    This is how the articles present their examples: they print Q, K, V but not W^Q, W^K, W^V.
-    query (T_q, d_k), key (T_k, d_k), value (T_k, d_v), one head; or (H, T, d) for H heads.
-    x (T_q, d_model), when given with w_o, adds the residual and the layer norm.
-    """
-    arrs = []
-    for name, a in (("Q", query), ("K", key), ("V", value)):
-        arr = np.asarray(a, dtype=np.float64)
-        if arr.ndim == 2:
-            arr = arr[None]  # one head: (1, T, d)
-        if arr.ndim != 3:
-            raise ValueError(f"{name} must be (T, d) or (H, T, d), got shape {arr.shape}")
-        if not np.isfinite(arr).all():
-            raise ValueError(f"{name} contains a value that is not a finite number")
-        arrs.append(arr)
-    query, key, value = arrs
-    query_tokens, key_tokens = tuple(query_tokens), tuple(key_tokens)
-    if query.shape[1] != len(query_tokens) or key.shape[1] != len(key_tokens):
-        raise ValueError("Q needs one row per query token and K, V one row per key token")
-    arrays: dict[str, np.ndarray] = {"Q": query, "K": key, "V": value}
-    given = ["Q", "K", "V"]
-    if x is not None:
-        x = _as_2d("X", x)
-        arrays["X"] = x
-        given.append("X")
-    if w_o is not None:
-        w_o = _as_2d("W_O", w_o)
-        arrays["W_O"] = w_o
-        given.append("W_O")
-    arrays.update(_attend(query, key, value, scale=scale, mask=mask, x=x, w_o=w_o, ln_eps=ln_eps))
-    return Trace(
-        query_tokens=query_tokens,
-        key_tokens=key_tokens,
-        arrays=arrays,
-        n_heads=query.shape[0],
-        d_k=query.shape[-1],
-        scale=scale,
-        mask=None if mask is None else np.asarray(mask, dtype=bool),
-        ln_eps=ln_eps,
-        given=tuple(given),
-    )
-
-
-def trace(tokens: tuple[str, ...] | list[str], settings: ToySettings) -> Trace:
+def trace(tokens: tuple[str, ...] | list[str], settings: ToySettings) -> LayerTrace:
     """The toy model on a token list: seeded embeddings (+ positions), seeded weights, every step."""
     tokens = tuple(tokens)
     if not tokens:
@@ -504,7 +283,7 @@ def trace(tokens: tuple[str, ...] | list[str], settings: ToySettings) -> Trace:
     embeddings = embed(tokens, settings.d_model, settings.seed)  # (T, d_model)
     positions = positional_encoding(t, settings.d_model) if settings.positional else np.zeros_like(embeddings)
     w = toy_weights(settings)
-    return trace_from_inputs(
+    return from_inputs(
         embeddings + positions,
         w.w_q,
         w.w_k,

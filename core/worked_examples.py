@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.attention import softmax
-from core.toy import Trace, trace_from_projections
+from core.trace import LayerTrace, from_projections
 
 __all__ = ["EXAMPLES", "Flag", "StepCheck", "WorkedExample", "check_example", "layer_norm_article_form"]
 
@@ -65,7 +65,7 @@ class WorkedExample:
     source: str  # the article it comes from
     query_tokens: tuple[str, ...]
     key_tokens: tuple[str, ...]
-    inputs: dict[str, np.ndarray]  # "Q", "K", "V" (T, d_k); "X" (T, d_model) and "W_O" when used
+    inputs: dict[str, np.ndarray]  # "query", "key", "value" (T, d_k); "x" (T, d_model) and "w_o" when used
     printed: dict[str, np.ndarray]  # step name -> what the article prints for it
     decimals: dict[str, int | None]  # step name -> decimals it is rounded to (None: exact)
     input_notes: dict[str, str] = field(default_factory=dict)  # where an input comes from, when not obvious
@@ -73,18 +73,18 @@ class WorkedExample:
     remarks: tuple[str, ...] = ()  # other differences from the standard formulation
     scale: bool = True  # the article divides by sqrt(d_k)
 
-    def trace(self, inputs: dict[str, np.ndarray] | None = None) -> Trace:
+    def trace(self, inputs: dict[str, np.ndarray] | None = None) -> LayerTrace:
         """Run the core on the article's inputs, or on edited ones (same names and shapes)."""
         given = {**self.inputs, **(inputs or {})}
-        return trace_from_projections(
-            given["Q"],
-            given["K"],
-            given["V"],
+        return from_projections(
+            given["query"],
+            given["key"],
+            given["value"],
             query_tokens=self.query_tokens,
             key_tokens=self.key_tokens,
             scale=self.scale,
-            x=given.get("X"),
-            w_o=given.get("W_O"),
+            x=given.get("x"),
+            w_o=given.get("w_o"),
         )
 
     def checks(self) -> tuple[StepCheck, ...]:
@@ -94,13 +94,13 @@ class WorkedExample:
 def _from_previous(step: str, previous: np.ndarray, ex: WorkedExample) -> np.ndarray:
     """One step of the article's own chain: the step computed from the previous step's value."""
     if step == "scores":
-        return ex.inputs["Q"] @ ex.inputs["K"].T
+        return ex.inputs["query"] @ ex.inputs["key"].T
     if step == "scaled":
-        return previous / math.sqrt(ex.inputs["K"].shape[-1]) if ex.scale else previous
+        return previous / math.sqrt(ex.inputs["key"].shape[-1]) if ex.scale else previous
     if step == "probs":
         return softmax(previous, axis=-1)
     if step == "context":
-        return previous @ ex.inputs["V"]
+        return previous @ ex.inputs["value"]
     raise ValueError(f"no rule for step {step!r}")
 
 
@@ -201,17 +201,18 @@ CAT_MAT = WorkedExample(
     query_tokens=("The cat", "sat on the mat"),
     key_tokens=("The cat", "sat on the mat"),
     inputs={
-        "X": np.array([[0.2, 0.5, -0.3, 0.1], [0.1, -0.2, 0.7, 0.3]]),  # x1, x2
-        "Q": np.array([[0.1, -0.2, 0.3], [-0.3, 0.1, 0.2]]),  # Q1, Q2
-        "K": np.array([[0.2, 0.1, -0.1], [0.1, -0.2, 0.3]]),  # K1, K2
-        "V": np.array([[-0.1, 0.3, 0.2], [0.2, -0.1, 0.1]]),  # V1, V2
-        "W_O": _CAT_MAT_W_O,
+        "x": np.array([[0.2, 0.5, -0.3, 0.1], [0.1, -0.2, 0.7, 0.3]]),  # x1, x2
+        "query": np.array([[0.1, -0.2, 0.3], [-0.3, 0.1, 0.2]]),  # Q1, Q2
+        "key": np.array([[0.2, 0.1, -0.1], [0.1, -0.2, 0.3]]),  # K1, K2
+        "value": np.array([[-0.1, 0.3, 0.2], [0.2, -0.1, 0.1]]),  # V1, V2
+        "w_o": _CAT_MAT_W_O,
     },
     input_notes={
-        "X": "x₁ and x₂ as the article prints them. With Q, K and V given, they enter only at the "
+        "x": "x₁ and x₂ as the article prints them. With Q, K and V given, they enter only at the "
         "residual of step 7.",
-        "Q": "Printed by the article. It never prints W^Q, W^K or W^V, so Q, K and V are the inputs here.",
-        "W_O": "Not in the article (it only says W^O is 3 × 4). These numbers are ours, so step 7 can run.",
+        "query": "Printed by the article. It never prints W^Q, W^K or W^V, so Q, K and V are the inputs "
+        "here.",
+        "w_o": "Not in the article (it only says W^O is 3 × 4). These numbers are ours, so step 7 can run.",
     },
     printed={
         "scores": np.array([[-0.01, 0.13], [-0.07, 0.01]]),
@@ -240,12 +241,12 @@ I_LOVE_NLP = WorkedExample(
     query_tokens=("love",),
     key_tokens=("I", "love", "NLP"),
     inputs={
-        "Q": np.array([[2.0]]),
-        "K": np.array([[1.0], [2.0], [3.0]]),
-        "V": np.array([[2.0], [4.0], [6.0]]),
+        "query": np.array([[2.0]]),
+        "key": np.array([[1.0], [2.0], [3.0]]),
+        "value": np.array([[2.0], [4.0], [6.0]]),
     },
     input_notes={
-        "Q": "Only the word “love” asks a question in this example, so there is one query row.",
+        "query": "Only the word “love” asks a question in this example, so there is one query row.",
     },
     printed={
         "scores": np.array([[2.0, 4.0, 6.0]]),

@@ -25,7 +25,7 @@ SHOWN_DIMS_NARROW = 4  # Q, K and V stand three abreast: four columns keep their
 
 def _engine():
     # The explore page's loader: one engine per process for both pages.
-    from dashboard.views.explore import load_engine
+    from dashboard.engines import load_engine
 
     return load_engine(BUNDLED_KEY, "numpy")
 

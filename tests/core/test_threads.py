@@ -93,7 +93,7 @@ def test_tokenizing_alone_interleaved_with_runs_is_safe(model):
 def test_concurrent_sessions_share_one_load_through_the_page_cache(monkeypatch, tmp_path):
     """Sessions that open the explore page at the same moment load the model once (the page's
     st.cache_resource) and get the same results as a lone session."""
-    from dashboard.views import explore
+    from dashboard import engines as explore
     from tests.tiny_bert import make_tiny_bert
 
     folder = str(make_tiny_bert(tmp_path / "shared", hidden_size=16, num_heads=2, num_layers=2))

@@ -18,7 +18,6 @@ from core.attention import MASK_KINDS, build_mask, multi_head_attention
 from core.layers import layer_norm
 from core.toy import (
     MAX_TOKENS,
-    STEP_NAMES,
     ToySettings,
     clean_text,
     embed,
@@ -27,9 +26,10 @@ from core.toy import (
     tokenize,
     toy_weights,
     trace,
-    trace_from_inputs,
-    trace_from_projections,
 )
+from core.trace import STEP_OF
+from core.trace import from_inputs as trace_from_inputs
+from core.trace import from_projections as trace_from_projections
 
 SENTENCE = ("The", "cat", "sat", "on", "the", "mat")
 
@@ -169,30 +169,31 @@ def test_bad_settings_fail_early_with_a_message(kwargs, message):
 def test_trace_keeps_every_step_by_name_with_its_shape():
     s = ToySettings(d_model=8, n_heads=2, positional=True)
     tr = trace(SENTENCE, s)
-    assert set(STEP_NAMES) <= set(tr.arrays)
+    optional = {"masked", "b_q", "b_k", "b_v", "b_o", "ln_gamma", "ln_beta"}  # a mask, a real model's
+    assert set(STEP_OF) - optional | {"embeddings", "positions"} <= set(tr.arrays)
     t, d, h, dk = 6, 8, 2, 4
-    assert tr["X"].shape == (t, d)
-    for name in ("Q", "K", "V", "context"):
+    assert tr["x"].shape == (t, d)
+    for name in ("query", "key", "value", "context"):
         assert tr[name].shape == (h, t, dk)
     for name in ("scores", "scaled", "probs"):
         assert tr[name].shape == (h, t, t)
     assert tr["concat"].shape == (t, h * dk)
     for name in ("output", "residual", "normed"):
         assert tr[name].shape == (t, d)
-    np.testing.assert_allclose(tr["X"], tr["embeddings"] + tr["positions"])
+    np.testing.assert_allclose(tr["x"], tr["embeddings"] + tr["positions"])
 
 
 def test_trace_steps_follow_the_formulas():
     tr = trace(SENTENCE, ToySettings(d_model=8, n_heads=2))
-    q, k, v = tr["Q"], tr["K"], tr["V"]
+    q, k, v = tr["query"], tr["key"], tr["value"]
     np.testing.assert_allclose(tr["scores"], q @ np.swapaxes(k, -1, -2))
     np.testing.assert_allclose(tr["scaled"], tr["scores"] / 2.0)  # sqrt(d_k = 4)
     e = np.exp(tr["scaled"] - tr["scaled"].max(-1, keepdims=True))
     np.testing.assert_allclose(tr["probs"], e / e.sum(-1, keepdims=True))
     np.testing.assert_allclose(tr["context"], tr["probs"] @ v)
     np.testing.assert_allclose(tr["concat"], np.concatenate(list(tr["context"]), axis=-1))
-    np.testing.assert_allclose(tr["output"], tr["concat"] @ tr["W_O"])
-    np.testing.assert_allclose(tr["residual"], tr["X"] + tr["output"])
+    np.testing.assert_allclose(tr["output"], tr["concat"] @ tr["w_o"])
+    np.testing.assert_allclose(tr["residual"], tr["x"] + tr["output"])
     np.testing.assert_allclose(tr["normed"], layer_norm(tr["residual"], eps=1e-5))
     np.testing.assert_allclose(tr["normed"].mean(-1), 0, atol=1e-12)
 
@@ -201,10 +202,10 @@ def test_trace_matches_the_core_multi_head_attention():
     s = ToySettings(d_model=12, n_heads=3, seed=5, mask="causal")
     tr = trace(SENTENCE, s)
     mha = multi_head_attention(
-        tr["X"], tr["X"], tr["X"], tr["W_Q"], tr["W_K"], tr["W_V"], tr["W_O"], 3, mask=build_mask("causal", 6)
+        tr["x"], tr["x"], tr["x"], tr["w_q"], tr["w_k"], tr["w_v"], tr["w_o"], 3, mask=build_mask("causal", 6)
     )
-    for name, core_name in (("Q", "query"), ("probs", "probs"), ("context", "context"), ("output", "output")):
-        np.testing.assert_allclose(tr[name], mha[core_name], atol=1e-12)
+    for name in ("query", "scores", "scaled", "masked", "probs", "context", "output"):
+        np.testing.assert_allclose(tr[name], mha[name], atol=1e-12)
 
 
 def test_scaling_off_passes_the_scores_through():
@@ -225,7 +226,7 @@ def test_trace_from_inputs_reproduces_the_seeded_trace():
     s = ToySettings(d_model=8, n_heads=2, seed=7)
     tr = trace(SENTENCE, s)
     w = toy_weights(s)
-    again = trace_from_inputs(tr["X"], w.w_q, w.w_k, w.w_v, w.w_o, tokens=SENTENCE, n_heads=2)
+    again = trace_from_inputs(tr["x"], w.w_q, w.w_k, w.w_v, w.w_o, tokens=SENTENCE, n_heads=2)
     for name in ("scores", "probs", "context", "normed"):
         np.testing.assert_array_equal(again[name], tr[name])
 
@@ -240,7 +241,7 @@ def test_trace_from_projections_allows_fewer_queries_than_keys():
     )
     assert tr["probs"].shape == (1, 1, 3)
     assert "output" not in tr  # no W^O given: the trace stops at the weighted sum
-    assert tr.given == ("Q", "K", "V")
+    assert tr.given == ("query", "key", "value")
 
 
 def _inputs(t: int = 2, w_rows: int = 4, w_cols: int = 2, n_heads: int = 1):
@@ -303,7 +304,7 @@ def test_permuting_tokens_permutes_every_output_without_positions(tokens, rnd, s
     rnd.shuffle(perm)
     a = trace(tokens, s)
     b = trace([tokens[i] for i in perm], s)
-    for name in ("Q", "context"):
+    for name in ("query", "context"):
         np.testing.assert_allclose(b[name], a[name][:, perm], atol=1e-12)
     np.testing.assert_allclose(b["probs"], a["probs"][:, perm][:, :, perm], atol=1e-12)
     np.testing.assert_allclose(b["normed"], a["normed"][perm], atol=1e-12)
@@ -314,7 +315,7 @@ def test_permuting_tokens_permutes_every_output_without_positions(tokens, rnd, s
 def test_scaling_identities(tokens, seed, alpha):
     s = ToySettings(d_model=8, n_heads=2, seed=seed)
     w = toy_weights(s)
-    x = trace(tokens, s)["X"]
+    x = trace(tokens, s)["x"]
     on = trace_from_inputs(x, w.w_q, w.w_k, w.w_v, w.w_o, tokens=tokens, n_heads=2, scale=True)
     # dividing W^Q by sqrt(d_k) and switching scaling off is the same layer
     off = trace_from_inputs(x, w.w_q / 2.0, w.w_k, w.w_v, w.w_o, tokens=tokens, n_heads=2, scale=False)

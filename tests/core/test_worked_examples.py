@@ -66,9 +66,9 @@ def test_cat_mat_true_weighted_sum():
 def test_cat_mat_step_7_runs_on_its_inputs():
     tr = CAT_MAT.trace()
     x = np.array([[0.2, 0.5, -0.3, 0.1], [0.1, -0.2, 0.7, 0.3]])
-    np.testing.assert_array_equal(tr["X"], x)
-    assert tr["W_O"].shape == (3, 4)  # the article's stated shape (its numbers are ours)
-    np.testing.assert_allclose(tr["output"], tr["context"][0] @ tr["W_O"])
+    np.testing.assert_array_equal(tr["x"], x)
+    assert tr["w_o"].shape == (3, 4)  # the article's stated shape (its numbers are ours)
+    np.testing.assert_allclose(tr["output"], tr["context"][0] @ tr["w_o"])
     np.testing.assert_allclose(tr["residual"], x + tr["output"])
     np.testing.assert_allclose(tr["normed"], layer_norm(x + tr["output"]))
 
@@ -164,9 +164,9 @@ def test_printed_values_have_the_true_shapes(slug):
 def test_edited_inputs_flow_through_every_later_step(slug):
     ex = EXAMPLES[slug]
     base = ex.trace()
-    q = ex.inputs["Q"].copy()
+    q = ex.inputs["query"].copy()
     q[0, 0] += 0.5
-    edited = ex.trace({"Q": q})
+    edited = ex.trace({"query": q})
     for name in ("scores", "scaled", "probs", "context"):
         assert not np.allclose(edited[name][0, 0], base[name][0, 0]), name
     if "normed" in base:

@@ -284,20 +284,5 @@ def chart_specs(at: AppTest) -> list[dict]:
 
 @pytest.fixture
 def numpy_engine(monkeypatch):
-    """The explore page with the NumPy engine (core/bert.py) among its engines. The page gets it
-    from issue 4's integration; until that lands, the tests register the same engine themselves."""
-    from dashboard.views import explore
-
-    if "numpy" not in explore.ENGINES:
-        from core.bert import BertNumpy, check_bert_config
-
-        monkeypatch.setitem(
-            explore.ENGINES,
-            "numpy",
-            explore.EngineChoice(
-                "NumPy, from scratch",
-                lambda path, name: BertNumpy.from_pretrained(path, name=name),
-                check_bert_config,
-            ),
-        )
+    """The NumPy engine's name, for tests that choose it explicitly."""
     return "numpy"

@@ -19,6 +19,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import models
+from dashboard import engines
 from dashboard.views import explore
 from tests.core.test_faults import (
     HUB_FAULTS,
@@ -51,11 +52,11 @@ def fresh(monkeypatch):
     """The page's per-process memory of loaded models, emptied for the test (and after it)."""
     monkeypatch.setattr(explore, "_LOADED", set())
     monkeypatch.setattr(models, "_VERIFIED_BUNDLED", set())
-    explore.load_engine.clear()
-    explore.compute_attention.clear()
+    engines.load_engine.clear()
+    engines.compute_attention.clear()
     yield
-    explore.load_engine.clear()
-    explore.compute_attention.clear()
+    engines.load_engine.clear()
+    engines.compute_attention.clear()
 
 
 def plain(text: str) -> str:
@@ -160,8 +161,8 @@ def test_a_hub_fault_is_reported_the_bundled_model_stays_and_a_retry_works(fresh
 @pytest.fixture
 def damaged_bundled(fresh, tmp_path, monkeypatch) -> Path:
     copy = make_damaged_bundled(tmp_path, monkeypatch)
-    for engine in explore.ENGINES:
-        explore.load_engine.clear("bundled", engine)
+    for engine in engines.ENGINES:
+        engines.load_engine.clear("bundled", engine)
     return copy
 
 

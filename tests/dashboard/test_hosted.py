@@ -272,12 +272,6 @@ def test_hosted_mode_runs_every_view_without_importing_torch(numpy_engine):
         sys.path.insert(0, {str(ROOT)!r})
         from streamlit.testing.v1 import AppTest
         from tests.dashboard.harness import page_script
-        from dashboard.views import explore
-        if "numpy" not in explore.ENGINES:  # until issue 4's integration registers it
-            from core.bert import BertNumpy, check_bert_config
-            explore.ENGINES["numpy"] = explore.EngineChoice(
-                "NumPy", lambda path, name: BertNumpy.from_pretrained(path, name=name), check_bert_config
-            )
         at = AppTest.from_string(page_script("explore"), default_timeout=120)
         at.query_params["engine"] = "torch"
         at.run()

@@ -1,0 +1,175 @@
+"""Loading and caching the attention engines, for every page.
+
+`ENGINES` maps an engine name to how to load it from a model directory. A page only ever calls
+`engine.run(text) -> AttentionResult`, so the NumPy engine (core/bert.py) and the PyTorch reference
+(core/pretrained.py) are interchangeable. `load_engine` (st.cache_resource) holds each (model,
+engine) once per process, shared by the learn and explore pages; `compute_attention` holds the
+latest results, shared by every session.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Protocol
+
+import streamlit as st
+
+from core.models import (
+    BUNDLED_KEY,
+    CURATED_HUB_MODELS,
+    ModelError,
+    bundled_model_dir,
+    parse_model_choice,
+    prepare_model_files,
+)
+from core.result import AttentionResult
+from dashboard.hosted import Limits
+
+LOG = logging.getLogger(__name__)
+
+# What the page says where the engine switch and the parity check would be, when the optional
+# PyTorch reference engine is not installed.
+TORCH_INSTALL_HINT = (
+    "The PyTorch reference engine is not installed; add it with `make torch` "
+    "(or `pip install -r requirements-torch.txt`)."
+)
+
+
+def torch_installed() -> bool:
+    """Whether the optional reference engine can load (torch and transformers importable), checked
+    without importing either."""
+    return all(importlib.util.find_spec(name) is not None for name in ("torch", "transformers"))
+
+
+class AttentionEngine(Protocol):
+    def run(self, text: str, text_pair: str | None = None) -> AttentionResult: ...
+
+    # Also used when present: `max_tokens` (the longest input) and `encode(text)` (the tokenizers
+    # Encoding, under the engine's lock), which hosted mode's token cap needs.
+
+
+@dataclass(frozen=True)
+class EngineChoice:
+    label: str  # shown in the page
+    load: Callable[[Path, str], AttentionEngine]  # (model directory, display name) -> engine
+    check_config: Callable[[dict], None] | None  # refuses a model before its weights are downloaded
+    needs_torch: bool = False  # hosted mode offers only engines that run without PyTorch
+
+
+def _load_torch(model_dir: Path, name: str) -> AttentionEngine:
+    from core.pretrained import load_from_dir
+
+    return load_from_dir(model_dir, name=name)
+
+
+def _check_torch(config: dict) -> None:
+    from core.pretrained import check_encoder_config
+
+    check_encoder_config(config)
+
+
+def _load_numpy(model_dir: Path, name: str) -> AttentionEngine:
+    from core.bert import BertNumpy
+
+    return BertNumpy.from_pretrained(model_dir, name=name)
+
+
+def _check_numpy(config: dict) -> None:
+    from core.bert import check_bert_config
+
+    check_bert_config(config)
+
+
+# NumPy first: it is the from-scratch core on the model's real weights, needs no torch, and is the
+# faster of the two here. PyTorch stays as the reference and the fallback for other architectures.
+ENGINES: dict[str, EngineChoice] = {
+    "numpy": EngineChoice("NumPy, from scratch (BERT only)", _load_numpy, _check_numpy),
+    "torch": EngineChoice(
+        "PyTorch reference (transformers, eager attention)", _load_torch, _check_torch, needs_torch=True
+    ),
+}
+DEFAULT_ENGINE = "numpy"
+
+
+def numpy_unsupported_reason(requested: str) -> str | None:
+    """Why the NumPy engine cannot run the local or bundled model `requested` (its config.json is
+    not a BERT it covers), or None. Hub models are checked when their config arrives instead."""
+    try:
+        spec = parse_model_choice(requested)
+        if spec.kind == "hub":
+            return None
+        model_dir = bundled_model_dir() if spec.kind == "bundled" else Path(spec.source)
+        if model_dir is None or not (model_dir / "config.json").is_file():
+            return None  # loading will say what is missing
+        from core.bert import check_supported
+
+        return check_supported(model_dir)
+    except ModelError:
+        return None  # not a valid choice at all: loading will say why
+
+
+def allowed_engines(limits: Limits) -> list[str]:
+    """The engines this server offers: in hosted mode, only those that run without PyTorch."""
+    return [name for name, choice in ENGINES.items() if limits.allow_torch_engine or not choice.needs_torch]
+
+
+def default_engine(engines: list[str]) -> str:
+    return DEFAULT_ENGINE if DEFAULT_ENGINE in engines or not engines else engines[0]
+
+
+def allowed_models(limits: Limits) -> list[str] | None:
+    """The model keys this server loads, or None for any (hosted mode: bundled + curated only)."""
+    return None if limits.allow_custom_models else [BUNDLED_KEY, *CURATED_HUB_MODELS]
+
+
+# (model key, engine) pairs this process has loaded: the first load shows progress, later ones not.
+_LOADED: set[tuple[str, str]] = set()
+
+
+@st.cache_resource(max_entries=3, show_spinner=False)
+def load_engine(model_key: str, engine: str) -> AttentionEngine:
+    """One engine per (model, engine) per process. Raises ModelError with a message for the user."""
+    LOG.info("loading model %s (engine %s)", model_key, engine)  # the load test counts these lines
+    spec = parse_model_choice(model_key)
+    choice = ENGINES[engine]
+    model_dir = prepare_model_files(spec, check_config=choice.check_config)
+    return choice.load(model_dir, spec.label)
+
+
+def _cap_tokens(engine: AttentionEngine, text: str, max_tokens: int) -> tuple[str, int | None]:
+    """`text` cut after the token that fills `max_tokens` ([CLS] and [SEP] included) and the text's
+    full token count; (text, None) when it fits or the engine cannot tokenize on its own."""
+    encode = getattr(engine, "encode", None)
+    if encode is None or max_tokens >= getattr(engine, "max_tokens", max_tokens):
+        return text, None  # the engine's own limit applies
+    enc = encode(text)
+    n_special = sum(enc.special_tokens_mask)
+    total = len(enc.ids) + sum(len(o.ids) - n_special for o in enc.overflowing)
+    if total <= max_tokens:
+        return text, None
+    content = [i for i, special in enumerate(enc.special_tokens_mask) if not special]
+    last = content[max(max_tokens - n_special, 1) - 1]
+    return text[: enc.offsets[last][1]], total
+
+
+# cache_resource, not cache_data: every session gets the same object, not an unpickled copy. A
+# 512-token result of a 6 x 12-head model is about 80 MB, and Streamlit keeps a closed tab's session
+# for two minutes, so per-session copies grew a server past 2 GB in the 50-sentence benchmark; four
+# shared entries bound it (about 660 MB peak). The arrays are made read-only since they are shared.
+@st.cache_resource(max_entries=4, show_spinner=False)
+def compute_attention(model_key: str, engine: str, text: str, max_tokens: int = 512) -> AttentionResult:
+    """The engine's result for `text`, read up to `max_tokens` tokens (hosted mode's cap, when it is
+    below the model's own limit: the text is cut at a token boundary before the forward pass)."""
+    engine_obj = load_engine(model_key, engine)
+    kept, total = _cap_tokens(engine_obj, text, max_tokens)
+    result = engine_obj.run(kept)
+    if total is not None:
+        meta = {**result.meta, "max_tokens": max_tokens, "n_tokens_input": total}
+        result = replace(result, truncated=True, meta=meta)
+    for array in (result.attentions, result.hidden_states, result.special_mask):
+        array.setflags(write=False)
+    return result
