@@ -60,7 +60,7 @@ from core.models import (
     prepare_model_files,
     read_config,
 )
-from core.result import AttentionResult, word_ids_of
+from core.result import AttentionResult, compare_results, word_ids_of
 
 __all__ = [
     "ENGINE_NAME",
@@ -986,18 +986,3 @@ class BertNumpy:
             "layer_output": layer_output,
         }
         return {k: (v.astype(np.float32) if isinstance(v, np.ndarray) else v) for k, v in trace.items()}
-
-
-def compare_results(a: AttentionResult, b: AttentionResult) -> dict[str, float]:
-    """Max absolute differences between two engines' results for the same text (the parity badge):
-    {"attentions": ..., "hidden_states": ...}. ValueError when they tokenized differently."""
-    if a.tokens != b.tokens:
-        raise ValueError("the two results have different tokens; run both engines on the same text and model")
-    if a.attentions.shape != b.attentions.shape or a.hidden_states.shape != b.hidden_states.shape:
-        raise ValueError(
-            f"the results have different shapes: {a.attentions.shape} and {b.attentions.shape}; same model?"
-        )
-    return {
-        "attentions": float(np.abs(a.attentions - b.attentions).max()),
-        "hidden_states": float(np.abs(a.hidden_states - b.hidden_states).max()),
-    }

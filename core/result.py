@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["AttentionResult", "word_ids_of"]
+__all__ = ["AttentionResult", "compare_results", "word_ids_of"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,3 +66,18 @@ def word_ids_of(encoding) -> list[int | None]:
         None if w is None or s is None else (w + offset if s == 1 else w)
         for w, s in zip(word_ids, sequence_ids, strict=True)
     ]
+
+
+def compare_results(a: AttentionResult, b: AttentionResult) -> dict[str, float]:
+    """Max absolute differences between two engines' results for the same text (the parity badge):
+    {"attentions": ..., "hidden_states": ...}. ValueError when they tokenized differently."""
+    if a.tokens != b.tokens:
+        raise ValueError("the two results have different tokens; run both engines on the same text and model")
+    if a.attentions.shape != b.attentions.shape or a.hidden_states.shape != b.hidden_states.shape:
+        raise ValueError(
+            f"the results have different shapes: {a.attentions.shape} and {b.attentions.shape}; same model?"
+        )
+    return {
+        "attentions": float(np.abs(a.attentions - b.attentions).max()),
+        "hidden_states": float(np.abs(a.hidden_states - b.hidden_states).max()),
+    }

@@ -571,7 +571,7 @@ def parity_ui(model_key: str, engine: str, text: str, limits: Limits, result: At
         st.caption(f"Parity check unavailable ({type(err).__name__}).")
         return
     _LOADED.add((model_key, other))
-    from core.bert import compare_results
+    from core.result import compare_results
 
     try:
         diff = compare_results(reference, result)["attentions"]
