@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
 
 from core.attention import MASK_KINDS, build_mask, softmax
+from core.text import clean_input
 from core.trace import LayerTrace, from_inputs
 
 __all__ = [
@@ -52,21 +52,15 @@ _APOSTROPHES = {"'", "\u2019"}
 _SKIN_TONES = range(0x1F3FB, 0x1F400)  # emoji modifiers (category Sk) attach to the emoji before them
 _TAGS = range(0xE0020, 0xE0080)  # tag characters spell subdivision flags (England, Scotland)
 _REGIONAL = range(0x1F1E6, 0x1F200)  # two regional indicators make one flag
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def clean_text(text: object) -> str:
     """Any object -> a str that is safe to tokenize and to send to the browser.
 
-    NFC-normalises (so an accent typed as two code points is one letter), replaces lone
-    surrogates, which UTF-8 cannot encode, with U+FFFD, and never raises.
+    The shared cleaning (core.text.clean_input: lone surrogates, which UTF-8 cannot encode, become
+    U+FFFD), then NFC, so an accent typed as two code points is one letter. Never raises.
     """
-    if text is None:
-        return ""
-    if not isinstance(text, str):
-        text = str(text)
-    text = _SURROGATE.sub("\ufffd", text)
-    return unicodedata.normalize("NFC", text)
+    return unicodedata.normalize("NFC", clean_input(text)[0])
 
 
 def _kind(ch: str) -> str:

@@ -3,8 +3,11 @@
 `ENGINES` maps an engine name to how to load it from a model directory. A page only ever calls
 `engine.run(text) -> AttentionResult`, so the NumPy engine (core/bert.py) and the PyTorch reference
 (core/pretrained.py) are interchangeable. `load_engine` (st.cache_resource) holds each (model,
-engine) once per process, shared by the learn and explore pages; `compute_attention` holds the
-latest results, shared by every session.
+engine) once per process, shared by the learn and explore pages (`load_with_progress` shows its
+stages the first time); `compute_attention` holds the latest results, shared by every session.
+
+The PyTorch reference is an optional install: where torch or transformers is missing it is not
+offered (`allowed_engines`), and `torch_hint` is the line that says how to add it.
 """
 
 from __future__ import annotations
@@ -22,12 +25,14 @@ from core.models import (
     BUNDLED_KEY,
     CURATED_HUB_MODELS,
     ModelError,
+    ModelSpec,
     bundled_model_dir,
     parse_model_choice,
     prepare_model_files,
 )
 from core.result import AttentionResult
 from dashboard.hosted import Limits
+from dashboard.widgets import md
 
 LOG = logging.getLogger(__name__)
 
@@ -113,8 +118,16 @@ def numpy_unsupported_reason(requested: str) -> str | None:
 
 
 def allowed_engines(limits: Limits) -> list[str]:
-    """The engines this server offers: in hosted mode, only those that run without PyTorch."""
-    return [name for name, choice in ENGINES.items() if limits.allow_torch_engine or not choice.needs_torch]
+    """The engines this server offers: those that need PyTorch only where it is installed, and not
+    in hosted mode."""
+    with_torch = limits.allow_torch_engine and torch_installed()
+    return [name for name, choice in ENGINES.items() if with_torch or not choice.needs_torch]
+
+
+def torch_hint(limits: Limits) -> str | None:
+    """The one line a page shows where the engine switch and the parity check are, when the
+    optional PyTorch engine would be offered here but is not installed; else None."""
+    return TORCH_INSTALL_HINT if limits.allow_torch_engine and not torch_installed() else None
 
 
 def default_engine(engines: list[str]) -> str:
@@ -130,6 +143,14 @@ def allowed_models(limits: Limits) -> list[str] | None:
 _LOADED: set[tuple[str, str]] = set()
 
 
+def is_loaded(model_key: str, engine: str) -> bool:
+    return (model_key, engine) in _LOADED
+
+
+def mark_loaded(model_key: str, engine: str) -> None:
+    _LOADED.add((model_key, engine))
+
+
 @st.cache_resource(max_entries=3, show_spinner=False)
 def load_engine(model_key: str, engine: str) -> AttentionEngine:
     """One engine per (model, engine) per process. Raises ModelError with a message for the user."""
@@ -138,6 +159,28 @@ def load_engine(model_key: str, engine: str) -> AttentionEngine:
     choice = ENGINES[engine]
     model_dir = prepare_model_files(spec, check_config=choice.check_config)
     return choice.load(model_dir, spec.label)
+
+
+def load_with_progress(spec: ModelSpec, engine: str) -> AttentionEngine:
+    """`load_engine`, showing the download and build stages in an st.status the first time this
+    process loads (model, engine). Raises what load_engine raises."""
+    if is_loaded(spec.key, engine):
+        return load_engine(spec.key, engine)
+    with st.status(f"Loading {md(spec.label)}…", expanded=True) as status:
+        try:
+            # Fetch (download) outside the cached loader so its stages can be shown here; the
+            # cached loader then finds the files in place.
+            prepare_model_files(
+                spec, check_config=ENGINES[engine].check_config, progress=lambda m: status.write(md(m))
+            )
+            status.write("Building the model…")
+            engine_obj = load_engine(spec.key, engine)
+        except Exception:
+            status.update(label=f"Could not load {md(spec.label)}", state="error", expanded=False)
+            raise
+        status.update(label=f"Loaded {md(spec.label)}", state="complete", expanded=False)
+    mark_loaded(spec.key, engine)
+    return engine_obj
 
 
 def _cap_tokens(engine: AttentionEngine, text: str, max_tokens: int) -> tuple[str, int | None]:

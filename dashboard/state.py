@@ -1,28 +1,33 @@
-"""Query-parameter sync shared by the pages, so a copied link reproduces a view.
+"""URL <-> session-state sync and input cleaning, one helper for every page, so a copied link
+reproduces a view.
 
-URL values are user input: every reader validates and falls back to a default, returning a
-message to show instead of raising. Cached loaders for models live beside the pages that use them.
+A page describes its links once, as a `PageLinks` table of `UrlParam`s (query parameter, session
+key, default, parser), and calls, on every run:
+
+    links = PageLinks("explore", (int_param("layer", "explore_layer", 0, 0, 999), ...), keep=(...))
+    notes = links.read_url()     # the session's first run only: the link's values into session state
+    links.restore()              # widget state Streamlit dropped while another page was shown
+    ...draw the page...
+    links.write_url(model=key)   # session state back into the link (defaults left out)
+    links.save()                 # in a `finally`: a copy of the widgets' state for the next visit
+
+URL values are user input: every parser validates and falls back to the default, returning a
+message to show instead of raising. Text is cleaned by core.text.clean_input (re-exported here).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import streamlit as st
 
-# A str may hold lone surrogates (U+D800–U+DFFF), which UTF-8 cannot encode: such text would make
-# Streamlit fail when it sends the page back to the browser, so they become U+FFFD on the way in.
-_SURROGATES = re.compile("[\ud800-\udfff]")
+from core.text import clean_input
+
+Parsed = tuple[object, str | None]  # (value, a note for the page when the link's value was not used)
 
 
-def clean_input(text: object, max_chars: int) -> tuple[str, bool]:
-    """User text made safe to process and to send back: a str, lone surrogates replaced by U+FFFD,
-    at most `max_chars` characters. Returns (text, True if it was cut). A browser enforces a text
-    box's max_chars, but any client can send more over the websocket."""
-    text = "" if text is None else str(text)
-    text = _SURROGATES.sub("\ufffd", text)
-    return text[:max_chars], len(text) > max_chars
+# ---- cleaning text held by widgets ----------------------------------------------------------------
 
 
 def clean_widget_text(key: str, max_chars: int, what: str = "text") -> str | None:
@@ -37,12 +42,14 @@ def clean_widget_text(key: str, max_chars: int, what: str = "text") -> str | Non
     return f"The {what} was cut to its first {max_chars:,} characters." if cut else None
 
 
-def read_int_param(name: str, default: int, lo: int, hi: int) -> tuple[int, str | None]:
-    """The integer query parameter `name` within [lo, hi], or `default` with a message why."""
-    raw = st.query_params.get(name)
+# ---- parsing one URL value ------------------------------------------------------------------------
+
+
+def parse_int(name: str, raw: str | None, default: int | None, lo: int, hi: int) -> Parsed:
+    """`raw` as an integer within [lo, hi], or `default` with a message why."""
     if raw is None or raw == "":
         return default, None
-    instead = f"showing {default} instead" if lo <= default <= hi else "ignoring it"
+    instead = f"showing {default} instead" if default is not None and lo <= default <= hi else "ignoring it"
     try:
         value = int(raw)
     except ValueError:  # also for numbers of more than 4,300 digits
@@ -53,9 +60,8 @@ def read_int_param(name: str, default: int, lo: int, hi: int) -> tuple[int, str 
     return value, None
 
 
-def read_choice_param(name: str, choices: Sequence[str], default: str) -> tuple[str, str | None]:
-    """The query parameter `name` if it is one of `choices`, else `default` with a message why."""
-    raw = st.query_params.get(name)
+def parse_choice(name: str, raw: str | None, choices: Sequence[str], default: str) -> Parsed:
+    """`raw` if it is one of `choices`, else `default` with a message why."""
     if raw is None or raw == "":
         return default, None
     if raw in choices:
@@ -63,12 +69,23 @@ def read_choice_param(name: str, choices: Sequence[str], default: str) -> tuple[
     return default, f"The link asks for an unknown `{name}`; showing “{default}” instead."
 
 
+# The readers of the current URL, for pages that read a parameter outside a table.
+
+
+def read_int_param(name: str, default: int, lo: int, hi: int) -> tuple[int, str | None]:
+    """The integer query parameter `name` within [lo, hi], or `default` with a message why."""
+    return parse_int(name, st.query_params.get(name), default, lo, hi)  # type: ignore[return-value]
+
+
+def read_choice_param(name: str, choices: Sequence[str], default: str) -> tuple[str, str | None]:
+    """The query parameter `name` if it is one of `choices`, else `default` with a message why."""
+    return parse_choice(name, st.query_params.get(name), choices, default)  # type: ignore[return-value]
+
+
 def read_text_param(name: str, default: str, max_chars: int) -> str:
     """Free text from the URL, capped in length (the page shows it as plain text only)."""
     raw = st.query_params.get(name)
-    if raw is None:
-        return default
-    return clean_input(raw, max_chars)[0]
+    return default if raw is None else clean_input(raw, max_chars)[0]
 
 
 def write_params(**values: object) -> None:
@@ -82,3 +99,125 @@ def write_params(**values: object) -> None:
         text = str(value)
         if st.query_params.get(name) != text:
             st.query_params[name] = text
+
+
+# ---- a page's links as a table --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UrlParam:
+    """One query parameter of a page's links and the session-state key that holds its value."""
+
+    name: str  # in the URL
+    key: str  # in st.session_state
+    default: object  # when the link has none; left out of links unless keep_default
+    parse: Callable[[str], Parsed]  # the link's text -> (value, note); a bad value gives the default
+    show: Callable[[object], str] = str  # the value -> the link's text
+    keep_default: bool = False  # links carry the default too
+
+
+def int_param(
+    name: str, key: str, default: int | None, lo: int, hi: int, *, keep_default: bool = False
+) -> UrlParam:
+    """An integer in [lo, hi]; a default of None means "not set" (and is never written)."""
+    return UrlParam(
+        name, key, default, lambda raw: parse_int(name, raw, default, lo, hi), keep_default=keep_default
+    )
+
+
+def choice_param(
+    name: str, key: str, default: str, choices: Sequence[str], *, keep_default: bool = False
+) -> UrlParam:
+    """One of `choices`, kept as the string the link carries."""
+    return UrlParam(
+        name, key, default, lambda raw: parse_choice(name, raw, choices, default), keep_default=keep_default
+    )
+
+
+def flag_param(name: str, key: str, default: bool = False, *, strict: bool = False) -> UrlParam:
+    """A bool, "1" or "0" in links. Strict: any other value is reported and gives the default;
+    otherwise any value but "1" means off."""
+
+    def parse(raw: str) -> Parsed:
+        if raw in ("0", "1"):
+            return raw == "1", None
+        if strict and raw != "":
+            return default, parse_choice(name, raw, ("0", "1"), "1" if default else "0")[1]
+        return (default if strict else False), None
+
+    return UrlParam(name, key, default, parse, show=lambda on: "1" if on else "0")
+
+
+def text_param(
+    name: str, key: str, default: str, max_chars: int, clean: Callable[[str], str] | None = None
+) -> UrlParam:
+    """Free text, cleaned (core.text.clean_input, then `clean` if given) and capped in length."""
+
+    def parse(raw: str) -> Parsed:
+        text = clean_input(raw, max_chars)[0]
+        return (clean(text) if clean else text), None
+
+    return UrlParam(name, key, default, parse)
+
+
+@dataclass(frozen=True)
+class PageLinks:
+    """A page's query parameters and the widget state kept across visits to other pages.
+
+    The link is read once per session (the first run), so the user's later choices are not undone
+    by the URL; it is written on every run, so it always describes what is shown.
+    """
+
+    page: str  # the prefix of the page's session keys: "explore", "learn"
+    params: tuple[UrlParam, ...]
+    keep: tuple[str, ...] = ()  # widget keys Streamlit drops when a run does not draw the widget
+
+    @property
+    def _read_flag(self) -> str:
+        return f"{self.page}_url_read"
+
+    def url_was_read(self) -> bool:
+        return bool(st.session_state.get(self._read_flag))
+
+    def read_url(self) -> list[str]:
+        """On the session's first run, set every parameter's session key from the link (or its
+        default) and return the notes about values that could not be used. Later runs: []."""
+        ss = st.session_state
+        if ss.get(self._read_flag):
+            return []
+        ss[self._read_flag] = True
+        notes = []
+        for param in self.params:
+            raw = st.query_params.get(param.name)
+            value, note = (param.default, None) if raw is None else param.parse(raw)
+            ss[param.key] = value
+            if note:
+                notes.append(note)
+        return notes
+
+    def restore(self, defaults: Mapping[str, object] | None = None) -> None:
+        """Bring back the widget state `save` kept, for keys Streamlit dropped while the widgets were
+        not drawn (another page, a run that stopped early); keys never saved get `defaults`."""
+        ss = st.session_state
+        saved = ss.get(f"{self.page}_saved", {})
+        defaults = defaults or {}
+        for key in (*self.keep, *defaults):
+            if key not in ss and (key in saved or key in defaults):
+                ss[key] = saved[key] if key in saved else defaults[key]
+
+    def save(self) -> None:
+        """Keep a copy of the `keep` widgets' state under another key (call it at the end of a run)."""
+        ss = st.session_state
+        ss[f"{self.page}_saved"] = {key: ss[key] for key in self.keep if key in ss}
+
+    def write_url(self, **overrides: object) -> None:
+        """Mirror session state into the link. Each parameter's value comes from its session key, or
+        from `overrides` (name -> value) when the page knows better (e.g. the model actually shown);
+        None, or the default (unless keep_default), leaves the parameter out."""
+        values: dict[str, object] = {}
+        for param in self.params:
+            value = overrides[param.name] if param.name in overrides else st.session_state.get(param.key)
+            omit = value is None or (value == param.default and not param.keep_default)
+            values[param.name] = None if omit else param.show(value)
+        values.update({name: value for name, value in overrides.items() if name not in values})
+        write_params(**values)

@@ -95,3 +95,27 @@ def test_other_architectures_fall_back_to_torch_with_a_reason(tmp_path):
     assert "NumPy engine runs BERT encoders only" in notes
     assert "engine: PyTorch" in _sidebar_text(at)
     assert at.get("plotly_chart")
+
+
+def test_without_torch_only_numpy_is_offered_and_one_line_says_how_to_add_it(monkeypatch):
+    """Issue 14: the PyTorch reference is an optional install. Without it the engine switch offers
+    NumPy only (torch is never attempted, even when a link asks for it), the sidebar says in one
+    line how to add it, and the page works."""
+    import sys
+
+    from dashboard import engines
+
+    monkeypatch.setattr(engines, "torch_installed", lambda: False)
+    for name in ("torch", "transformers"):  # any attempt to import them now fails
+        monkeypatch.setitem(sys.modules, name, None)
+    at = _page(engine="torch")
+    assert not at.error, [e.value for e in at.error]
+    assert at.get("plotly_chart"), "no chart drawn"
+    assert not at.radio, "an engine switch with one engine"
+    assert at.session_state["explore_engine"] == "numpy" and "engine: NumPy" in _sidebar_text(at)
+    assert "unknown `engine`" in " ".join(i.value for i in at.info)  # the link's engine, refused
+    hints = [c.value for c in at.sidebar.caption if c.value == engines.TORCH_INSTALL_HINT]
+    assert len(hints) == 1, [c.value for c in at.sidebar.caption]
+    assert not any(t.key == "explore_parity" for t in at.toggle)  # no parity check to offer
+    at.segmented_control(key="explore_view").set_value("focus").run()
+    assert not at.exception and len(at.get("plotly_chart")) == 2

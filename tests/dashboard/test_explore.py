@@ -11,22 +11,17 @@ import plotly.io
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard.charts.explore import (
-    head_heatmap,
-    lines_figure,
-    model_grid_figure,
-    select_lines,
-    thumbnail_geometry,
-    thumbnail_grid_png,
-    unique_labels,
-)
-from dashboard.views.explore import EXAMPLES, md
+from dashboard.charts.explore import head_heatmap, unique_labels
+from dashboard.charts.lines import lines_figure, select_lines
+from dashboard.charts.thumbnails import model_grid_figure, thumbnail_geometry, thumbnail_grid_png
+from dashboard.content.explore import EXAMPLES
+from dashboard.widgets import md
 from tests.tiny_bert import make_tiny_bert
 
 
 def shown_result(at):
     """The result the explore page is showing (the shared cache holds it; the session, its key)."""
-    from dashboard.views.explore import compute_attention
+    from dashboard.engines import compute_attention
 
     return compute_attention(*at.session_state["explore_result_key"])
 
@@ -283,7 +278,7 @@ def test_md_escapes_markdown():
 
 def test_damaged_bundled_weights_are_reported_in_the_page(monkeypatch):
     from core import models
-    from dashboard.views import explore
+    from dashboard import engines
 
     def damaged(model_dir, expected=models.BUNDLED_SHA256):
         raise models.ModelFilesError(
@@ -293,7 +288,7 @@ def test_damaged_bundled_weights_are_reported_in_the_page(monkeypatch):
     # a fresh process as far as the check is concerned: nothing verified or loaded yet
     monkeypatch.setattr(models, "_VERIFIED_BUNDLED", set())
     monkeypatch.setattr(models, "verify_bundled", damaged)
-    monkeypatch.setattr(explore, "_LOADED", set())
+    monkeypatch.setattr(engines, "_LOADED", set())
     at = open_page()
     assert not at.exception
     assert any("may be damaged" in unescape(e.value) for e in at.error)

@@ -20,7 +20,6 @@ from streamlit.testing.v1 import AppTest
 
 from core import models
 from dashboard import engines
-from dashboard.views import explore
 from tests.core.test_faults import (
     HUB_FAULTS,
     HUB_ID,
@@ -50,7 +49,7 @@ def tiny(tmp_path, tiny_source) -> Path:
 @pytest.fixture
 def fresh(monkeypatch):
     """The page's per-process memory of loaded models, emptied for the test (and after it)."""
-    monkeypatch.setattr(explore, "_LOADED", set())
+    monkeypatch.setattr(engines, "_LOADED", set())
     monkeypatch.setattr(models, "_VERIFIED_BUNDLED", set())
     engines.load_engine.clear()
     engines.compute_attention.clear()

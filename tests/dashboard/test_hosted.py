@@ -34,7 +34,7 @@ LONG_TEXT = "The trophy would not fit in the suitcase because it was too large. 
 
 def shown_result(at):
     """The result the explore page is showing (the shared cache holds it; the session, its key)."""
-    from dashboard.views.explore import compute_attention
+    from dashboard.engines import compute_attention
 
     return compute_attention(*at.session_state["explore_result_key"])
 
@@ -122,6 +122,9 @@ def test_hosted_mode_offers_only_the_allowlist_and_no_torch_engine(hosted):
     assert at.session_state["explore_engine"] != "torch"
     assert all("PyTorch" not in radio.options for radio in at.radio)
     assert "NumPy" in " ".join(c.value for c in at.sidebar.caption)
+    from dashboard.engines import TORCH_INSTALL_HINT
+
+    assert TORCH_INSTALL_HINT not in [c.value for c in at.sidebar.caption]  # not offered, not missing
 
 
 @pytest.mark.parametrize(
@@ -161,11 +164,11 @@ def test_the_loader_itself_refuses_models_off_the_allowlist(hosted, tiny_model):
         import streamlit as st
 
         from dashboard.hosted import HOSTED
-        from dashboard.views import explore
+        from dashboard.views.explore import loading
 
         st.session_state.setdefault("explore_failures", {})
         for choice in (st.session_state["choice"], "owner/name"):
-            outcome = explore._try_load(choice, "numpy", HOSTED)
+            outcome = loading.try_load(choice, "numpy", HOSTED)
             st.write("refused: " + outcome if isinstance(outcome, str) else "loaded")
 
     at = AppTest.from_function(page, default_timeout=60)
@@ -236,10 +239,10 @@ def test_hosted_mode_caps_the_lines_view(hosted):
 
 
 def test_hosted_mode_bounds_new_texts_per_visitor(hosted, monkeypatch):
-    from dashboard.views import explore
+    from dashboard.views.explore import results
 
     now = [1000.0]
-    monkeypatch.setattr(explore, "_clock", lambda: now[0])
+    monkeypatch.setattr(results, "_clock", lambda: now[0])
     at = open_explore(text="sentence number 0")
     for i in range(1, HOSTED.max_texts_per_minute):
         at.text_area(key="explore_text").set_value(f"sentence number {i}").run()

@@ -20,9 +20,9 @@ from streamlit.testing.v1 import AppTest
 
 from core.attention import MASK_KINDS
 from core.worked_examples import EXAMPLES as LEARN_EXAMPLES
+from dashboard.content.explore import EXAMPLES as EXPLORE_EXAMPLES
+from dashboard.content.explore import VIEWS
 from dashboard.state import clean_input
-from dashboard.views.explore import EXAMPLES as EXPLORE_EXAMPLES
-from dashboard.views.explore import VIEWS
 from dashboard.views.learn import D_K_CHOICES, STEP_VIEWS
 from tests.dashboard.harness import (
     CASES,
@@ -68,7 +68,7 @@ NUMBERS = [
 
 def shown_result(at):
     """The result the explore page is showing (the shared cache holds it; the session, its key)."""
-    from dashboard.views.explore import compute_attention
+    from dashboard.engines import compute_attention
 
     return compute_attention(*at.session_state["explore_result_key"])
 
@@ -224,7 +224,7 @@ def explore_links(tiny_model: str) -> st.SearchStrategy[dict]:
 
 
 def check_explore_link(at: AppTest, params: dict, tiny_model: str) -> None:
-    from dashboard.views.explore import ENGINES
+    from dashboard.engines import ENGINES
 
     assert_answered(at, params)
     assert at.title[0].value == "Explore: a pretrained BERT's attention"

@@ -14,7 +14,7 @@ no other session's marker word is anywhere on its page.
 
 Reported: time per interaction (p50, p95, max), errors (timeouts, exceptions or error boxes in the
 page, JavaScript errors), leaks, how many times the server loaded a model (from its log: one
-"loading model" line per load, written by dashboard/views/explore.py's cached loader), and the
+"loading model" line per load, written by dashboard/engines.py's cached loader), and the
 server's peak RSS (VmHWM). Bounded: every wait has a timeout and the whole run a deadline.
 
 Used by tests/e2e/test_load.py (small, in CI) and bench/load.py (full size).

@@ -1,0 +1,1 @@
+"""The product's own text and example galleries: data, not code."""

@@ -1,0 +1,133 @@
+"""The explore page's own text: the examples gallery, the views' names, and the captions that say
+how to read each chart. Data, not code: dashboard/views/explore/ fills the {fields} and draws it.
+
+Captions go through st.caption / st.markdown, so literal brackets are escaped (\\[CLS\\]).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Example:
+    title: str  # the gallery button
+    text: str
+    focus: str  # the word to look from (matched case-insensitively against whole words)
+    target: str  # the word to look at, for "find the head"
+    caption: str  # one line, shown under the gallery
+
+
+EXAMPLES: dict[str, Example] = {
+    "trophy-large": Example(
+        "Trophy · too large",
+        "The trophy wouldn't fit in the suitcase because it was too large.",
+        "it",
+        "trophy",
+        "Only knowing about trophies and suitcases tells you that “it” is the trophy. "
+        "Do any heads link the pronoun back to it?",
+    ),
+    "trophy-small": Example(
+        "Trophy · too small",
+        "The trophy wouldn't fit in the suitcase because it was too small.",
+        "it",
+        "suitcase",
+        "One word changed and “it” now means the suitcase. "
+        "Do the heads that found the trophy follow the switch?",
+    ),
+    "bank-loan": Example(
+        "Bank · loan",
+        "The bank approved the loan.",
+        "bank",
+        "loan",
+        "“Bank” as a lender: see which words it draws on, then compare with the river sentence.",
+    ),
+    "bank-river": Example(
+        "Bank · river",
+        "We had a picnic on the bank of the river.",
+        "bank",
+        "river",
+        "The same word at the water's edge: its context changes, and so do the heads that carry it.",
+    ),
+    "cat-mat": Example(
+        "The cat sat on the mat",
+        "The cat sat on the mat.",
+        "sat",
+        "cat",
+        "A short plain sentence: a good place to spot heads that look at the previous or next word, "
+        "or park their attention on [SEP].",
+    ),
+    "love-nlp": Example(
+        "I love NLP",
+        "I love NLP",
+        "nlp",
+        "love",
+        "Three words, one of them cut into word pieces (nl + ##p): switch “merge word pieces” on and off.",
+    ),
+}
+DEFAULT_EXAMPLE = "trophy-large"
+
+VIEWS = {"head": "Head", "lines": "Lines", "model": "Model (all heads)", "focus": "Token focus"}
+
+# ---- the sentence and the options ------------------------------------------------------------------
+
+SENTENCE_LABEL = "Sentence (up to {max_tokens} tokens are analysed; longer text is cut)"
+MERGE_LABEL = "Merge word pieces into words"
+MERGE_HELP = "Attention to a word is the sum over its pieces; from a word, the average of its pieces' rows."
+HIDE_LABEL = "Hide [CLS]/[SEP] (renormalised)"
+HIDE_HELP = "Drops the special tokens' rows and columns; each remaining row is rescaled to sum to 1."
+MERGED_NOTE = "word pieces merged"
+HIDDEN_NOTE = "[CLS]/[SEP] hidden, rows renormalised"
+
+# ---- the model picker and the engines --------------------------------------------------------------
+
+MODEL_HELP = "The bundled model works offline. Hub models are downloaded once (safetensors only)."
+OTHER_MODEL_HINT = "Type an encoder model's Hub id (e.g. `bert-base-cased`) or a folder, then Load."
+PARITY_HELP = "Run the same sentence through the other engine and show the largest difference."
+PARITY_CAPTION = (
+    "Largest difference between the two engines' attention weights over all {layers} × {heads} "
+    "heads of this sentence (float32; the bridge promises ≤ 1e-5)."
+)
+
+# ---- how to read each view -------------------------------------------------------------------------
+
+HEAD_CAPTION = (
+    "Rows: the token that attends (query). Columns: the token it attends to (key). Each row sums "
+    "to 1; hover a cell for the exact weight. "
+    "On average this head puts {special:.0%} of a token's attention on \\[CLS\\]/\\[SEP\\], "
+    "{previous:.0%} on the previous token, {self:.0%} on the token itself and {next:.0%} on the "
+    "next one (shares can overlap: the first word's previous token is \\[CLS\\]{hidden})."
+)
+HEAD_CAPTION_HIDDEN = "; counted before hiding \\[CLS\\]/\\[SEP\\]"
+HEAD_CAPTION_PAIR = " The red box marks the focus → target pair."
+
+LINES_MIN_HELP = "Weights below this are not drawn. Opacity follows the weight."
+LINES_CAPTION = (
+    "Left: each token as a query; right: the same tokens as keys. A line's opacity follows its "
+    "weight; colours are heads: click a head in the legend to show or hide it, double-click to "
+    "show only that head."
+)
+LINES_CAPTION_TOP_K = " With {n} tokens, only each token's {top_k} strongest lines per head are drawn."
+
+MODEL_CAPTION = (
+    "All {layers} layers × {heads} heads. Each thumbnail is one head's map (rows: from, columns: "
+    "to), coloured by the square root of the weight so faint patterns show{pooled}. Click a "
+    "thumbnail, or pick it below, to open it in the head view."
+)
+MODEL_CAPTION_POOLED = "; each pixel is the largest weight in its block of tokens"
+THUMBNAIL_HOVER = (
+    "<b>layer {layer}, head {head}</b><br>"
+    "on [CLS]/[SEP]: {special:.0%}<br>"
+    "on the previous token: {previous:.0%}<br>"
+    "on itself: {self:.0%}<br>"
+    "on the next token: {next:.0%}<br>"
+    "spread (entropy): {entropy:.1f} bits<br><i>click to open</i>"
+)
+
+FIND_THE_HEAD = (
+    "**Find the head:** the strongest link from “{a}” to “{b}” is in layer {layer}, head {head}, "
+    "where {weight:.0%} of “{a}”'s attention goes to “{b}”."
+)
+FOCUS_GRID_CAPTION = "Weight from “{a}” to “{b}” in every head (layers and heads from 1)"
+TOP_HEADS_CAPTION = "Top heads, one click away (opens the head view):"
+FOCUS_ROWS_CAPTION = "Where “{a}” looks, in every layer and head (rows), over all tokens (columns)"

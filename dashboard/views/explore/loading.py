@@ -1,0 +1,210 @@
+"""Which model and engine the explore page shows: the sidebar's model picker and engine switch, loading
+with a fallback to the last model that worked, and the parity badge between the two engines.
+
+Model problems show as st.error; the last model that loaded stays in use. A failure is remembered
+for the session (not cached: st.cache_resource keeps no exceptions) until the user asks again.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import streamlit as st
+
+from core.models import (
+    BUNDLED_KEY,
+    CURATED_HUB_MODELS,
+    ModelError,
+    ModelInputError,
+    ModelSpec,
+    parse_model_choice,
+)
+from core.result import AttentionResult, compare_results
+from dashboard.content.explore import MODEL_HELP, OTHER_MODEL_HINT, PARITY_CAPTION, PARITY_HELP
+from dashboard.engines import (
+    DEFAULT_ENGINE,
+    ENGINES,
+    AttentionEngine,
+    allowed_engines,
+    allowed_models,
+    compute_attention,
+    default_engine,
+    is_loaded,
+    load_with_progress,
+    mark_loaded,
+    numpy_unsupported_reason,
+    torch_hint,
+)
+from dashboard.hosted import Limits
+from dashboard.views.explore.links import OTHER_MODEL
+from dashboard.widgets import md
+
+LOG = logging.getLogger(__name__)
+
+
+def model_label(key: str) -> str:
+    if key == BUNDLED_KEY:
+        return "all-MiniLM-L6-v2 · bundled"
+    if key in CURATED_HUB_MODELS:
+        return f"{key} (Hub)"
+    if key == OTHER_MODEL:
+        return "Other: a Hub id or a local folder…"
+    return key
+
+
+def _forget_failure(model: str) -> None:
+    """A deliberate choice retries a model that failed before (the network may be back)."""
+    ss = st.session_state
+    ss["explore_failures"].pop(f"{ss.get('explore_engine', DEFAULT_ENGINE)}:{model}", None)
+
+
+def _on_model_choice() -> None:
+    _forget_failure(st.session_state.get("explore_model_choice"))
+
+
+def _other_model_ui() -> str:
+    """The free-text model box and its Load button; returns the model to load."""
+    ss = st.session_state
+    with st.form("explore_model_form", border=False):
+        st.text_input(
+            "Hub id or local folder",
+            key="explore_model_custom",
+            placeholder="owner/name, or /path/to/folder",
+            max_chars=300,
+        )
+        if st.form_submit_button("Load"):
+            typed = ss.get("explore_model_custom", "").strip()
+            ss["explore_model_submitted"] = typed
+            _forget_failure(typed)
+    requested = ss.get("explore_model_submitted", "")
+    if not requested:
+        st.caption(OTHER_MODEL_HINT)
+        requested = ss.get("explore_last_good", BUNDLED_KEY)
+    return requested
+
+
+def model_ui(limits: Limits) -> tuple[str, str]:
+    """Sidebar: the model picker (and the engine switch when there are several). Returns what the
+    user asks for: (model text as typed or chosen, engine name). In hosted mode the picker has no
+    free-text entry and the engine switch only engines that run without PyTorch; where PyTorch is
+    not installed, one line says how to add it."""
+    ss = st.session_state
+    with st.sidebar:
+        st.subheader("Model")
+        options = [BUNDLED_KEY, *CURATED_HUB_MODELS]
+        if limits.allow_custom_models:
+            options.append(OTHER_MODEL)
+        if ss.get("explore_model_choice") not in options:
+            ss["explore_model_choice"] = BUNDLED_KEY
+        choice = st.selectbox(
+            "Model",
+            options,
+            format_func=model_label,
+            key="explore_model_choice",
+            on_change=_on_model_choice,
+            label_visibility="collapsed",
+            help=MODEL_HELP,
+        )
+        if choice in CURATED_HUB_MODELS:
+            info = CURATED_HUB_MODELS[choice]
+            st.caption(f"{info.summary}; {info.download} to download the first time.")
+        requested = _other_model_ui() if choice == OTHER_MODEL else choice
+        engines = allowed_engines(limits)
+        if ss.get("explore_engine") not in engines:
+            ss["explore_engine"] = default_engine(engines)
+        engine = ss["explore_engine"]
+        if len(engines) > 1:
+            engine = st.radio("Engine", engines, format_func=lambda e: ENGINES[e].label, key="explore_engine")
+        if hint := torch_hint(limits):
+            st.caption(hint)
+    return requested, engine
+
+
+def engine_for(requested: str, engine: str, limits: Limits) -> str:
+    """The engine that can compute `requested`: the NumPy engine runs BERT encoders only, so the
+    PyTorch reference computes other architectures, with a note, where it is offered."""
+    if engine == "numpy" and "torch" in allowed_engines(limits):
+        reason = numpy_unsupported_reason(requested)
+        if reason:
+            st.info(
+                "The NumPy engine runs BERT encoders only, so the PyTorch reference computes this "
+                f"model: {md(reason)}"
+            )
+            return "torch"
+    return engine
+
+
+def try_load(requested: str, engine: str, limits: Limits) -> tuple[ModelSpec, AttentionEngine] | str:
+    """The engine for `requested`, or the message saying why not (remembered for the session)."""
+    failures: dict[str, str] = st.session_state["explore_failures"]
+    memo = f"{engine}:{requested}"
+    if memo in failures:
+        return failures[memo]
+    try:
+        spec = parse_model_choice(requested, allow_local=limits.allow_custom_models)
+        allowed = allowed_models(limits)
+        if allowed is not None and spec.key not in allowed:
+            raise ModelInputError("this public demo loads only the models in its picker")
+        return spec, load_with_progress(spec, engine)
+    except ModelError as err:
+        message = str(err)
+    except Exception as err:  # never a traceback in the page; the log keeps the details
+        LOG.exception("loading model %r failed", requested)
+        message = f"loading failed unexpectedly ({type(err).__name__}: {str(err)[:200]})"
+    failures[memo] = message
+    return message
+
+
+def resolve_model(requested: str, engine: str, limits: Limits) -> tuple[ModelSpec, AttentionEngine] | None:
+    """Load what was asked for, or say why not and fall back to the last model that worked."""
+    ss = st.session_state
+    loaded = try_load(requested, engine, limits)
+    if isinstance(loaded, tuple):
+        ss["explore_last_good"] = loaded[0].key
+        return loaded
+    last_good = ss.get("explore_last_good", BUNDLED_KEY)
+    fallback = try_load(last_good, engine, limits) if last_good != requested else loaded
+    asked = md(model_label(requested))
+    if isinstance(fallback, tuple):
+        reason = md(loaded.rstrip("."))
+        st.error(f"Could not use the model “{asked}”: {reason}. Still showing {md(fallback[0].label)}.")
+        return fallback
+    st.error(f"Could not use the model “{asked}”: {md(loaded.rstrip('.'))}.")
+    if last_good != BUNDLED_KEY and requested != BUNDLED_KEY:
+        bundled = try_load(BUNDLED_KEY, engine, limits)
+        if isinstance(bundled, tuple):
+            ss["explore_last_good"] = BUNDLED_KEY
+            return bundled
+    return None
+
+
+def parity_ui(model_key: str, engine: str, text: str, limits: Limits, result: AttentionResult) -> None:
+    """The parity badge: the largest difference between the two engines' attention weights on this
+    sentence. Shown once the other engine is loaded; a toggle loads it (PyTorch costs seconds and
+    memory, so the page does not load it unasked)."""
+    other = "torch" if engine == "numpy" else "numpy"
+    if other not in allowed_engines(limits) or (other == "numpy" and numpy_unsupported_reason(model_key)):
+        return
+    if not is_loaded(model_key, other) and not st.toggle(
+        f"Check against {'PyTorch' if other == 'torch' else 'NumPy'}", key="explore_parity", help=PARITY_HELP
+    ):
+        return
+    try:
+        reference = compute_attention(model_key, other, text, limits.max_tokens)
+    except Exception as err:  # the badge is extra: never let it break the page
+        LOG.exception("parity check failed")
+        st.caption(f"Parity check unavailable ({type(err).__name__}).")
+        return
+    mark_loaded(model_key, other)
+    try:
+        diff = compare_results(reference, result)["attentions"]
+    except ValueError:
+        st.caption("Parity: the engines tokenised this text differently; no comparison.")
+        return
+    ok = diff <= 1e-5
+    st.badge(
+        f"NumPy vs PyTorch: max |Δ| = {diff:.1e}",
+        icon=":material/check:" if ok else ":material/warning:",
+        color="green" if ok else "orange",
+    )
+    st.caption(PARITY_CAPTION.format(layers=result.n_layers, heads=result.n_heads))

@@ -1,0 +1,146 @@
+"""The explore page put together: state from the link, the model, the sentence and the options, the
+result, then one view. Each step that can fail says why in the page and stops there."""
+
+from __future__ import annotations
+
+import logging
+
+import streamlit as st
+
+from core.models import MAX_CHOICE_CHARS, ModelError, ModelSpec
+from core.result import AttentionResult
+from dashboard.engines import ENGINES, allowed_engines
+from dashboard.hosted import Limits, current_limits
+from dashboard.state import clean_widget_text
+from dashboard.views.explore import links, loading
+from dashboard.views.explore.results import TooManyTexts, result_for, shown_token_view
+from dashboard.views.explore.views import focus_view, head_view, lines_view, model_view
+from dashboard.views.explore.widgets import max_chars, options_ui, sentence_ui, signature
+from dashboard.widgets import md
+
+LOG = logging.getLogger(__name__)
+
+
+def render() -> None:
+    st.title("Explore: a pretrained BERT's attention")
+    limits = current_limits()  # read on every run: the setting can change without a restart
+    try:
+        _render(limits)
+    except Exception as err:  # the page never shows a traceback; the log keeps it
+        LOG.exception("explore page failed")
+        st.error(
+            f"Something went wrong while drawing this view ({type(err).__name__}). Try another view or text."
+        )
+    finally:
+        links.page_links(limits).save()
+
+
+def _start(limits: Limits) -> None:
+    """State from the link (first run), widget state back from other pages, text boxes cleaned."""
+    for note in links.init_state(limits):
+        st.info(note)
+    links.page_links(limits).restore()
+    # Text boxes hold user input: clean it before the widgets are drawn (see dashboard.state).
+    for key, most, what in (
+        ("explore_text", max_chars(limits), "sentence"),
+        ("explore_model_custom", MAX_CHOICE_CHARS, "model name"),
+    ):
+        if note := clean_widget_text(key, most, what):
+            st.warning(note)
+
+
+def _compute(spec: ModelSpec, engine: str, text: str, limits: Limits) -> AttentionResult | None:
+    """The result for the sentence, or None with the reason shown."""
+    try:
+        return result_for(spec.key, engine, text, limits)
+    except TooManyTexts:
+        st.warning(
+            f"This public demo analyses at most {limits.max_texts_per_minute} new texts a minute for "
+            "each visitor, so that everyone gets a turn. Wait a few seconds, then try again."
+        )
+    except (ModelError, ValueError) as err:  # ValueError: text an engine cannot read (TextError)
+        st.error(f"Could not run the model on this text: {md(err)}")
+    except Exception as err:
+        LOG.exception("computing attention failed")
+        st.error(f"Could not run the model on this text ({type(err).__name__}).")
+    return None
+
+
+def _notices(result: AttentionResult, limits: Limits) -> bool:
+    """What the page must say about this result; False when there is nothing to show."""
+    if result.truncated:
+        total = result.meta.get("n_tokens_input")
+        limit = result.meta.get("max_tokens", result.n_tokens)
+        reader = "this public demo" if limits.hosted and limit == limits.max_tokens else "the model"
+        st.warning(
+            f"This text is {total or 'more than ' + str(limit)} tokens long; {reader} reads at most "
+            f"{limit} (counting \\[CLS\\] and \\[SEP\\]), "
+            f"so only the first {result.n_tokens} tokens are shown."
+        )
+    for note in links.check_link_positions(result):
+        st.info(note)
+    if result.special_mask.all():
+        st.info(
+            "The model finds no words in this text: its tokenizer drops control characters and "
+            "invisible marks. Type a sentence, or pick an example."
+        )
+        return False
+    return True
+
+
+def _show(
+    result: AttentionResult, spec: ModelSpec, engine: str, text: str, limits: Limits, options: tuple
+) -> None:
+    """The view picked in the options, on the tokens the toggles ask for."""
+    ss = st.session_state
+    view_name, merge, hide = options
+    view = shown_token_view(result, merge, hide)
+    links.apply_pending(result, view)
+    sig = signature(spec.key, engine, text, merge, hide)
+    focus, target = ss.get("explore_focus"), ss.get("explore_target")
+    pair = (
+        view.item_of_token(focus) if focus is not None and focus < result.n_tokens else None,
+        view.item_of_token(target) if target is not None and target < result.n_tokens else None,
+    )
+    if view_name == "head":
+        head_view(result, view, pair)
+    elif view_name == "lines":
+        lines_view(result, view, sig, limits.max_lines)
+    elif view_name == "model":
+        model_view(result, view, spec.key, engine, text, limits.max_tokens)
+    else:
+        focus_view(result, view, sig)
+
+
+def _render(limits: Limits) -> None:
+    _start(limits)
+    if not allowed_engines(limits):
+        st.error(
+            "No engine can run here: hosted mode offers only engines that run without PyTorch, and "
+            "none is installed."
+        )
+        return
+    requested, engine = loading.model_ui(limits)
+    engine = loading.engine_for(requested, engine, limits)
+    loaded = loading.resolve_model(requested, engine, limits)
+    text = sentence_ui(limits)
+    options = options_ui()
+    if loaded is None:
+        st.info("No model is available; fix the problem above and reload the page.")
+        return
+    spec = loaded[0]
+    st.session_state["explore_model"] = spec.key  # the link names the model shown
+    st.sidebar.caption(f"Showing **{md(spec.label)}** · engine: {md(ENGINES[engine].label)}")
+    if not text.strip():
+        st.info("Type a sentence above, or pick an example.")
+        links.write_url(limits)
+        return
+    result = _compute(spec, engine, text, limits)
+    if result is None:
+        return
+    st.sidebar.caption(f"{result.n_layers} layers × {result.n_heads} heads · {result.n_tokens} tokens")
+    with st.sidebar:
+        loading.parity_ui(spec.key, engine, text, limits, result)
+    if _notices(result, limits):
+        _show(result, spec, engine, text, limits, options)
+    links.write_url(limits)

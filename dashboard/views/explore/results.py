@@ -1,0 +1,84 @@
+"""The explore page's results: the session's current result (with hosted mode's bound on new texts
+per minute), the token view the toggles ask for, and the model view's cached thumbnail grid.
+
+The arrays live in dashboard.engines' shared cache; a session remembers only which input it shows.
+"""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from core.analysis import TokenView, head_stats, token_view
+from core.result import AttentionResult
+from dashboard.charts.thumbnails import thumbnail_grid_png
+from dashboard.content.explore import THUMBNAIL_HOVER
+from dashboard.engines import compute_attention
+from dashboard.hosted import Limits
+
+
+class TooManyTexts(Exception):
+    """This session sent more new texts in the last minute than hosted mode allows."""
+
+
+def _clock() -> float:
+    return time.monotonic()
+
+
+def _count_new_text(limit: int | None) -> None:
+    """Hosted mode: raise TooManyTexts past `limit` new texts in 60 s for this session, so one
+    visitor cannot keep the shared CPU busy. Views of a text already shown are not counted."""
+    if limit is None:
+        return
+    now = _clock()
+    recent = [t for t in st.session_state.get("explore_text_times", []) if now - t < 60.0]
+    if len(recent) >= limit:
+        st.session_state["explore_text_times"] = recent
+        raise TooManyTexts
+    st.session_state["explore_text_times"] = [*recent, now]
+
+
+def result_for(model_key: str, engine: str, text: str, limits: Limits) -> AttentionResult:
+    """The result for this session's current input. The session remembers only which input it shows
+    (for the new-texts-per-minute limit); the shared cache holds the arrays."""
+    ss = st.session_state
+    key = (model_key, engine, text, limits.max_tokens)
+    if ss.get("explore_counted_key") != key:
+        _count_new_text(limits.max_texts_per_minute)
+        ss["explore_counted_key"] = key
+    result = compute_attention(model_key, engine, text, limits.max_tokens)
+    ss["explore_result_key"] = key  # only once it ran: tests and the page read what is shown
+    return result
+
+
+def shown_token_view(result: AttentionResult, merge: bool, hide: bool) -> TokenView:
+    """The tokens as the toggles show them: word pieces merged, [CLS]/[SEP] hidden."""
+    return token_view(
+        result.tokens, result.word_ids, result.special_mask, merge_words=merge, hide_special=hide
+    )
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def model_grid_data(
+    model_key: str, engine: str, text: str, merge: bool, hide: bool, max_tokens: int = 512
+) -> tuple[bytes, int, int, list[str]]:
+    """The model view's PNG and hover texts (a few hundred kB at most), cached per view."""
+    result = compute_attention(model_key, engine, text, max_tokens)
+    view = shown_token_view(result, merge, hide)
+    png, cell, gap = thumbnail_grid_png(view.matrix(result.attentions))
+    stats = head_stats(result.attentions, result.special_mask)
+    hover = [
+        THUMBNAIL_HOVER.format(
+            layer=layer + 1,
+            head=head + 1,
+            special=stats["to_special"][layer, head],
+            previous=stats["to_previous"][layer, head],
+            self=stats["to_self"][layer, head],
+            next=stats["to_next"][layer, head],
+            entropy=stats["entropy"][layer, head],
+        )
+        for layer in range(result.n_layers)
+        for head in range(result.n_heads)
+    ]
+    return png, cell, gap, hover

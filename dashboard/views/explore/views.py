@@ -1,0 +1,238 @@
+"""The explore page's four views: head (one head as a heatmap), lines (bertviz-style, one layer),
+model (every layer and head as thumbnails) and focus (one token in every head, and "find the head").
+
+Each view draws its own pickers (dashboard/views/explore/widgets.py) and its charts (pure builders
+in dashboard/charts/: explore.py, lines.py, thumbnails.py) from an AttentionResult and the
+TokenView the toggles ask for.
+Letters: L layers, H heads, W shown tokens.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.analysis import TokenView, head_stats, rank_heads
+from core.result import AttentionResult
+from dashboard.charts.explore import focus_heatmap, head_heatmap, head_weight_grid
+from dashboard.charts.lines import lines_figure
+from dashboard.charts.thumbnails import model_grid_figure
+from dashboard.content import explore as text
+from dashboard.views.explore.results import model_grid_data
+from dashboard.views.explore.widgets import (
+    bound_key,
+    layer_head_ui,
+    on_grid_select,
+    open_head,
+    reset_widgets,
+    token_picker_ui,
+)
+from dashboard.widgets import chart, md
+
+LINES_FULL_LIMIT = 64  # above this many tokens the lines view draws only each token's strongest lines
+LINES_TOP_K = 3
+
+
+def view_note(view: TokenView) -> str:
+    notes = []
+    if view.merged:
+        notes.append(text.MERGED_NOTE)
+    if view.renormalised:
+        notes.append(text.HIDDEN_NOTE)
+    return " · ".join(notes)
+
+
+def _titled(title: str, view: TokenView) -> str:
+    note = view_note(view)
+    return title + (f" · {note}" if note else "")
+
+
+# ---- head ------------------------------------------------------------------------------------------
+
+
+def head_view(result: AttentionResult, view: TokenView, pair: tuple[int | None, int | None]) -> None:
+    layer, head = layer_head_ui(result)
+    matrix = view.matrix(result.attentions[layer, head])  # (W, W)
+    highlight = pair if pair[0] is not None and pair[1] is not None else None
+    title = _titled(f"Layer {layer + 1}, head {head + 1}", view)
+    chart(head_heatmap(matrix, view.labels, title=title, highlight=highlight), "explore_head_chart")
+    stats = head_stats(result.attentions[layer : layer + 1, head : head + 1], result.special_mask)
+    caption = text.HEAD_CAPTION.format(
+        special=stats["to_special"][0, 0],
+        previous=stats["to_previous"][0, 0],
+        self=stats["to_self"][0, 0],
+        next=stats["to_next"][0, 0],
+        hidden=text.HEAD_CAPTION_HIDDEN if view.renormalised else "",
+    )
+    st.caption(caption + (text.HEAD_CAPTION_PAIR if highlight else ""))
+
+
+# ---- lines -----------------------------------------------------------------------------------------
+
+
+def _lines_controls_ui(
+    view: TokenView, head: int, sig: str, long_input: bool
+) -> tuple[int, str, float, bool]:
+    """(token, or -1 for every token; direction "from" | "to"; lightest weight drawn; all heads)."""
+    cols = st.columns([2, 2, 2, 1])
+    with cols[0]:
+        labels = view.labels
+        token = st.selectbox(
+            "Show the lines of",
+            [-1, *range(view.n_items)],
+            format_func=lambda i: "every token" if i < 0 else f"{labels[i]}  (#{i + 1})",
+            key=f"explore_w_lines_token_{sig}",
+        )
+    with cols[1]:
+        direction = st.radio(
+            "Direction",
+            ["from", "to"],
+            format_func=lambda d: "its attention (from it)" if d == "from" else "attention to it",
+            horizontal=True,
+            key="explore_lines_direction",
+            disabled=token < 0,
+        )
+    with cols[2]:
+        min_weight = st.slider(
+            "Hide lines lighter than",
+            0.0,
+            0.5,
+            0.0 if long_input else 0.02,  # long inputs: the top-k rule already thins the lines
+            0.01,
+            key=f"explore_lines_min_{'long' if long_input else 'short'}",
+            help=text.LINES_MIN_HELP,
+        )
+    with cols[3]:
+        all_heads = st.toggle(
+            "All heads",
+            key="explore_lines_all_heads",
+            help=f"Off: only head {head + 1}, as in the head view.",
+        )
+    return token, direction, min_weight, all_heads
+
+
+def lines_view(result: AttentionResult, view: TokenView, sig: str, max_lines: int) -> None:
+    layer, head = layer_head_ui(result, with_head=False)
+    long_input = view.n_items > LINES_FULL_LIMIT
+    token, direction, min_weight, all_heads = _lines_controls_ui(view, head, sig, long_input)
+    top_k = LINES_TOP_K if long_input and token < 0 else None
+    # Every head's lines are in the figure (hidden heads too, for the legend): cap their number.
+    per_token = top_k or view.n_items
+    if token < 0 and result.n_heads * view.n_items * per_token > max_lines:
+        top_k = max(1, max_lines // (result.n_heads * max(view.n_items, 1)))
+    fig = lines_figure(
+        view.matrix(result.attentions[layer]),
+        view.labels,
+        shown_heads=None if all_heads else [head],
+        token=None if token < 0 else token,
+        direction=direction,
+        min_weight=min_weight,
+        top_k=top_k,
+        title=_titled(f"Layer {layer + 1}, " + ("all heads" if all_heads else f"head {head + 1}"), view),
+    )
+    chart(fig, "explore_lines_chart")
+    st.caption(
+        text.LINES_CAPTION + (text.LINES_CAPTION_TOP_K.format(n=view.n_items, top_k=top_k) if top_k else "")
+    )
+
+
+# ---- model -----------------------------------------------------------------------------------------
+
+
+def _model_pickers_ui(result: AttentionResult) -> tuple[int, int]:
+    """Layer and head boxes and the "Open in head view" button; returns the (layer, head) picked."""
+    ss = st.session_state
+    layer = min(int(ss.get("explore_layer", 0)), result.n_layers - 1)
+    head = min(int(ss.get("explore_head", 0)), result.n_heads - 1)
+    cols = st.columns([2, 2, 1], vertical_alignment="bottom")
+    with cols[0]:
+        layer = st.selectbox(
+            "Layer",
+            list(range(result.n_layers)),
+            format_func=lambda i: f"layer {i + 1}",
+            key=bound_key("model_layer", result.n_layers, layer),
+        )
+    with cols[1]:
+        head = st.selectbox(
+            "Head",
+            list(range(result.n_heads)),
+            format_func=lambda i: f"head {i + 1}",
+            key=bound_key("model_head", result.n_heads, head),
+        )
+    with cols[2]:
+        st.button(
+            "Open in head view",
+            key="explore_open_head",
+            on_click=open_head,
+            args=(layer, head),
+            type="primary",
+            width="stretch",
+        )
+    return layer, head
+
+
+def model_view(
+    result: AttentionResult, view: TokenView, model_key: str, engine: str, sentence: str, max_tokens: int
+) -> None:
+    ss = st.session_state
+    png, cell, gap, hover = model_grid_data(
+        model_key, engine, sentence, view.merged, view.renormalised, max_tokens
+    )
+    pooled = text.MODEL_CAPTION_POOLED if view.n_items > 96 else ""
+    st.caption(text.MODEL_CAPTION.format(layers=result.n_layers, heads=result.n_heads, pooled=pooled))
+    chart_slot = st.container()  # the grid goes above the pickers but is drawn after them
+    layer, head = _model_pickers_ui(result)
+    if (layer, head) != (ss.get("explore_layer"), ss.get("explore_head")):
+        ss["explore_layer"], ss["explore_head"] = layer, head
+        reset_widgets("layer")
+        reset_widgets("head")
+    fig = model_grid_figure(
+        png, result.n_layers, result.n_heads, cell, gap, hover=hover, selected=(layer, head)
+    )
+    with chart_slot:
+        chart(fig, "explore_model_grid", on_select=on_grid_select, selection_mode="points")
+    if note := view_note(view):
+        st.caption(note)
+
+
+# ---- focus and "find the head" ---------------------------------------------------------------------
+
+
+def _top_heads_ui(ranked: list) -> None:
+    st.caption(text.TOP_HEADS_CAPTION)
+    for rank, score in enumerate(ranked, start=1):
+        st.button(
+            f"{rank}. layer {score.layer + 1}, head {score.head + 1}: {score.weight:.2f}",
+            key=f"explore_top_{rank}",
+            on_click=open_head,
+            args=(score.layer, score.head),
+            width="stretch",
+        )
+
+
+def focus_view(result: AttentionResult, view: TokenView, sig: str) -> None:
+    cols = st.columns(2)
+    with cols[0]:
+        a = token_picker_ui("focus", "Focus token (from)", view, result, sig)
+    with cols[1]:
+        b = token_picker_ui("target", "Find the heads that link it to (to)", view, result, sig, avoid=a)
+    rows = view.row(result.attentions, a)  # (L, H, W): where the focus token looks, in every head
+    weights = rows[..., b]  # (L, H)
+    ranked = rank_heads(weights, top=5)
+    a_label, b_label = view.labels[a], view.labels[b]
+    best = ranked[0]
+    st.markdown(
+        text.FIND_THE_HEAD.format(
+            a=md(a_label), b=md(b_label), layer=best.layer + 1, head=best.head + 1, weight=best.weight
+        )
+    )
+    left, right = st.columns([3, 1])
+    with left:
+        st.caption(text.FOCUS_GRID_CAPTION.format(a=md(a_label), b=md(b_label)))
+        grid = head_weight_grid(weights, a_label, b_label, selected=(best.layer, best.head))
+        chart(grid, "explore_focus_grid")
+    with right:
+        _top_heads_ui(ranked)
+    st.caption(text.FOCUS_ROWS_CAPTION.format(a=md(a_label)))
+    chart(focus_heatmap(rows, view.labels, a_label), "explore_focus_chart")
+    if note := view_note(view):
+        st.caption(note)

@@ -1,0 +1,191 @@
+"""The explore page's widgets: each `*_ui()` draws and returns what the user chose; the callbacks
+change the page state. Computing happens elsewhere.
+
+Widgets whose options depend on the model or the tokens (layer, head, focus token) get keys that
+include those options' signature (`bound_key`) and are seeded from the canonical state
+("explore_layer", ...), so a new model or text never meets a stale widget value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import streamlit as st
+
+from core.analysis import TokenView
+from core.result import AttentionResult
+from dashboard.content.explore import (
+    EXAMPLES,
+    HIDE_HELP,
+    HIDE_LABEL,
+    MERGE_HELP,
+    MERGE_LABEL,
+    SENTENCE_LABEL,
+    VIEWS,
+)
+from dashboard.hosted import Limits
+
+MAX_TEXT_CHARS = 10_000
+
+
+def max_chars(limits: Limits) -> int:
+    """The longest sentence the page keeps, from the box or a link."""
+    return min(MAX_TEXT_CHARS, limits.max_text_chars)
+
+
+# ---- widget keys bound to canonical state ----------------------------------------------------------
+
+
+def reset_widgets(name: str) -> None:
+    """Forget a bound widget's own state so it is seeded again from the canonical value."""
+    prefix = f"explore_w_{name}_"
+    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith(prefix)]:
+        del st.session_state[key]
+
+
+def bound_key(name: str, signature: object, value: object) -> str:
+    """The key of a widget showing canonical state `name` whose options depend on `signature`."""
+    key = f"explore_w_{name}_{signature}"
+    if key not in st.session_state:
+        st.session_state[key] = value
+    return key
+
+
+def signature(*parts: object) -> str:
+    return hashlib.sha1(repr(parts).encode("utf-8")).hexdigest()[:10]
+
+
+# ---- callbacks -------------------------------------------------------------------------------------
+
+
+def _on_example() -> None:
+    ss = st.session_state
+    name = ss.get("explore_example")
+    if name in EXAMPLES:
+        ss["explore_text"] = EXAMPLES[name].text
+        ss["explore_pending"] = name
+        ss["explore_pending_best_head"] = True
+
+
+def _on_text_change() -> None:
+    ss = st.session_state
+    name = ss.get("explore_example")
+    if name in EXAMPLES and ss.get("explore_text") != EXAMPLES[name].text:
+        ss["explore_example"] = None
+
+
+def open_head(layer: int, head: int) -> None:
+    """Callback: show (layer, head) in the head view."""
+    ss = st.session_state
+    ss["explore_layer"], ss["explore_head"], ss["explore_view"] = int(layer), int(head), "head"
+    for name in ("layer", "head", "model_layer", "model_head"):
+        reset_widgets(name)
+
+
+def on_grid_select() -> None:
+    """Callback: a click on a model-view thumbnail opens that head."""
+    event = st.session_state.get("explore_model_grid")
+    points = (event or {}).get("selection", {}).get("points", []) if event else []
+    for point in points:
+        data = point.get("customdata")  # [layer, head]; a typed array may arrive as {"0": l, "1": h}
+        if isinstance(data, dict):
+            data = [data.get("0"), data.get("1")]
+        if isinstance(data, list) and len(data) == 2 and all(isinstance(v, int | float) for v in data):
+            open_head(int(data[0]), int(data[1]))
+            return
+
+
+# ---- the sentence and the options ------------------------------------------------------------------
+
+
+def sentence_ui(limits: Limits) -> str:
+    """Examples gallery and the sentence box; returns the text to analyse."""
+    ss = st.session_state
+    st.pills(
+        "Examples",
+        list(EXAMPLES),
+        format_func=lambda name: EXAMPLES[name].title,
+        key="explore_example",
+        on_change=_on_example,
+    )
+    example = ss.get("explore_example")
+    if example in EXAMPLES:
+        st.caption(EXAMPLES[example].caption)
+    st.text_area(
+        SENTENCE_LABEL.format(max_tokens=limits.max_tokens),
+        key="explore_text",
+        height=80,
+        max_chars=max_chars(limits),
+        on_change=_on_text_change,
+    )
+    return ss.get("explore_text", "")
+
+
+def options_ui() -> tuple[str, bool, bool]:
+    """The view switch and the two token toggles: (view, merge word pieces, hide [CLS]/[SEP])."""
+    cols = st.columns([3, 2, 2])
+    with cols[0]:
+        view = st.segmented_control(
+            "View", list(VIEWS), format_func=lambda v: VIEWS[v], key="explore_view", required=True
+        )
+    with cols[1]:
+        merge = st.toggle(MERGE_LABEL, key="explore_merge", help=MERGE_HELP)
+    with cols[2]:
+        hide = st.toggle(HIDE_LABEL, key="explore_hide", help=HIDE_HELP)
+    return view or "head", merge, hide
+
+
+# ---- layer, head and token pickers -----------------------------------------------------------------
+
+
+def layer_head_ui(result: AttentionResult, *, with_head: bool = True) -> tuple[int, int]:
+    """Layer (and head) sliders, shown 1-indexed, bound to explore_layer / explore_head."""
+    ss = st.session_state
+    n_layers, n_heads = result.n_layers, result.n_heads
+    layer = min(int(ss.get("explore_layer", 0)), n_layers - 1)
+    head = min(int(ss.get("explore_head", 0)), n_heads - 1)
+    cols = st.columns(2)
+    with cols[0]:
+        layer = st.select_slider(
+            f"Layer (1–{n_layers})",
+            options=list(range(n_layers)),
+            format_func=lambda i: str(i + 1),
+            key=bound_key("layer", n_layers, layer),
+        )
+    if with_head:
+        with cols[1]:
+            head = st.select_slider(
+                f"Head (1–{n_heads})",
+                options=list(range(n_heads)),
+                format_func=lambda i: str(i + 1),
+                key=bound_key("head", n_heads, head),
+            )
+    ss["explore_layer"], ss["explore_head"] = layer, head
+    return layer, head
+
+
+def _default_item(view: TokenView, special: np.ndarray, skip: int | None = None) -> int:
+    """The first shown item that is not a special token (and not `skip`)."""
+    for item, (start, _stop) in enumerate(view.shown_spans):
+        if not special[start] and item != skip:
+            return item
+    return 0
+
+
+def token_picker_ui(
+    name: str, label: str, view: TokenView, result: AttentionResult, sig: str, avoid: int | None = None
+) -> int:
+    """A selectbox over the shown tokens, bound to the canonical token index `explore_<name>`."""
+    ss = st.session_state
+    stored = ss.get(f"explore_{name}")
+    item = view.item_of_token(stored) if stored is not None and stored < result.n_tokens else None
+    if item is None:
+        item = _default_item(view, result.special_mask, skip=avoid)
+    labels = view.labels
+    key = bound_key(name, sig, item)
+    chosen = st.selectbox(
+        label, list(range(view.n_items)), format_func=lambda i: f"{labels[i]}  (#{i + 1})", key=key
+    )
+    ss[f"explore_{name}"] = view.shown_spans[chosen][0]
+    return chosen
