@@ -13,7 +13,6 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import core  # noqa: E402, F401  (first: it picks OpenBLAS's kernels before NumPy loads, core/blas_kernels.py)
 from bench.common import format_table  # noqa: E402
 
 # module names under bench/, in the order the table shows them

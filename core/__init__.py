@@ -1,16 +1,13 @@
 """Attention Explorer's computation: attention from scratch in NumPy, and BERT engines.
 
 Never imports streamlit or plotly; only core.pretrained imports torch, and only when called.
+Importing it only defines things: no environment variables, threads or processes.
 """
 
-# First, before anything here imports NumPy: the OpenBLAS kernels for this CPU (see core/blas_kernels.py)
-from core.blas_kernels import prefer_faster_kernels
-
-prefer_faster_kernels()
-
-from core.attention import (  # noqa: E402
+from core.attention import (
     MASK_KINDS,
     FullyMaskedRowError,
+    attention_steps,
     build_mask,
     causal_mask,
     local_window_mask,
@@ -22,13 +19,16 @@ from core.attention import (  # noqa: E402
     split_heads,
     strided_mask,
 )
-from core.layers import feed_forward, gelu, gelu_tanh, layer_norm, linear, residual  # noqa: E402
-from core.result import AttentionResult  # noqa: E402
+from core.layers import feed_forward, gelu, gelu_tanh, layer_norm, linear, residual
+from core.result import AttentionResult
+from core.trace import LayerTrace
 
 __all__ = [
     "MASK_KINDS",
     "AttentionResult",
     "FullyMaskedRowError",
+    "LayerTrace",
+    "attention_steps",
     "build_mask",
     "causal_mask",
     "feed_forward",

@@ -70,9 +70,7 @@ def load_engine(engine: str, model: str):
     if engine == "numpy":
         from core.bert import load_numpy
 
-        numpy_engine = load_numpy(model)
-        numpy_engine.partner_tokens = None  # one sentence, then exit: a partner process would only cost
-        return numpy_engine
+        return load_numpy(model)
     # transformers draws a progress bar on stderr while loading; the CLI keeps stderr for errors
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     pretrained = importlib.import_module("core.pretrained")  # imports torch only when asked for

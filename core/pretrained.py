@@ -36,7 +36,7 @@ from core.models import (
     prepare_model_files,
     read_config,
 )
-from core.result import AttentionResult, word_ids_of
+from core.result import AttentionResult, result_from_encoding
 
 __all__ = [
     "ENGINE_NAME",
@@ -171,23 +171,15 @@ class PretrainedModel:
         _check_finite(attentions, self.name)
         # 2) hidden states: L + 1 tensors (1, T, D) -> (L + 1, T, D)
         hidden = np.stack([h[0].float().numpy() for h in out.hidden_states]).astype(np.float32, copy=False)
-        added = self._backend.num_special_tokens_to_add(bool(text_pair))
-        dropped = sum(len(o.ids) - added for o in encoding.overflowing)
-        return AttentionResult(
-            tokens=list(encoding.tokens),
-            attentions=attentions,
-            hidden_states=hidden,
-            special_mask=np.array(encoding.special_tokens_mask, dtype=bool),
-            word_ids=word_ids_of(encoding),
+        return result_from_encoding(
+            encoding,
+            attentions,
+            hidden,
             model=self.name,
             engine=ENGINE_NAME,
-            token_type_ids=np.array(encoding.type_ids, dtype=np.int64),
-            truncated=bool(encoding.overflowing),
-            meta={
-                "max_tokens": self.max_tokens,
-                "n_tokens_input": len(encoding.ids) + dropped,
-                "seconds": time.perf_counter() - start,
-            },
+            max_tokens=self.max_tokens,
+            n_special=self._backend.num_special_tokens_to_add(bool(text_pair)),
+            meta={"seconds": time.perf_counter() - start},
         )
 
 

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["AttentionResult", "compare_results", "word_ids_of"]
+from core.trace import LayerTrace
+
+__all__ = ["AttentionResult", "compare_results", "result_from_encoding", "word_ids_of"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -26,6 +28,7 @@ class AttentionResult:
     token_type_ids: np.ndarray | None = None  # int (T,): 0 for the first sentence, 1 for a pair's second
     truncated: bool = False  # True when the input was cut to the model's maximum length
     meta: dict = field(default_factory=dict)  # engine details worth showing (e.g. timings)
+    traces: dict[int, LayerTrace] = field(default_factory=dict)  # layer (0-indexed) -> its steps, when asked
 
     def __post_init__(self) -> None:
         att = self.attentions
@@ -66,6 +69,40 @@ def word_ids_of(encoding) -> list[int | None]:
         None if w is None or s is None else (w + offset if s == 1 else w)
         for w, s in zip(word_ids, sequence_ids, strict=True)
     ]
+
+
+def result_from_encoding(
+    encoding,
+    attentions: np.ndarray,
+    hidden_states: np.ndarray,
+    *,
+    model: str,
+    engine: str,
+    max_tokens: int,
+    n_special: int,
+    traces: dict[int, LayerTrace] | None = None,
+    meta: dict | None = None,
+) -> AttentionResult:
+    """The AttentionResult of one input, assembled the same way by every engine.
+
+    encoding: the `tokenizers` Encoding the engine ran (cut to max_tokens; what was cut off is in its
+    `overflowing`); n_special: the special tokens the tokenizer adds to it ([CLS] and one or two
+    [SEP]), so the cut-off pieces count only their own tokens. meta adds to the keys every engine
+    reports (max_tokens, n_tokens_input)."""
+    cut = sum(len(piece.ids) - n_special for piece in encoding.overflowing)
+    return AttentionResult(
+        tokens=list(encoding.tokens),
+        attentions=attentions,
+        hidden_states=hidden_states,
+        special_mask=np.asarray(encoding.special_tokens_mask, dtype=bool),
+        word_ids=word_ids_of(encoding),
+        model=model,
+        engine=engine,
+        token_type_ids=np.asarray(encoding.type_ids, dtype=np.int64),
+        truncated=bool(encoding.overflowing),
+        meta={"max_tokens": max_tokens, "n_tokens_input": len(encoding.ids) + cut, **(meta or {})},
+        traces=dict(traces or {}),
+    )
 
 
 def compare_results(a: AttentionResult, b: AttentionResult) -> dict[str, float]:

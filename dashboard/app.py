@@ -12,7 +12,6 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-import core  # noqa: E402, F401  (before NumPy loads: core picks OpenBLAS's kernels, core/blas_kernels.py)
 from dashboard.views import learn  # noqa: E402
 
 st.set_page_config(page_title="Attention Explorer", page_icon=":material/visibility:", layout="wide")

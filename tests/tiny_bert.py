@@ -32,10 +32,14 @@ def make_tiny_bert(
     max_position_embeddings: int = 512,
     hidden_act: str = "gelu",
     seed: int = 0,
+    masked_lm: bool = False,
 ) -> Path:
-    """Save a randomly initialised BertModel (safetensors) and its WordPiece tokenizer to `directory`."""
+    """Save a randomly initialised BertModel (safetensors) and its WordPiece tokenizer to `directory`.
+
+    masked_lm=True saves a BertForMaskedLM instead: its encoder's tensors are named "bert.…", and
+    the masked-LM head's ("cls.…") are there too, as in bert-base-uncased's checkpoint."""
     import torch
-    from transformers import BertConfig, BertModel, BertTokenizerFast
+    from transformers import BertConfig, BertForMaskedLM, BertModel, BertTokenizerFast
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -51,7 +55,7 @@ def make_tiny_bert(
         type_vocab_size=2,
     )
     torch.manual_seed(seed)
-    model = BertModel(config).eval()
+    model = (BertForMaskedLM if masked_lm else BertModel)(config).eval()
     # Random init leaves LayerNorm at gamma=1, beta=0 and biases at 0: perturb them so parity tests
     # exercise every parameter, not only the matrices.
     with torch.no_grad():

@@ -13,6 +13,7 @@ from hypothesis.extra.numpy import arrays
 
 from core.attention import (
     FullyMaskedRowError,
+    attention_steps,
     build_mask,
     causal_mask,
     local_window_mask,
@@ -117,6 +118,24 @@ def test_unscaled_is_plain_dot_product():
     q, k, v = random_case(rng)
     _, probs = scaled_dot_product_attention(q, k, v, scale=False)
     np.testing.assert_allclose(probs, F.softmax(t64(q) @ t64(k).transpose(-1, -2), dim=-1).numpy(), atol=TOL)
+
+
+def test_attention_steps_keep_every_step_and_the_masked_scores():
+    rng = np.random.default_rng(4)
+    q, k, v = rng.standard_normal((2, 5, 4)), rng.standard_normal((2, 5, 4)), rng.standard_normal((2, 5, 3))
+    plain = attention_steps(q, k, v)
+    assert list(plain) == ["scores", "scaled", "probs", "context"]  # no "masked" without a mask
+    steps = attention_steps(q, k, v, causal_mask(5))
+    assert list(steps) == ["scores", "scaled", "masked", "probs", "context"]
+    np.testing.assert_allclose(steps["scores"], q @ np.swapaxes(k, -1, -2), atol=TOL)
+    np.testing.assert_allclose(steps["scaled"], steps["scores"] / 2, atol=TOL)  # sqrt(d_k) = 2
+    upper = ~causal_mask(5)
+    assert np.all(steps["masked"][:, upper] == -np.inf)
+    np.testing.assert_array_equal(steps["masked"][:, ~upper], steps["scaled"][:, ~upper])
+    assert np.all(steps["probs"][:, upper] == 0)
+    context, probs = scaled_dot_product_attention(q, k, v, causal_mask(5))
+    np.testing.assert_array_equal(steps["probs"], probs)
+    np.testing.assert_array_equal(steps["context"], context)
 
 
 def test_fully_masked_row_is_a_clear_error_not_nan():

@@ -1,7 +1,9 @@
 """The NumPy BERT engine against transformers' eager BertModel (minGPT's HF-import test, TransformerLens'
 test_match_huggingface): every layer's attention probs and hidden states within 1e-5 in float32, on
-the bundled all-MiniLM-L6-v2 and on tiny random BERTs of odd sizes built on disk; plus the tokenizer
-path (hypothesis), the speed-shaped kernels against the teaching functions, and every refusal."""
+the bundled all-MiniLM-L6-v2 and on tiny random BERTs of odd sizes built on disk (GELU, ReLU and
+tanh-GELU, and a masked-LM checkpoint whose tensors are named "bert.…"); single sentences, pairs and
+512 tokens. Then the layer trace (exactly what the forward pass computed), determinism, the
+tokenizer path (hypothesis), and every refusal."""
 
 from __future__ import annotations
 
@@ -12,7 +14,6 @@ import subprocess
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -20,30 +21,22 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from safetensors import safe_open
 from transformers import BertModel
 
-from core import blas_threads
-from core.attention import FullyMaskedRowError, softmax
+from core.attention import merge_heads, softmax, split_heads
 from core.bert import (
     BertNumpy,
     TextError,
     UnsupportedModelError,
-    _sequence_spans,
     check_bert_config,
     check_supported,
-    compare_results,
     load_numpy,
 )
-from core.bert_kernels import (
-    WeightBlock,
-    gemm_row_multiple,
-    layer_norm_,
-    padded_rows,
-    softmax2_rows_,
-    softmax2_rows_stable_,
-)
-from core.layers import gelu, gelu_fast, layer_norm
+from core.layers import layer_norm
 from core.models import BUNDLED_NAME, ModelFilesError, bundled_model_dir
+from core.result import compare_results
+from core.trace import LayerTrace, from_projections
 from tests.conftest import ROOT
 from tests.tiny_bert import make_tiny_bert
 
@@ -67,7 +60,15 @@ TINY_CONFIGS = {
     "h36-6heads-2layers-tanh": dict(
         hidden_size=36, num_heads=6, num_layers=2, intermediate_size=50, hidden_act="gelu_new"
     ),
+    "h26-2heads-2layers-masked-lm": dict(
+        hidden_size=26, num_heads=2, num_layers=2, intermediate_size=41, masked_lm=True
+    ),
 }
+TRACE_NAMES = (
+    *("x", "w_q", "w_k", "w_v", "b_q", "b_k", "b_v", "query", "key", "value", "scores", "scaled", "probs"),
+    *("context", "concat", "w_o", "b_o", "output", "residual", "ln_gamma", "ln_beta", "normed"),
+    *("ffn", "layer_output"),
+)
 
 
 # ---- fixtures ----------------------------------------------------------------------------------
@@ -113,23 +114,21 @@ def torch_model(path):
     return BertModel.from_pretrained(path, attn_implementation="eager").eval()
 
 
-def torch_forward(model, ids, types=None, mask=None):
-    ids = np.atleast_2d(ids)
-    kwargs = {"input_ids": torch.from_numpy(ids.astype(np.int64))}
+def torch_forward(model, ids, types=None):
+    """transformers' (hidden_states (L + 1, T, D), attentions (L, H, T, T)) for one sequence."""
+    kwargs = {"input_ids": torch.tensor([list(ids)])}
     if types is not None:
-        kwargs["token_type_ids"] = torch.from_numpy(np.atleast_2d(types).astype(np.int64))
-    if mask is not None:
-        kwargs["attention_mask"] = torch.from_numpy(np.atleast_2d(mask).astype(np.int64))
+        kwargs["token_type_ids"] = torch.tensor([list(types)])
     with torch.inference_mode():
         out = model(**kwargs, output_attentions=True, output_hidden_states=True)
-    hidden = np.stack([h.numpy() for h in out.hidden_states])  # (L + 1, B, T, D)
-    attentions = np.stack([a.numpy() for a in out.attentions])  # (L, B, H, T, T)
-    return hidden, attentions
+    return np.stack([h[0].numpy() for h in out.hidden_states]), np.stack(
+        [a[0].numpy() for a in out.attentions]
+    )
 
 
 def max_diffs(ours, theirs):
     """Per-layer max abs differences of (hidden_states, attentions)."""
-    (h1, a1), (h2, a2) = ours, theirs
+    (h1, a1), (h2, a2) = ours[:2], theirs
     assert h1.shape == h2.shape and a1.shape == a2.shape
     assert h1.dtype == np.float32 and a1.dtype == np.float32
     return [float(np.abs(x - y).max()) for x, y in zip(h1, h2, strict=True)], [
@@ -137,212 +136,90 @@ def max_diffs(ours, theirs):
     ]
 
 
-def assert_parity(ours, theirs, tol=TOL, mask=None):
-    """Every layer within tol. With a padding mask, hidden states are compared on real tokens only:
-    the [PAD] positions get vectors as in transformers, but nobody reads them, and being far out of
-    distribution they amplify float32 rounding (up to ~2e-5 on the bundled model). Attention probs
-    are compared on every row, padded ones included."""
-    if mask is not None:
-        real = np.asarray(mask, dtype=bool)
-        ours, theirs = (ours[0][:, real], ours[1]), (theirs[0][:, real], theirs[1])
+def assert_parity(ours, theirs, tol=TOL):
+    """Every layer within tol: ours is forward()'s (hidden_states, attentions, ...) or a result."""
+    if hasattr(ours, "attentions"):
+        ours = (ours.hidden_states, ours.attentions)
     hidden, attentions = max_diffs(ours, theirs)
     assert max(hidden) <= tol, f"hidden states differ by {hidden} per layer"
     assert max(attentions) <= tol, f"attention probs differ by {attentions} per layer"
 
 
-def padded_batch(engine, texts, pairs=None):
-    """Token ids, token types and attention mask for unequal sentences, right-padded with [PAD]."""
-    encodings = [engine.encode(t, p) for t, p in zip(texts, pairs or [None] * len(texts), strict=True)]
-    t = max(len(e.ids) for e in encodings)
-    ids = np.zeros((len(texts), t), np.int64)
-    types = np.zeros_like(ids)
-    mask = np.zeros_like(ids)
-    for i, e in enumerate(encodings):
-        ids[i, : len(e.ids)], types[i, : len(e.ids)], mask[i, : len(e.ids)] = e.ids, e.type_ids, 1
-    return ids, types, mask
+def pair_types(n_first: int, n: int) -> np.ndarray:
+    return (np.arange(n) >= n_first).astype(np.int64)
 
 
 # ---- parity with transformers: tiny random BERTs --------------------------------------------------
 
 
 @pytest.mark.parametrize("name", list(TINY_CONFIGS))
-def test_tiny_parity_single_pair_and_padded_batch(tiny_dirs, name):
+def test_tiny_parity_single_sequence_and_pair(tiny_dirs, name):
     ours, theirs = BertNumpy.from_pretrained(tiny_dirs[name]), torch_model(tiny_dirs[name])
     rng = np.random.default_rng(len(name))
-    vocab = ours.config.vocab_size
-    # one sequence, no mask
-    ids = rng.integers(5, vocab, 19)
-    assert_parity(ours.forward(ids), tuple(x[:, 0] for x in torch_forward(theirs, ids)))
-    # a batch of unequal lengths (right padding) with sentence-pair token types
-    lengths = [23, 7, 1, 16]
-    ids = rng.integers(5, vocab, (len(lengths), max(lengths)))
-    mask = np.arange(max(lengths))[None] < np.array(lengths)[:, None]
-    types = (np.arange(max(lengths))[None] >= np.array(lengths)[:, None] // 2).astype(np.int64) * mask
-    ids = np.where(mask, ids, 0)
-    assert_parity(ours.forward(ids, types, mask), torch_forward(theirs, ids, types, mask), mask=mask)
+    ids = rng.integers(5, ours.config.vocab_size, 23)
+    assert_parity(ours.forward(ids), torch_forward(theirs, ids))
+    types = pair_types(9, len(ids))  # a sentence pair: token types 0 then 1
+    assert_parity(ours.forward(ids, types), torch_forward(theirs, ids, types))
+    text = ours.run("the cat sat on the mat", "it was too small")
+    assert_parity(
+        text,
+        torch_forward(
+            theirs, ours.encode("the cat sat on the mat", "it was too small").ids, text.token_type_ids
+        ),
+    )
+
+
+def test_the_masked_lm_checkpoint_is_read_through_its_bert_prefix(tiny_dirs):
+    path = tiny_dirs["h26-2heads-2layers-masked-lm"] / "model.safetensors"
+    with safe_open(path, framework="numpy") as f:
+        names = list(f.keys())
+    assert all(n.startswith(("bert.", "cls.")) for n in names) and any(n.startswith("cls.") for n in names)
+    assert check_supported(path.parent) is None
 
 
 def test_tiny_parity_at_512_tokens(tiny_dirs):
-    ours, theirs = (
-        BertNumpy.from_pretrained(tiny_dirs["h30-5heads-1layer"]),
-        torch_model(tiny_dirs["h30-5heads-1layer"]),
-    )
+    path = tiny_dirs["h30-5heads-1layer"]
+    ours, theirs = BertNumpy.from_pretrained(path), torch_model(path)
     ids = np.random.default_rng(7).integers(5, ours.config.vocab_size, 512)
-    assert_parity(ours.forward(ids), tuple(x[:, 0] for x in torch_forward(theirs, ids)))
+    assert_parity(ours.forward(ids), torch_forward(theirs, ids))
 
 
-def test_padding_does_not_change_the_real_tokens(tiny):
-    ids = np.array([2, 10, 11, 12, 3])
-    alone_hidden, alone_att = tiny.forward(ids)
-    padded = np.array([[2, 10, 11, 12, 3, 0, 0, 0]])
-    hidden, att = tiny.forward(padded, attention_mask=padded != 0)
-    np.testing.assert_allclose(hidden[:, 0, :5], alone_hidden, atol=1e-6)
-    np.testing.assert_allclose(att[:, 0, :, :5, :5], alone_att, atol=1e-6)
-    assert np.all(att[:, 0, :, :, 5:] == 0)  # no token attends to padding, exactly
-
-
-@pytest.mark.parametrize("two_threads", [False, True])
-def test_scores_that_overflow_exp_fall_back_to_the_stable_softmax(tiny_dir, two_threads):
-    """Scaling W^Q by 300 pushes scores past exp's float32 range: the fast softmax must notice."""
-    if two_threads and not blas_threads.available():
-        pytest.skip("NumPy's BLAS here is not an OpenBLAS whose threads can be set")
+def test_huge_scores_stay_finite_and_match_transformers(tiny_dir):
+    """W^Q times 300 pushes the scores far past exp's float32 range: the softmax must stay stable."""
     ours, theirs = BertNumpy.from_pretrained(tiny_dir), torch_model(tiny_dir)
-    ours.two_threads_from_rows = 1 if two_threads else None
-    d = ours.config.hidden_size
     for layer, torch_layer in zip(ours.layers, theirs.encoder.layer, strict=True):
-        layer.w_qkv[:, :d] *= 300
-        layer.b_qkv[:d] *= 300
+        layer.w_q[...] *= 300
+        layer.b_q[...] *= 300
         with torch.no_grad():
             torch_layer.attention.self.query.weight.mul_(300)
             torch_layer.attention.self.query.bias.mul_(300)
     ids = np.random.default_rng(3).integers(5, ours.config.vocab_size, 40)
-    with np.errstate(all="raise"):  # no overflow warning escapes either
-        result = ours.forward(ids)
-    assert np.isfinite(result[1]).all() and np.isfinite(result[0]).all()
-    assert_parity(result, tuple(x[:, 0] for x in torch_forward(theirs, ids)), tol=1e-4)
-    np.testing.assert_allclose(result[1].sum(-1), 1.0, atol=1e-5)
-
-
-# ---- two threads for long inputs (BertNumpy._layers_on_two_threads) -----------------------------
-
-needs_blas_threads = pytest.mark.skipif(
-    not blas_threads.available(), reason="NumPy's BLAS here is not an OpenBLAS whose threads can be set"
-)
-
-
-@needs_blas_threads
-@pytest.mark.parametrize("name", list(TINY_CONFIGS))
-def test_two_threads_match_transformers_and_one_thread(tiny_dirs, name):
-    """Forced onto two threads from the first row: a single sequence with an odd number of rows, and a
-    padded batch whose halves cut through a sequence; 1 to 7 heads, 1 to 4 layers."""
-    engine, theirs = BertNumpy.from_pretrained(tiny_dirs[name]), torch_model(tiny_dirs[name])
-    rng = np.random.default_rng(len(name))
-    lengths = [23, 7, 1, 16]  # 4 x 23 rows: the halves split the second sequence
-    ids = rng.integers(5, engine.config.vocab_size, (len(lengths), max(lengths)))
-    mask = np.arange(max(lengths))[None] < np.array(lengths)[:, None]
-    types = (np.arange(max(lengths))[None] >= np.array(lengths)[:, None] // 2).astype(np.int64) * mask
-    ids = np.where(mask, ids, 0)
-    # one row (the first half is empty), an odd number of rows, and the batch
-    for args in ((ids[0, :1],), (ids[0, :19],), (ids, types, mask)):
-        engine.two_threads_from_rows = None
-        one = engine.forward(*args)
-        engine.two_threads_from_rows = 1
-        two = engine.forward(*args)
-        theirs_out = torch_forward(theirs, *args)
-        if len(args) == 1:
-            theirs_out = tuple(x[:, 0] for x in theirs_out)
-        assert_parity(two, theirs_out, mask=None if len(args) == 1 else mask)
-        np.testing.assert_allclose(two[0], one[0], atol=1e-6)
-        np.testing.assert_allclose(two[1], one[1], atol=1e-6)
-    assert engine._helper is not None, "the two-thread path never ran"
-
-
-@needs_blas_threads
-@pytest.mark.parametrize("failing", ["helper", "caller"])
-def test_an_error_on_either_thread_is_raised_and_the_engine_still_works(tiny_dir, monkeypatch, failing):
-    engine = BertNumpy.from_pretrained(tiny_dir)
-    engine.two_threads_from_rows = 1
-    ids = np.random.default_rng(5).integers(5, engine.config.vocab_size, 30)
-    expected = engine.forward(ids)
-    threads_before = blas_threads.get_threads()
-    original = BertNumpy._merge_and_feed_forward
-
-    def fails_on_one_thread(self, share, i):
-        on_helper = threading.current_thread() is not threading.main_thread()
-        if i == 1 and on_helper == (failing == "helper"):
-            raise MemoryError(f"no memory on the {failing} thread")
-        return original(self, share, i)
-
-    monkeypatch.setattr(BertNumpy, "_merge_and_feed_forward", fails_on_one_thread)
-    with pytest.raises(MemoryError, match=failing):
-        engine.forward(ids)
-    monkeypatch.undo()
-    assert blas_threads.get_threads() == threads_before
-    again = engine.forward(ids)  # no thread left waiting at a broken meeting
-    np.testing.assert_array_equal(again[0], expected[0])
-    np.testing.assert_array_equal(again[1], expected[1])
-
-
-@needs_blas_threads
-def test_blas_thread_count_is_set_inside_and_restored_after():
-    before = blas_threads.get_threads()
-    with blas_threads.limited_to(1) as limited:
-        assert limited and blas_threads.get_threads() == 1
-    assert blas_threads.get_threads() == before
-
-
-def test_one_thread_when_blas_is_held_to_one_or_the_input_is_short(tiny, monkeypatch):
-    ids = np.random.default_rng(6).integers(5, tiny.config.vocab_size, 40)
-    monkeypatch.setattr(tiny, "_helper", None)
-    monkeypatch.setattr(tiny, "two_threads_from_rows", 41)  # one row more than the input has
-    tiny.forward(ids)
-    assert tiny._helper is None
-    monkeypatch.setattr(tiny, "two_threads_from_rows", 1)
-    monkeypatch.setattr(blas_threads, "get_threads", lambda: 1)  # as with OPENBLAS_NUM_THREADS=1
-    tiny.forward(ids)
-    assert tiny._helper is None
-
-
-def test_sequence_spans_of_flattened_rows():
-    assert _sequence_spans(slice(0, 12), 4) == [(0, slice(0, 4)), (1, slice(0, 4)), (2, slice(0, 4))]
-    assert _sequence_spans(slice(0, 6), 4) == [(0, slice(0, 4)), (1, slice(0, 2))]
-    assert _sequence_spans(slice(6, 12), 4) == [(1, slice(2, 4)), (2, slice(0, 4))]
-    assert _sequence_spans(slice(0, 0), 4) == []
-    assert _sequence_spans(slice(0, 1), 1) == [(0, slice(0, 1))]
+    with np.errstate(over="raise", invalid="raise", divide="raise"):  # no overflow, no NaN
+        hidden, attentions, _ = ours.forward(ids)
+    assert np.isfinite(attentions).all() and np.isfinite(hidden).all()
+    assert_parity((hidden, attentions), torch_forward(theirs, ids), tol=1e-4)
+    np.testing.assert_allclose(attentions.sum(-1), 1.0, atol=1e-5)
 
 
 # ---- parity with transformers: the bundled model ----------------------------------------------------
 
 
 def test_bundled_parity_single_sentence(bundled, bundled_torch):
-    enc = bundled.encode(SENTENCE)
-    assert_parity(bundled.forward(enc.ids), tuple(x[:, 0] for x in torch_forward(bundled_torch, enc.ids)))
+    result = bundled.run(SENTENCE)
+    assert result.n_tokens == 17
+    assert_parity(result, torch_forward(bundled_torch, bundled.encode(SENTENCE).ids))
 
 
 def test_bundled_parity_sentence_pair(bundled, bundled_torch):
     result = bundled.run(*PAIR)
     assert set(result.token_type_ids.tolist()) == {0, 1}
-    ids = bundled.encode(*PAIR).ids
-    theirs = torch_forward(bundled_torch, ids, result.token_type_ids)
-    assert_parity((result.hidden_states, result.attentions), tuple(x[:, 0] for x in theirs))
-
-
-def test_bundled_parity_padded_batch_of_unequal_lengths(bundled, bundled_torch):
-    texts = [SENTENCE, "Hi.", PAIR[0], "Attention lets every token look at every other token."]
-    pairs = [None, None, PAIR[1], None]
-    ids, types, mask = padded_batch(bundled, texts, pairs)
-    assert len({int(m.sum()) for m in mask}) == len(texts)  # all lengths differ
-    ours, theirs = bundled.forward(ids, types, mask), torch_forward(bundled_torch, ids, types, mask)
-    assert_parity(ours, theirs, mask=mask)
+    assert_parity(result, torch_forward(bundled_torch, bundled.encode(*PAIR).ids, result.token_type_ids))
 
 
 def test_bundled_parity_at_512_tokens(bundled, bundled_torch):
     result = bundled.run(PARAGRAPH * 12)
     assert result.n_tokens == 512 and result.truncated and result.meta["n_tokens_input"] > 512
-    ids = bundled.encode(PARAGRAPH * 12).ids
-    assert_parity(
-        (result.hidden_states, result.attentions), tuple(x[:, 0] for x in torch_forward(bundled_torch, ids))
-    )
+    assert_parity(result, torch_forward(bundled_torch, bundled.encode(PARAGRAPH * 12).ids))
 
 
 def test_bundled_matches_the_torch_engine_result(bundled):
@@ -353,9 +230,11 @@ def test_bundled_matches_the_torch_engine_result(bundled):
     assert ours.tokens == theirs.tokens and ours.word_ids == theirs.word_ids
     assert np.array_equal(ours.special_mask, theirs.special_mask)
     assert np.array_equal(ours.token_type_ids, theirs.token_type_ids)
+    assert ours.truncated == theirs.truncated and ours.meta["n_tokens_input"] == theirs.meta["n_tokens_input"]
     diffs = compare_results(ours, theirs)
     assert diffs["attentions"] <= TOL and diffs["hidden_states"] <= TOL
     assert (ours.engine, theirs.engine) == ("numpy", "torch")
+    assert ours.traces == theirs.traces == {}
     with pytest.raises(ValueError, match="different tokens"):
         compare_results(ours, bundled.run(SENTENCE))
 
@@ -472,113 +351,104 @@ def test_run_is_thread_safe(tiny):
         np.testing.assert_array_equal(att, expected[i % len(texts)])
 
 
-# ---- the layer trace for the learn page ----------------------------------------------------------
+# ---- the layer trace: what the forward pass computed, under the lesson's names ----------------------
 
 
-def test_trace_layer_uses_the_teaching_functions_and_matches_the_engine(bundled):
-    result = bundled.run(SENTENCE)
-    for layer in (0, bundled.n_layers - 1):
-        trace = bundled.trace_layer(SENTENCE, layer)
-        t, h, d = result.n_tokens, bundled.n_heads, bundled.config.hidden_size
-        assert trace["tokens"] == result.tokens
-        assert trace["query"].shape == trace["key"].shape == trace["value"].shape == (h, t, d // h)
-        assert trace["scores"].shape == trace["probs"].shape == (h, t, t)
-        np.testing.assert_array_equal(trace["embeddings"], result.hidden_states[layer])
-        np.testing.assert_allclose(trace["probs"], result.attentions[layer], atol=1e-6)
-        np.testing.assert_allclose(softmax(trace["scores"]), trace["probs"], atol=1e-6)
-        np.testing.assert_allclose(trace["layer_output"], result.hidden_states[layer + 1], atol=1e-5)
+def test_trace_is_exactly_what_run_computed(bundled):
+    plain = bundled.run(SENTENCE)
+    last = bundled.n_layers - 1
+    result = bundled.run(SENTENCE, trace_layers=[0, last])
+    assert sorted(result.traces) == [0, last]
+    np.testing.assert_array_equal(result.attentions, plain.attentions)  # tracing changes nothing
+    np.testing.assert_array_equal(result.hidden_states, plain.hidden_states)
+    for layer in (0, last):
+        for trace in (result.traces[layer], bundled.trace(SENTENCE, layer)):
+            np.testing.assert_array_equal(trace["probs"], plain.attentions[layer])
+            np.testing.assert_array_equal(trace["x"], plain.hidden_states[layer])
+            np.testing.assert_array_equal(trace["layer_output"], plain.hidden_states[layer + 1])
+            assert trace.tokens == trace.query_tokens == tuple(plain.tokens)
+
+
+def test_trace_names_shapes_and_settings(bundled):
+    trace = bundled.trace(PAIR[0], 2, PAIR[1])
+    cfg = bundled.config
+    t, h, d, d_k = len(trace.tokens), cfg.num_attention_heads, cfg.hidden_size, cfg.d_k
+    assert isinstance(trace, LayerTrace) and d_k == d // h == trace.d_k and trace.n_heads == h
+    assert set(trace.arrays) == set(TRACE_NAMES)  # no "masked": BERT's input here has no padding
+    shapes = {
+        **dict.fromkeys(("x", "concat", "output", "residual", "normed", "ffn", "layer_output"), (t, d)),
+        **dict.fromkeys(("w_q", "w_k", "w_v", "w_o"), (d, d)),
+        **dict.fromkeys(("b_q", "b_k", "b_v", "b_o", "ln_gamma", "ln_beta"), (d,)),
+        **dict.fromkeys(("query", "key", "value", "context"), (h, t, d_k)),
+        **dict.fromkeys(("scores", "scaled", "probs"), (h, t, t)),
+    }
+    for name, shape in shapes.items():
+        assert trace[name].shape == shape and trace[name].dtype == np.float32, name
+    assert trace.scale and trace.mask is None and trace.ln_eps == cfg.layer_norm_eps
+    assert set(trace.given) == {"w_q", "w_k", "w_v", "b_q", "b_k", "b_v", "w_o", "b_o", "ln_gamma", "ln_beta"}
+    np.testing.assert_array_equal(trace["w_q"], bundled.layers[2].w_q)
+
+
+def test_trace_steps_are_the_lessons_steps(tiny):
+    """Each intermediate is the teaching function applied to the one before, bit for bit."""
+    tr = tiny.trace("the cat sat on the mat", 1)
+    h, d_k, eps = tr.n_heads, tr.d_k, tr.ln_eps
+    np.testing.assert_array_equal(tr["query"], split_heads(tr["x"] @ tr["w_q"] + tr["b_q"], h))
+    np.testing.assert_array_equal(tr["value"], split_heads(tr["x"] @ tr["w_v"] + tr["b_v"], h))
+    np.testing.assert_array_equal(tr["scores"], tr["query"] @ np.swapaxes(tr["key"], -1, -2))
+    np.testing.assert_array_equal(tr["scaled"], tr["scores"] / math.sqrt(d_k))
+    np.testing.assert_array_equal(tr["probs"], softmax(tr["scaled"]))
+    np.testing.assert_array_equal(tr["context"], tr["probs"] @ tr["value"])
+    np.testing.assert_array_equal(tr["concat"], merge_heads(tr["context"]))
+    np.testing.assert_array_equal(tr["output"], tr["concat"] @ tr["w_o"] + tr["b_o"])
+    np.testing.assert_array_equal(tr["residual"], tr["x"] + tr["output"])
+    np.testing.assert_array_equal(
+        tr["normed"], layer_norm(tr["residual"], tr["ln_gamma"], tr["ln_beta"], eps)
+    )
+    # the learn page's own path from Q, K and V (in float64) reaches the same weights
+    lesson = from_projections(
+        tr["query"], tr["key"], tr["value"], query_tokens=tr.query_tokens, key_tokens=tr.key_tokens
+    )
+    np.testing.assert_allclose(lesson["probs"], tr["probs"], atol=1e-6)
+
+
+def test_trace_refuses_a_layer_out_of_range(tiny):
+    for layer in (tiny.n_layers, -1):
+        with pytest.raises(ValueError, match=r"layer must be in 0\.\.1"):
+            tiny.trace("the cat", layer)
     with pytest.raises(ValueError, match="layer"):
-        bundled.trace_layer(SENTENCE, bundled.n_layers)
+        tiny.run("the cat", trace_layers=[0, 7])
 
 
-# ---- the speed-shaped kernels equal the teaching functions ------------------------------------------
+# ---- determinism -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_fast_softmax_equals_core_softmax(seed):
-    rng = np.random.default_rng(seed)
-    scores = (rng.standard_normal((2, 3, 9, 11)) * 8).astype(np.float32)
-    scores[0, :, :, -3:] = -np.inf  # masked keys
-    expected = softmax(scores.astype(np.float64))
-    base2 = scores * np.float32(math.log2(math.e))  # the engine's scores are in base 2 (query_scale)
-    fast = base2.copy()
-    assert softmax2_rows_(fast, np.ones(11, np.float32))
-    np.testing.assert_allclose(fast, expected, atol=1e-6)
-    stable = base2.copy()
-    np.testing.assert_allclose(softmax2_rows_stable_(stable), expected, atol=1e-6)
+def assert_identical(a, b) -> None:
+    assert a.tokens == b.tokens
+    np.testing.assert_array_equal(a.attentions, b.attentions)
+    np.testing.assert_array_equal(a.hidden_states, b.hidden_states)
 
 
-def test_fast_softmax_refuses_what_would_overflow_or_vanish():
-    ones = np.ones(4, np.float32)
-    assert not softmax2_rows_(np.array([[200.0, 1, 2, 3]], np.float32), ones)
-    assert not softmax2_rows_(np.array([[-150.0, -151, -152, -153]], np.float32), ones)
-    rows = np.array([[200.0, 1, 2, 3], [-150.0, -151, -152, -153]])
-    stable = softmax2_rows_stable_(rows.astype(np.float32))
-    np.testing.assert_allclose(stable, softmax(rows * math.log(2)), atol=1e-7)
+def test_the_same_text_gives_bit_identical_results_every_time(bundled):
+    first = bundled.run(*PAIR)
+    bundled.run(PARAGRAPH * 3)  # another input in between changes nothing
+    assert_identical(bundled.run(*PAIR), first)
+    assert_identical(bundled.run(*PAIR), first)
 
 
-@pytest.mark.parametrize("eps", [1e-12, 1e-5])
-def test_fast_layer_norm_equals_core_layer_norm(eps):
-    rng = np.random.default_rng(0)
-    x = (rng.standard_normal((17, 38)) * 3 + 5).astype(np.float32)
-    gamma, beta = rng.standard_normal(38).astype(np.float32), rng.standard_normal(38).astype(np.float32)
-    expected = layer_norm(x.astype(np.float64), gamma, beta, eps=eps)
-    fast = layer_norm_(x.copy(), gamma, beta, eps, np.full(38, 1 / 38, np.float32), np.empty_like(x))
-    np.testing.assert_allclose(fast, expected, atol=2e-6)
+def test_the_same_text_gives_bit_identical_results_on_two_threads_at_once(bundled):
+    texts = [SENTENCE, PARAGRAPH * 2]  # 17 and 133 tokens
+    expected = [bundled.run(t) for t in texts]
+    start = threading.Barrier(2)
 
+    def work(_):
+        start.wait()
+        return [bundled.run(texts[k % 2]) for k in range(6)]
 
-def test_layer_weights_share_one_aligned_block_in_forward_order(tiny):
-    arrays = [getattr(layer, f.name) for layer in tiny.layers for f in fields(layer)]
-    addresses = [a.ctypes.data for a in arrays]
-    assert addresses == sorted(addresses)  # the order the forward pass reads them
-    assert all(address % 64 == 0 for address in addresses)
-    assert addresses[0] % (2 << 20) == 0  # huge-page aligned
-    end = addresses[-1] + arrays[-1].nbytes
-    assert end - addresses[0] <= sum(a.nbytes + 64 for a in arrays)  # contiguous, no gaps but padding
-    assert all(a.flags.c_contiguous and a.dtype == np.float32 for a in arrays)
-
-
-def test_weight_block_refuses_more_than_it_was_sized_for():
-    block = WeightBlock(32)
-    np.testing.assert_array_equal(block.store(np.arange(20, dtype=np.float32)), np.arange(20))
-    with pytest.raises(ValueError, match="full"):
-        block.store(np.ones(1, np.float32))  # the first piece took 32 floats: 20 rounded up to 16s
-
-
-def test_padded_rows_round_up_to_the_kernels_multiple_but_keep_one_row():
-    assert [padded_rows(n, 4) for n in (0, 1, 2, 3, 4, 5, 17, 19, 20, 127, 128)] == [
-        0,
-        1,
-        4,
-        4,
-        4,
-        8,
-        20,
-        20,
-        20,
-        128,
-        128,
-    ]
-    assert [padded_rows(n, 1) for n in (1, 2, 17)] == [1, 2, 17]
-    assert gemm_row_multiple("Haswell") == gemm_row_multiple("ZEN") == 4
-    assert gemm_row_multiple("SkylakeX") == gemm_row_multiple(None) == 1  # measured no gain, or unknown
-
-
-def test_gelu_fast_is_within_6e_7_of_exact_and_closer_than_torch():
-    x = np.linspace(-12, 12, 240_001).astype(np.float32)
-    exact = gelu(x.astype(np.float64))
-    ours = np.abs(gelu_fast(x) - exact)
-    theirs = np.abs(torch.nn.functional.gelu(torch.from_numpy(x)).numpy() - exact)
-    assert ours.max() <= 6e-7
-    assert ours.max() < theirs.max()
-    assert abs(float((gelu_fast(x) - exact).mean())) < 1e-8  # no bias to pile up in the W_2 sums
-    with np.errstate(all="raise"):  # the tails give the right limits without warnings
-        tails = np.array([-1e30, -100.0, 100.0, 1e30], dtype=np.float32)
-        np.testing.assert_array_equal(gelu_fast(tails), [0, 0, 100, tails[-1]])
-    y = x.copy()
-    assert gelu_fast(y, out=y) is y and np.array_equal(y, gelu_fast(x))
-    hand = [0.0, 0.8413447460685429, -0.15865525393145707, 30.0, 0.0]  # GELU(1) = Phi(1), GELU(-1) = -Phi(-1)
-    np.testing.assert_allclose(gelu_fast(np.array([0.0, 1.0, -1.0, 30.0, -30.0])), hand, rtol=0, atol=1e-7)
+    with ThreadPoolExecutor(2) as pool:
+        for results in pool.map(work, range(2)):
+            for k, result in enumerate(results):
+                assert_identical(result, expected[k % 2])
 
 
 # ---- refusals -----------------------------------------------------------------------------------
@@ -661,10 +531,10 @@ def test_forward_input_errors(tiny):
         tiny.forward([2, tiny.config.vocab_size])
     with pytest.raises(ValueError, match="positions"):
         tiny.forward(np.full(tiny.max_tokens + 1, 5))
-    with pytest.raises(ValueError, match=r"must be \(T,\) or \(B, T\)"):
+    with pytest.raises(ValueError, match=r"must be \(T,\)"):
         tiny.forward(np.zeros((0,), np.int64))
-    with pytest.raises(FullyMaskedRowError, match="all zeros"):
-        tiny.forward([[2, 5, 3], [2, 5, 3]], attention_mask=[[1, 1, 1], [0, 0, 0]])
+    with pytest.raises(ValueError, match=r"must be \(T,\)"):
+        tiny.forward([[2, 5, 3], [2, 5, 3]])  # one sequence at a time
     with pytest.raises(ValueError, match="token_type_ids"):
         tiny.forward([2, 5, 3], token_type_ids=[0, 2, 0])
 
@@ -675,7 +545,7 @@ def test_load_numpy_reads_user_choices(tiny_dir):
         load_numpy(str(write_config(tiny_dir.parent / "gpt", model_type="gpt2")))
 
 
-# ---- no torch on this path ------------------------------------------------------------------------
+# ---- no torch on this path, and no side effects on import ---------------------------------------------
 
 
 def test_the_numpy_engine_never_imports_torch():
@@ -692,9 +562,15 @@ def test_the_numpy_engine_never_imports_torch():
     assert done.stdout.strip() == "clean"
 
 
-def test_math_of_the_folded_query_scale(tiny):
-    """W^Q carries log2(e)/sqrt(d_head) (query_scale); trace_layer undoes it for the teaching view."""
-    trace = tiny.trace_layer("the cat sat", 0)
-    d_head = tiny.config.hidden_size // tiny.n_heads
-    expected = trace["query"] @ np.swapaxes(trace["key"], -1, -2) / math.sqrt(d_head)
-    np.testing.assert_allclose(trace["scores"], expected, atol=1e-6)
+def test_importing_core_only_defines_things():
+    """No environment variable set (such as OPENBLAS_CORETYPE), no thread and no process started:
+    the process has the threads NumPy's BLAS starts, no more."""
+    code = (
+        "import os, numpy\n"
+        "before, threads = dict(os.environ), set(os.listdir('/proc/self/task'))\n"
+        "import core, core.bert, core.result, core.trace\n"
+        "print(dict(os.environ) == before, set(os.listdir('/proc/self/task')) == threads)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True"]
