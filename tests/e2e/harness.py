@@ -1,7 +1,9 @@
 """Start the real app (`streamlit run`, loopback only) and drive Debian's chromium with Playwright.
 
 Shared by the browser tests and the benchmarks. Playwright cannot download its own browser on these
-machines, so it launches /usr/bin/chromium with the flags that keep it off the closed network.
+machines, so it launches /usr/bin/chromium with the flags that keep it off the closed network; on a
+machine without it (macOS, say), Playwright's own Chromium (`playwright install chromium`, which
+`make test` runs there: scripts/ensure_browser.sh).
 """
 
 from __future__ import annotations
@@ -46,8 +48,21 @@ COUNT_DRAWN_JS = """() => [...document.querySelectorAll(".js-plotly-plot")].filt
   (p) => p.querySelector(".main-svg :is(.trace, g.hm, image)")).length"""
 
 
+def chromium_executable() -> str | None:
+    """Debian's chromium (or $CHROMIUM_PATH) when present; None means Playwright's own Chromium."""
+    for candidate in (CHROMIUM, shutil.which("chromium")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
+
+
 def chromium_available() -> bool:
-    return Path(CHROMIUM).exists() or shutil.which("chromium") is not None
+    if chromium_executable() is not None:
+        return True
+    cache = os.environ.get("PLAYWRIGHT_BROWSERS_PATH") or str(
+        Path.home() / ("Library/Caches" if sys.platform == "darwin" else ".cache") / "ms-playwright"
+    )
+    return any(Path(cache).glob("chromium*"))
 
 
 def free_port() -> int:
@@ -73,7 +88,8 @@ class StreamlitServer:
 
     The server's stderr goes to a file (never an unread pipe, which blocks a chatty server once the
     pipe buffer is full): `log_path`, or a temporary file; `log_text()` reads it. `app_logs=True`
-    also prints the app's own INFO log lines there.
+    also prints the app's own INFO log lines there. `python` runs it from another environment
+    (the Cloud simulation's fresh venv); by default this one's.
     """
 
     def __init__(
@@ -83,7 +99,9 @@ class StreamlitServer:
         *,
         log_path: Path | None = None,
         app_logs: bool = False,
+        python: str | None = None,
     ):
+        self.python = python or sys.executable
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})}
@@ -116,7 +134,7 @@ class StreamlitServer:
         self.started_at = time.perf_counter()
         self.proc = subprocess.Popen(
             [
-                sys.executable,
+                self.python,
                 *launcher,
                 "run",
                 str(ROOT / "dashboard" / "app.py"),
@@ -198,11 +216,11 @@ def peak_rss_mb(pid: int) -> float:
 
 @contextlib.contextmanager
 def browser() -> Iterator[object]:
-    """A headless Debian chromium under Playwright."""
+    """A headless chromium under Playwright (Debian's, else Playwright's own)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        b = pw.chromium.launch(executable_path=chromium_executable(), args=CHROMIUM_ARGS, headless=True)
         try:
             yield b
         finally:
@@ -215,7 +233,7 @@ async def async_browser() -> AsyncIterator[object]:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:
-        b = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        b = await pw.chromium.launch(executable_path=chromium_executable(), args=CHROMIUM_ARGS, headless=True)
         try:
             yield b
         finally:
