@@ -1,4 +1,5 @@
-"""Figures of the learn page: step heatmaps with masked and flagged cells, and softmax saturation.
+"""Figures of the learn page beyond the step heatmaps (dashboard.charts.heatmap.matrix_heatmap):
+short token labels, and the softmax-saturation curves.
 
 Pure Plotly: arrays in, go.Figure out, so they test without Streamlit. Token labels arrive
 shortened by short_labels(); the tokenizer already splits "<", ">" and "&" into tokens of their
@@ -12,11 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard.charts.heatmap import OUTLINE_COLOR, cell_outline, matrix_heatmap
+__all__ = ["saturation_figure", "short_labels"]
 
-__all__ = ["FLAG_COLOR", "saturation_figure", "short_labels", "step_heatmap"]
-
-FLAG_COLOR = OUTLINE_COLOR  # outline of a cell whose printed value in the article is wrong
 SCALED_COLOR = "#1f77b4"
 UNSCALED_COLOR = "#ff7f0e"
 
@@ -24,46 +22,6 @@ UNSCALED_COLOR = "#ff7f0e"
 def short_labels(tokens: Sequence[str], max_chars: int = 14) -> list[str]:
     """Axis labels: long tokens cut with an ellipsis so a matrix keeps its width."""
     return [t if len(t) <= max_chars else t[: max_chars - 1] + "…" for t in tokens]
-
-
-def step_heatmap(
-    values: np.ndarray,
-    row_labels: Sequence[str],
-    col_labels: Sequence[str],
-    *,
-    title: str = "",
-    row_title: str = "",
-    col_title: str = "",
-    probabilities: bool = False,
-    masked: np.ndarray | None = None,
-    flagged: Sequence[tuple[int, int]] = (),
-    height: int | None = None,
-    show_numbers: bool | None = None,
-    share: float = 1.0,
-) -> go.Figure:
-    """matrix_heatmap with what a step needs.
-
-    masked: bool array like values, True where a query may not look; those cells are left blank
-    and read "−∞", the score they get before the softmax.
-    flagged: (row, column) cells to outline in red: the article printed a different number there.
-    """
-    shapes = [cell_outline(r, c) for r, c in flagged]
-    # one constructor call in matrix_heatmap: every later update would validate the figure again
-    fig = matrix_heatmap(
-        values,
-        row_labels,
-        col_labels,
-        title=title,
-        row_title=row_title,
-        col_title=col_title,
-        probabilities=probabilities,
-        height=height,
-        show_numbers=show_numbers,
-        share=share,
-        masked=masked,
-        shapes=shapes,
-    )
-    return fig
 
 
 def saturation_figure(
@@ -83,29 +41,11 @@ def saturation_figure(
     Built as one dict (two axis pairs side by side) rather than with make_subplots and add_hline,
     which validate every addition separately and cost ten times as long."""
     uniform_bits = float(np.log2(n_keys))
-    traces = []
     series = (
         ("divided by √d_k", SCALED_COLOR, max_weight_scaled, entropy_scaled, scaling_on),
         ("not divided", UNSCALED_COLOR, max_weight_unscaled, entropy_unscaled, not scaling_on),
     )
-    for name, color, maxw, ent, in_use in series:
-        line = {"color": color, "width": 5 if in_use else 2, "dash": "solid" if in_use else "dot"}
-        for axis, y, fmt in (("", maxw, ".3f"), ("2", ent, ".2f")):
-            traces.append(
-                go.Scatter(
-                    x=np.asarray(d_k),
-                    y=np.asarray(y),
-                    xaxis=f"x{axis}",
-                    yaxis=f"y{axis}",
-                    mode="lines+markers",
-                    name=f"{name} (in use)" if in_use else name,
-                    legendgroup=name,
-                    showlegend=axis == "",
-                    line=line,
-                    marker={"size": 8 if in_use else 6, "color": color},
-                    hovertemplate=f"d_k = %{{x}}<br>{name}: %{{y:{fmt}}}<extra></extra>",
-                )
-            )
+    traces = [trace for s in series for trace in _saturation_traces(d_k, *s)]
     ticks = [int(v) for v in d_k]
     x_axis = {"type": "log", "title": {"text": "d_k (width of a query and a key)"}, "tickvals": ticks}
     shapes = [
@@ -119,33 +59,8 @@ def saturation_figure(
         ),
     ]
     if current_d_k is not None:
-        for axis in ("x", "x2"):
-            shapes.append(
-                {
-                    "type": "line",
-                    "xref": axis,
-                    "yref": f"{axis.replace('x', 'y')} domain",
-                    "x0": current_d_k,
-                    "x1": current_d_k,
-                    "y0": 0,
-                    "y1": 1,
-                    "line": {"color": "black", "width": 1.5},
-                }
-            )
-        annotations.append(
-            {
-                "x": float(np.log10(current_d_k)),  # annotations on a log axis take log10 positions
-                "y": 1.0,
-                "xref": "x",
-                "yref": "y",
-                "text": f"your d_k = {current_d_k}",
-                "showarrow": False,
-                "xanchor": "left",
-                "xshift": 4,
-                "yshift": 12,
-                "font": {"size": 13},
-            }
-        )
+        shapes += [_vline(current_d_k, axis) for axis in ("x", "x2")]
+        annotations.append(_your_d_k(current_d_k))
     layout = {
         "xaxis": {**x_axis, "domain": [0.0, 0.45], "anchor": "y"},
         "xaxis2": {**x_axis, "domain": [0.55, 1.0], "anchor": "y2"},
@@ -159,6 +74,57 @@ def saturation_figure(
         "legend": {"orientation": "h", "y": -0.3, "x": 0.5, "xanchor": "center"},
     }
     return go.Figure(data=traces, layout=layout)
+
+
+def _saturation_traces(
+    d_k: np.ndarray, name: str, color: str, max_weight: np.ndarray, entropy: np.ndarray, in_use: bool
+) -> list[go.Scatter]:
+    """One setting's two curves: the largest weight (left panel) and the entropy (right panel)."""
+    line = {"color": color, "width": 5 if in_use else 2, "dash": "solid" if in_use else "dot"}
+    return [
+        go.Scatter(
+            x=np.asarray(d_k),
+            y=np.asarray(y),
+            xaxis=f"x{axis}",
+            yaxis=f"y{axis}",
+            mode="lines+markers",
+            name=f"{name} (in use)" if in_use else name,
+            legendgroup=name,
+            showlegend=axis == "",
+            line=line,
+            marker={"size": 8 if in_use else 6, "color": color},
+            hovertemplate=f"d_k = %{{x}}<br>{name}: %{{y:{fmt}}}<extra></extra>",
+        )
+        for axis, y, fmt in (("", max_weight, ".3f"), ("2", entropy, ".2f"))
+    ]
+
+
+def _vline(x: float, axis: str) -> dict:
+    return {
+        "type": "line",
+        "xref": axis,
+        "yref": f"{axis.replace('x', 'y')} domain",
+        "x0": x,
+        "x1": x,
+        "y0": 0,
+        "y1": 1,
+        "line": {"color": "black", "width": 1.5},
+    }
+
+
+def _your_d_k(d_k: int) -> dict:
+    return {
+        "x": float(np.log10(d_k)),  # annotations on a log axis take log10 positions
+        "y": 1.0,
+        "xref": "x",
+        "yref": "y",
+        "text": f"your d_k = {d_k}",
+        "showarrow": False,
+        "xanchor": "left",
+        "xshift": 4,
+        "yshift": 12,
+        "font": {"size": 13},
+    }
 
 
 def _hline(y: float, xref: str, yref: str) -> dict:

@@ -96,7 +96,7 @@ learn_cases = st.one_of(
         st.just("cell"),
         st.tuples(
             st.sampled_from(["cat-mat", "i-love-nlp"]),
-            st.sampled_from(["Q", "K", "V", "X", "W_O"]),
+            st.sampled_from(["query", "key", "value", "x", "w_o"]),
             st.integers(0, 7),
             st.integers(0, 7),
             CELL_VALUES,
@@ -157,7 +157,7 @@ def _learn_expectations(at: AppTest, field: str, value) -> None:
         number = value[4]
         assert n_charts(at) >= 5
         bad = number is None or not math.isfinite(number) or abs(number) > 1000
-        if bad and value[1] in ("Q", "K", "V"):  # in both examples: this cell was really changed
+        if bad and value[1] in ("query", "key", "value"):  # in both examples: this cell was really changed
             assert "counts as 0" in shown or "kept within" in shown, shown
 
 
@@ -172,8 +172,8 @@ def test_learn_page_survives_every_input(learn_app):
     @example(("learn_heads", 9))
     @example(("learn_seed", 2**31))
     @example(("learn_window", 17))
-    @example(("cell", ("cat-mat", "Q", 0, 0, math.nan)))
-    @example(("cell", ("i-love-nlp", "K", 0, 0, math.inf)))
+    @example(("cell", ("cat-mat", "query", 0, 0, math.nan)))
+    @example(("cell", ("i-love-nlp", "key", 0, 0, math.inf)))
     @given(case=learn_cases)
     def case(case):
         field, value = case

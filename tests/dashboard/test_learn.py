@@ -41,7 +41,7 @@ from dashboard.views import learn
 _editor = st.data_editor
 def _edited(data, **kwargs):
     value = st.session_state.get("edit_q")
-    if value is not None and "_Q_" in kwargs.get("key", ""):
+    if value is not None and "_query_" in kwargs.get("key", ""):
         data = data.copy()
         data.iloc[0, 0] = value
     return _editor(data, **kwargs)
@@ -99,9 +99,9 @@ def test_page_loads_with_seven_numbered_steps():
     assert [s.split(" ·")[0] for s in steps] == [f"Step {i}" for i in range(1, 8)]
     assert len(at.latex) >= 7
     assert at.text[0].value == "The  ·  cat  ·  sat  ·  on  ·  the  ·  mat"
-    probs = z(chart(at, "s5"))
+    probs = z(chart(at, "probs"))
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-12)
-    cells = np.asarray(chart(at, "s3")["data"][0]["text"]).ravel()
+    cells = np.asarray(chart(at, "scores")["data"][0]["text"]).ravel()
     assert all(re.fullmatch(r"-?\d+\.\d{4}", c) for c in cells)  # numbers in the cells, 4 decimals
 
 
@@ -120,7 +120,7 @@ def test_default_view_is_step_one_alone():
     at = AppTest.from_string(SCRIPT, default_timeout=30).run()
     assert not at.exception
     assert step_headers(at) == ["Step 1"]
-    assert chart_keys(at) == ["s1"]
+    assert chart_keys(at) == ["x"]
     assert at.segmented_control(key="learn_step").value == "1"
     assert "step" not in at.query_params  # the default stays out of the link
 
@@ -128,10 +128,10 @@ def test_default_view_is_step_one_alone():
 @pytest.mark.parametrize(
     ("view", "headers", "charts"),
     [
-        ("3", ["Step 3"], ["s3"]),
-        ("5", ["Step 5"], ["s5"]),
-        ("7", ["Step 7"], ["s7o", "s7r", "s7n"]),
-        ("heads", [], ["mh0", "mh1", "mhc", "mhw"]),
+        ("3", ["Step 3"], ["scores"]),
+        ("5", ["Step 5"], ["probs"]),
+        ("7", ["Step 7"], ["output", "residual", "normed"]),
+        ("heads", [], ["head_0", "head_1", "concat", "w_o"]),
     ],
 )
 def test_picking_a_step_shows_that_step_only(view, headers, charts):
@@ -161,7 +161,7 @@ def test_head_choice_survives_a_step_without_the_head_picker():
     assert not [w for w in at.segmented_control if w.key == "learn_head"]
     at.segmented_control(key="learn_step").set_value("3").run()
     assert at.segmented_control(key="learn_head").value == 1
-    assert "head 2 of 2" in chart(at, "s3")["layout"]["title"]["text"]
+    assert "head 2 of 2" in chart(at, "scores")["layout"]["title"]["text"]
 
 
 def test_worked_examples_step_through_without_a_heads_stop():
@@ -170,18 +170,18 @@ def test_worked_examples_step_through_without_a_heads_stop():
     assert at.segmented_control(key="learn_step").value == "1"
     assert "heads" not in at.segmented_control(key="learn_step").options
     at.segmented_control(key="learn_step").set_value("7").run()
-    assert chart_keys(at) == ["ex7o", "ex7r", "ex7n"]
+    assert chart_keys(at) == ["output", "residual", "normed"]
     assert not [b for b in at.button if b.key == "learn_next"]
 
 
 def test_changing_the_sentence_updates_every_step():
     at = run_page()
-    before = z(chart(at, "s7n"))
+    before = z(chart(at, "normed"))
     at.text_input(key="learn_text").set_value("Attention is all you need").run()
     assert not at.exception
     assert at.text[0].value == "Attention  ·  is  ·  all  ·  you  ·  need"
-    assert chart(at, "s3")["data"][0]["y"] == ["Attention", "is", "all", "you", "need"]
-    assert z(chart(at, "s7n")).shape == (5, 8) != before.shape
+    assert chart(at, "scores")["data"][0]["y"] == ["Attention", "is", "all", "you", "need"]
+    assert z(chart(at, "normed")).shape == (5, 8) != before.shape
     assert at.query_params["text"] == "Attention is all you need"
 
 
@@ -197,13 +197,13 @@ def test_changing_heads_updates_head_views_and_the_url():
     at.number_input(key="learn_heads").set_value(4).run()
     assert not at.exception
     assert at.segmented_control(key="learn_head").options == ["Head 1", "Head 2", "Head 3", "Head 4"]
-    assert z(chart(at, "s2Q")).shape == (6, 2)  # d_k = 8 / 4
-    heads = [chart(at, f"mh{i}") for i in range(4)]
+    assert z(chart(at, "query")).shape == (6, 2)  # d_k = 8 / 4
+    heads = [chart(at, f"head_{i}") for i in range(4)]
     assert not np.allclose(z(heads[0]), z(heads[3]))
-    assert z(chart(at, "mhc")).shape == (6, 8)  # concatenation: 4 heads x 2
+    assert z(chart(at, "concat")).shape == (6, 8)  # concatenation: 4 heads x 2
     assert at.query_params["heads"] == "4"
     at.segmented_control(key="learn_head").set_value(3).run()
-    np.testing.assert_allclose(z(chart(at, "s5")), z(heads[3]))
+    np.testing.assert_allclose(z(chart(at, "probs")), z(heads[3]))
 
 
 @pytest.mark.parametrize("kind", ["causal", "local", "strided"])
@@ -211,11 +211,11 @@ def test_masks_hide_entries(kind):
     at = run_page()
     at.selectbox(key="learn_mask").set_value(kind).run()
     assert not at.exception
-    probs = z(chart(at, "s5"))
+    probs = z(chart(at, "probs"))
     if kind == "causal":
         assert np.all(np.triu(probs, 1) == 0)
     assert (probs == 0).any()
-    assert "−∞" in np.asarray(chart(at, "s4")["data"][0]["text"]).ravel().tolist()
+    assert "−∞" in np.asarray(chart(at, "scaled")["data"][0]["text"]).ravel().tolist()
     assert at.query_params["mask"] == kind
 
 
@@ -224,7 +224,7 @@ def test_scaling_off_shows_saturation():
     at.toggle(key="learn_scale").set_value(False).run()
     assert not at.exception
     assert "Scaling is switched off" in warnings(at)
-    unscaled, scaled = z(chart(at, "s5")), z(chart(at, "s5cmp"))
+    unscaled, scaled = z(chart(at, "probs")), z(chart(at, "probs_scaled"))
     assert unscaled.max(axis=1).mean() > scaled.max(axis=1).mean() + 0.2  # peakier rows
     sat = chart(at, "saturation")
     names = {trace["name"] for trace in sat["data"]}
@@ -243,8 +243,8 @@ def test_cat_mat_preset_by_url_flags_the_article():
     assert summary["article prints"].tolist()[:2] == ["-0.01", "0.13"]
     assert summary["true value"].tolist()[:2] == ["-0.0300", "0.1400"]
     assert (summary["verdict"] == "✗ slip at this step").sum() == 8
-    np.testing.assert_allclose(z(chart(at, "ex3")), [[-0.03, 0.14], [-0.07, 0.01]], atol=1e-12)
-    assert len(chart(at, "ex6")["layout"]["shapes"]) == 6  # every weighted sum outlined
+    np.testing.assert_allclose(z(chart(at, "scores")), [[-0.03, 0.14], [-0.07, 0.01]], atol=1e-12)
+    assert len(chart(at, "context")["layout"]["shapes"]) == 6  # every weighted sum outlined
     assert at.query_params["example"] == "cat-mat"
 
 
@@ -267,13 +267,13 @@ def test_presets_are_selectable_in_the_page():
 
 def test_an_edited_input_changes_every_later_step():
     at = run_page(EDIT_SCRIPT, example="cat-mat")
-    before = {k: z(chart(at, k)) for k in ("ex3", "ex4", "ex5", "ex6", "ex7n")}
+    before = {k: z(chart(at, k)) for k in ("scores", "scaled", "probs", "context", "normed")}
     at.session_state["edit_q"] = 0.9
     at.run()
     assert not at.exception
     for key, old in before.items():
         assert not np.allclose(z(chart(at, key))[0], old[0]), key
-    np.testing.assert_allclose(z(chart(at, "ex3"))[0, 0], 0.9 * 0.2 - 0.2 * 0.1 + 0.3 * -0.1)
+    np.testing.assert_allclose(z(chart(at, "scores"))[0, 0], 0.9 * 0.2 - 0.2 * 0.1 + 0.3 * -0.1)
     assert any("changed the article's inputs" in t for t in texts(at))
     assert not at.button(key="learn_reset").disabled
 
@@ -295,7 +295,7 @@ def test_long_text_is_cut_to_64_tokens_with_a_notice():
     at.text_input(key="learn_text").set_value(" ".join(f"w{i}" for i in range(80))).run()
     assert not at.exception
     assert "80 tokens" in warnings(at) and "first 64" in warnings(at)
-    assert z(chart(at, "s5")).shape == (64, 64)
+    assert z(chart(at, "probs")).shape == (64, 64)
 
 
 @pytest.mark.parametrize(
@@ -315,7 +315,7 @@ def test_user_text_is_shown_as_plain_text_only(text, marker):
 
     tokens = list(tokenize(text).tokens)
     assert at.text[0].value == "  ·  ".join(tokens)  # st.text: never interpreted
-    labels = chart(at, "s3")["data"][0]["x"]  # repeats are numbered: "'", "' (2)"
+    labels = chart(at, "scores")["data"][0]["x"]  # repeats are numbered: "'", "' (2)"
     assert all(lab == tok or lab.startswith(f"{tok} (") for lab, tok in zip(labels, tokens, strict=True))
     for written in texts(at):  # nothing typed reaches markdown, captions or alerts
         assert marker not in written
@@ -327,7 +327,7 @@ def test_indivisible_d_model_is_explained_not_raised():
     assert not at.get("plotly_chart")
     at.selectbox(key="learn_d_k").set_value(4).run()  # an explicit d_k makes it fit
     assert not at.exception
-    assert z(chart(at, "mhc")).shape == (6, 12)
+    assert z(chart(at, "concat")).shape == (6, 12)
 
 
 @pytest.mark.parametrize(
@@ -393,3 +393,52 @@ def test_settings_survive_a_visit_to_another_page():
     assert not at.exception
     assert at.number_input(key="learn_heads").value == 4
     assert at.text_input(key="learn_text").value == "Back again"
+
+
+# ---- honest text, and the page's code in small pieces with one job each ------------------------
+
+
+def test_sentence_mode_says_its_weights_are_random_and_untrained():
+    at = run_page(step="2")
+    said = " ".join(texts(at))
+    assert "random and untrained" in said and "Your sentence in a real BERT" in said
+
+
+def _imports(path: Path) -> set[str]:
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_no_page_module_imports_another_page():
+    views = ROOT / "dashboard" / "views"
+    pages = {p.stem for p in views.iterdir() if p.name != "__init__.py" and not p.name.startswith((".", "_"))}
+    assert "learn" in pages and (views / "learn").is_dir()  # a package: dashboard/views/learn/
+    for page in pages:
+        files = (views / page).rglob("*.py") if (views / page).is_dir() else [views / f"{page}.py"]
+        for path in files:
+            for module in _imports(path):
+                other = module.split(".")[2] if module.startswith("dashboard.views.") else page
+                assert other == page, f"{path.relative_to(ROOT)} imports {module}"
+
+
+def test_learn_page_files_and_functions_are_small():
+    import ast
+
+    files = [
+        *(ROOT / "dashboard" / "views" / "learn").glob("*.py"),
+        ROOT / "dashboard" / "content" / "learn.py",
+    ]
+    files += [ROOT / "dashboard" / "charts" / "learn.py"]
+    for path in files:
+        source = path.read_text(encoding="utf-8")
+        assert source.count("\n") <= 400, path
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef):
+                assert node.end_lineno - node.lineno + 1 <= 60, f"{path.name}: {node.name}"

@@ -23,7 +23,7 @@ from core.worked_examples import EXAMPLES as LEARN_EXAMPLES
 from dashboard.content.explore import EXAMPLES as EXPLORE_EXAMPLES
 from dashboard.content.explore import VIEWS
 from dashboard.state import clean_input
-from dashboard.views.learn import D_K_CHOICES, STEP_VIEWS
+from dashboard.content.learn import D_K_CHOICES, STEP_VIEWS
 from tests.dashboard.harness import (
     CASES,
     FUZZ,

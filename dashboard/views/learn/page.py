@@ -1,0 +1,168 @@
+"""The learn page put together: the mode, then its source of numbers, its trace, and the one
+renderer of the seven steps (steps.py).
+
+Three sources fill one core.trace.LayerTrace: the seeded toy model of core.toy on the user's
+sentence, an article's worked example (core.worked_examples, inputs editable in tables), and one
+layer of the bundled BERT (core.bert, through dashboard.engines). User text is shown only through
+st.text, dataframes and Plotly labels, never through markdown (which would interpret *, $ and
+:colour[...]) or HTML. Nothing here imports torch or transformers, so the page opens fast.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import streamlit as st
+
+from core.toy import MAX_TOKENS, ToySettings, tokenize
+from core.worked_examples import EXAMPLES, WorkedExample
+from dashboard.content.learn import BERT_ABOUT, BERT_EMPTY, BERT_TRUNCATED, EDITED, EMPTY_SENTENCE, INTRO
+from dashboard.state import clean_widget_text
+from dashboard.views.learn import compute, links
+from dashboard.views.learn.checks import draw_summary
+from dashboard.views.learn.sources import BERT_VIEWS, SHOWN_DIMS, bert_source, example_source, sentence_source
+from dashboard.views.learn.steps import draw_steps
+from dashboard.views.learn.widgets import (
+    head_ui,
+    inputs_ui,
+    layer_ui,
+    mode_ui,
+    reset_ui,
+    sentence_ui,
+    settings_ui,
+    shown,
+    step_pager_ui,
+    step_picker_ui,
+)
+from dashboard.widgets import md
+
+LOG = logging.getLogger(__name__)
+
+
+def render() -> None:
+    st.title("Learn: attention from scratch")
+    try:
+        _render()
+    except Exception as err:  # the page never shows a traceback; the log keeps it
+        LOG.exception("learn page failed")
+        st.error(f"Something went wrong while drawing this page ({type(err).__name__}). Try other settings.")
+
+
+def _render() -> None:
+    notes = links.init_state()
+    st.markdown(INTRO)
+    for note in notes:
+        st.warning(note, icon=":material/link:")
+    mode = mode_ui()
+    if note := clean_widget_text("learn_text", links.MAX_CHARS, "sentence"):
+        st.warning(note, icon=":material/content_cut:")
+    text = st.session_state.get("learn_text") or ""
+    if mode == "sentence":
+        text = sentence_ui()
+        _sentence(text)
+    elif mode == "bert":
+        text = sentence_ui()
+        _bert(text)
+    else:
+        _example(EXAMPLES[mode])
+    links.write_url(mode, text)
+    links.save_state()
+
+
+def _sentence(text: str) -> None:
+    """The toy model on the user's sentence."""
+    values = settings_ui()
+    try:
+        settings = ToySettings(**values)
+    except ValueError as err:
+        st.warning(f"These settings do not fit together: {err}.", icon=":material/warning:")
+        return
+    tok = tokenize(text)
+    if not tok.tokens:
+        st.info(EMPTY_SENTENCE, icon=":material/edit_note:")
+        return
+    if tok.truncated:
+        st.warning(
+            f"Your text has {tok.total} tokens. This page keeps the first {MAX_TOKENS}, so every "
+            "matrix still fits on the screen; the rest is left out.",
+            icon=":material/content_cut:",
+        )
+    st.caption(f"Tokens (T = {len(tok.tokens)}), as plain text:")
+    st.text("  ·  ".join(tok.tokens))
+    trace = compute.sentence_trace(tok.tokens, settings)
+    source = sentence_source(tok.tokens, settings)
+    step_picker_ui(source.views)
+    head = head_ui(settings.n_heads) if any(shown(n) for n in range(2, 7)) else 0
+    draw_steps(trace, source, head)
+    step_pager_ui(source.views)
+
+
+def _example(ex: WorkedExample) -> None:
+    """An article's worked example: its inputs (editable), its numbers checked, then the steps."""
+    st.subheader(ex.title, anchor="worked-example")
+    st.caption(f"Source: {ex.source}. Its inputs are loaded below; every step is recomputed from them.")
+    checks = compute.example_checks(ex.slug)
+    draw_summary(ex, checks)
+    for remark in ex.remarks:
+        st.info(remark, icon=":material/menu_book:")
+    st.markdown("#### Inputs: edit any number and every step below follows")
+    inputs, notes = inputs_ui(ex)
+    edited = any(not np.array_equal(inputs[k], ex.inputs[k]) for k in ex.inputs)
+    for note in notes:
+        st.warning(note)
+    if edited:
+        st.info(EDITED, icon=":material/edit:")
+    reset_ui(edited)
+    trace = ex.trace(inputs)
+    source = example_source(ex, trace, checks)
+    step_picker_ui(source.views)
+    draw_steps(trace, source, head=0)
+    step_pager_ui(source.views)
+
+
+def _bert(text: str) -> None:
+    """One layer of the bundled BERT on the user's sentence."""
+    if not text.strip():
+        st.info(BERT_EMPTY, icon=":material/edit_note:")
+        return
+    try:
+        with st.spinner("Loading the bundled BERT (NumPy engine)…"):
+            config = compute.bert_engine().config
+        _past_the_end("learn_layer", config.num_hidden_layers, "layer", "layers")
+        layer = layer_ui(config.num_hidden_layers)
+        trace, total = compute.bert_trace(text, layer)
+    except Exception as err:  # a model that cannot load or a text it cannot read: say so, keep the page
+        LOG.warning("the real BERT could not run: %s", err)
+        st.error(f"The real model could not run on this text: {type(err).__name__}: {md(str(err)[:300])}")
+        return
+    if total > len(trace.key_tokens):
+        st.warning(BERT_TRUNCATED.format(total=total, kept=len(trace.key_tokens)))
+    about = BERT_ABOUT.format(
+        n_layers=config.num_hidden_layers,
+        d_model=config.hidden_size,
+        n_heads=config.num_attention_heads,
+        d_k=config.d_k,
+        layer=layer + 1,
+        dims=SHOWN_DIMS,
+    )
+    st.info(about, icon=":material/model_training:")
+    st.caption(f"Word pieces (T = {len(trace.key_tokens)}), as plain text:")
+    st.text(" · ".join(trace.key_tokens))
+    step_picker_ui(BERT_VIEWS)
+    _past_the_end("learn_bert_head", trace.n_heads, "head", "heads")
+    head = head_ui(trace.n_heads, key="learn_bert_head")
+    draw_steps(trace, bert_source(trace, layer, config.num_hidden_layers, head), head)
+    step_pager_ui(BERT_VIEWS)
+
+
+def _past_the_end(key: str, n: int, noun: str, nouns: str) -> None:
+    """A link's layer or head past the model's last: say so, and show the first."""
+    ss = st.session_state
+    if ss.get(key, 0) >= n:
+        st.warning(
+            f"The link's `{noun}` value {ss[key]} is past the model's {n} {nouns} (links count from 0); "
+            f"showing {noun} 1.",
+            icon=":material/link:",
+        )
+        ss[key] = 0

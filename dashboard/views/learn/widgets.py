@@ -1,0 +1,244 @@
+"""The learn page's widgets. Each *_ui() draws its widgets and returns their values; computing
+happens elsewhere. Every widget has a `learn_*` key, which links.py mirrors into the URL."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from core.attention import MASK_KINDS
+from core.toy import MAX_TOKENS
+from core.worked_examples import WorkedExample
+from dashboard.content.learn import (
+    D_K_CHOICES,
+    INPUT_TITLES,
+    MODE_LABELS,
+    MODES,
+    SENTENCES,
+    STEP_VIEW_LABELS,
+)
+from dashboard.views.learn.links import DEFAULTS, MAX_CHARS
+
+INPUT_LIMIT = 1000.0  # edited numbers are clipped to ±this, so exp() and products stay finite
+SEGMENTS_MAX = 8  # more choices than this go in a drop-down, not a row of buttons
+
+
+def mode_ui() -> str:
+    mode = st.segmented_control(
+        "What to compute", MODES, format_func=MODE_LABELS.get, key="learn_mode", required=True
+    )
+    return mode if mode in MODES else "sentence"
+
+
+def _pick_sentence() -> None:
+    pick = st.session_state.get("learn_pick")
+    if pick in SENTENCES:
+        st.session_state["learn_text"] = SENTENCES[pick][1]
+    st.session_state["learn_pick"] = None  # a ready example is a one-off action, not a state
+
+
+def sentence_ui() -> str:
+    st.pills(
+        "Ready examples",
+        list(SENTENCES),
+        format_func=lambda k: SENTENCES[k][0],
+        key="learn_pick",
+        on_change=_pick_sentence,
+    )
+    text = st.text_input(
+        "Sentence",
+        key="learn_text",
+        max_chars=MAX_CHARS,
+        placeholder="Type a sentence, e.g. The cat sat on the mat",
+        help=f"Split into words and punctuation; the first {MAX_TOKENS} tokens are used.",
+    )
+    return text or ""
+
+
+def settings_ui() -> dict:
+    """The toy model's controls, in one bordered row. Returns ToySettings keyword arguments."""
+    with st.container(border=True):
+        c = st.columns([1, 1, 1.3, 1, 1.2, 1.3, 1])
+        c[0].number_input("d_model", 1, 64, step=1, key="learn_d_model", help="Width of every token vector.")
+        c[1].number_input("Heads", 1, 8, step=1, key="learn_heads", help="Heads that attend in parallel.")
+        c[2].selectbox(
+            "d_k per head",
+            D_K_CHOICES,
+            format_func=lambda v: "auto" if v == 0 else str(v),
+            key="learn_d_k",
+            help="Width of one head's queries, keys and values. Auto is d_model ÷ heads, "
+            "the usual choice (BERT-base: 768 ÷ 12 = 64; the bundled all-MiniLM-L6-v2: 384 ÷ 12 = 32).",
+        )
+        c[3].number_input("Seed", 0, 2**31 - 1, step=1, key="learn_seed", help="Same seed, same numbers.")
+        c[4].toggle("Scale by √d_k", key="learn_scale", help="Switch off to see the softmax saturate.")
+        c[4].toggle(
+            "Positions", key="learn_pe", help="Add sinusoidal positional encodings to the embeddings."
+        )
+        c[5].selectbox(
+            "Mask",
+            MASK_KINDS,
+            key="learn_mask",
+            help="causal: only earlier tokens. local: a window each side. strided: recent tokens "
+            "plus every stride-th earlier one.",
+        )
+        mask = st.session_state["learn_mask"]
+        c[6].number_input(
+            "Window / stride",
+            0,
+            16,
+            step=1,
+            key="learn_window",
+            disabled=mask not in ("local", "strided"),
+            help="local: how many tokens each side a token sees. strided: the stride (1 or more).",
+        )
+    ss = st.session_state
+    return {
+        "d_model": int(ss["learn_d_model"]),
+        "n_heads": int(ss["learn_heads"]),
+        "d_k": int(ss["learn_d_k"]) or None,
+        "seed": int(ss["learn_seed"]),
+        "scale": bool(ss["learn_scale"]),
+        "mask": mask,
+        "window": int(ss["learn_window"]),
+        "positional": bool(ss["learn_pe"]),
+    }
+
+
+def _numbered_ui(label: str, n: int, key: str, noun: str) -> int:
+    """One of n things (heads, layers), numbered from 1 on screen and from 0 in code."""
+    if st.session_state.get(key, 0) not in range(n):
+        st.session_state[key] = 0
+    if n == 1:
+        return 0
+    if n <= SEGMENTS_MAX:
+        value = st.segmented_control(
+            label, list(range(n)), format_func=lambda i: f"{noun} {i + 1}", key=key, required=True
+        )
+    else:
+        value = st.selectbox(label, list(range(n)), format_func=lambda i: f"{noun} {i + 1} of {n}", key=key)
+    return int(value or 0)
+
+
+def head_ui(n_heads: int, key: str = "learn_head") -> int:
+    return _numbered_ui("Head shown in steps 2 to 6 (numbered from 1)", n_heads, key, "Head")
+
+
+def layer_ui(n_layers: int) -> int:
+    return _numbered_ui("Layer (numbered from 1)", n_layers, "learn_layer", "Layer")
+
+
+# ---- which steps are on screen ----------------------------------------------------------------
+
+
+def shown(step: int | str) -> bool:
+    """Whether a step (1 to 7, or "heads") is on screen in the chosen view."""
+    view = st.session_state.get("learn_step", DEFAULTS["learn_step"])
+    return view == "all" or view == str(step)
+
+
+def step_picker_ui(views: tuple[str, ...]) -> None:
+    """The row of steps above the matrices; the choice is kept in the URL (`step`)."""
+    if st.session_state.get("learn_step") not in views:
+        st.session_state["learn_step"] = DEFAULTS["learn_step"]
+    st.segmented_control(
+        "Step on screen",
+        views,
+        format_func=STEP_VIEW_LABELS.get,
+        key="learn_step",
+        required=True,
+        help="One step at a time fits a projector; “All steps” puts the whole layer on one page.",
+    )
+
+
+def _go_to(view: str) -> None:
+    st.session_state["learn_step"] = view
+
+
+def step_pager_ui(views: tuple[str, ...]) -> None:
+    """Previous and next buttons under a single step."""
+    stops = [v for v in views if v != "all"]
+    view = st.session_state.get("learn_step")
+    if view not in stops:
+        return
+    i = stops.index(view)
+    back = stops[i - 1] if i > 0 else None
+    ahead = stops[i + 1] if i + 1 < len(stops) else None
+    st.divider()
+    # previous at the left edge, next at the right edge, whichever of them there is
+    align = "distribute" if back and ahead else ("right" if ahead else "left")
+    with st.container(horizontal=True, horizontal_alignment=align):
+        if back:
+            st.button(f"← {STEP_VIEW_LABELS[back]}", key="learn_prev", on_click=_go_to, args=(back,))
+        if ahead:
+            st.button(
+                f"{STEP_VIEW_LABELS[ahead]} →",
+                key="learn_next",
+                on_click=_go_to,
+                args=(ahead,),
+                type="primary",
+            )
+
+
+# ---- a worked example's inputs ------------------------------------------------------------------
+
+
+def _reset_edits() -> None:
+    st.session_state["learn_edit_version"] = st.session_state.get("learn_edit_version", 0) + 1
+
+
+def reset_ui(edited: bool) -> None:
+    st.button("Reset to the article's numbers", key="learn_reset", on_click=_reset_edits, disabled=not edited)
+
+
+def _input_labels(ex: WorkedExample, name: str, shape: tuple[int, int]) -> tuple[list[str], list[str]]:
+    if name in ("x", "query"):
+        rows = list(ex.query_tokens)
+    elif name in ("key", "value"):
+        rows = list(ex.key_tokens)
+    else:
+        rows = [f"row {j + 1}" for j in range(shape[0])]
+    return rows, [str(j + 1) for j in range(shape[1])]
+
+
+def inputs_ui(ex: WorkedExample) -> tuple[dict[str, np.ndarray], list[str]]:
+    """One editable table per input. Returns the (possibly edited) arrays and notes on fixes made."""
+    version = st.session_state.get("learn_edit_version", 0)
+    names = list(ex.inputs)
+    # Q, K, V on one row, then X and W^O, so every table is wide enough to show all its columns
+    first = [n for n in names if n in ("query", "key", "value")]
+    rest = [n for n in names if n not in first]
+    cols = list(st.columns(len(first)))
+    if rest:
+        cols += list(st.columns(max(len(rest), 2)))[: len(rest)]
+    out: dict[str, np.ndarray] = {}
+    notes: list[str] = []
+    for col, name in zip(cols, first + rest, strict=True):
+        with col:
+            out[name] = _input_table(ex, name, f"learn_edit_{ex.slug}_{name}_{version}", notes)
+    return out, notes
+
+
+def _input_table(ex: WorkedExample, name: str, key: str, notes: list[str]) -> np.ndarray:
+    import pandas as pd  # here, not at the top: the default page never needs it (0.2 s to import)
+
+    rows, columns = _input_labels(ex, name, ex.inputs[name].shape)
+    st.markdown(f"**{INPUT_TITLES[name]}**")
+    edited = st.data_editor(
+        pd.DataFrame(ex.inputs[name], index=rows, columns=columns),
+        key=key,
+        num_rows="fixed",
+        column_config={
+            c: st.column_config.NumberColumn(c, min_value=-INPUT_LIMIT, max_value=INPUT_LIMIT, step=0.01)
+            for c in columns
+        },
+    )
+    if name in ex.input_notes:
+        st.caption(ex.input_notes[name])
+    arr = pd.DataFrame(edited).apply(pd.to_numeric, errors="coerce").to_numpy(dtype=np.float64)
+    if not np.isfinite(arr).all():
+        notes.append(f"{INPUT_TITLES[name]}: an empty cell counts as 0.")
+        arr = np.nan_to_num(arr, nan=0.0, posinf=INPUT_LIMIT, neginf=-INPUT_LIMIT)
+    if np.abs(arr).max(initial=0.0) > INPUT_LIMIT:
+        notes.append(f"{INPUT_TITLES[name]}: numbers are kept within ±{INPUT_LIMIT:g}.")
+        arr = np.clip(arr, -INPUT_LIMIT, INPUT_LIMIT)
+    return arr
