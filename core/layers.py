@@ -51,7 +51,8 @@ def gelu(x: np.ndarray) -> np.ndarray:
     7.5e-8 |x|), about float32's own rounding. Its smaller tail Phi(-|x|) is computed directly, and
     Phi(x) = 1 - Phi(-x) for x >= 0, so GELU(-x) = GELU(x) - x holds and nothing cancels for x < 0.
     """
-    x = np.asarray(x, dtype=np.result_type(x, np.float32))
+    x = np.asarray(x)
+    x = x.astype(np.result_type(x, np.float32), copy=False)  # float32 stays float32; ints become floats
     t = 1 / (1 + _P * np.abs(x))
     lower = _A[4] * t  # Horner's rule, in place: t (a1 + t (a2 + t (a3 + t (a4 + t a5))))
     for a in _A[3::-1]:

@@ -78,7 +78,7 @@ def test_gelu_in_float32_is_closer_to_exact_than_torchs_and_unbiased():
 def test_gelu_hand_worked():
     # GELU(1) = Φ(1) = 0.8413447460685429; GELU(0) = 0; GELU(-x) = GELU(x) - x.
     assert gelu(np.array([0.0]))[0] == 0
-    np.testing.assert_allclose(gelu(np.array([0.0, 1.0])), [0.0, 0.8413447460685429], atol=GELU_BOUND)
+    np.testing.assert_allclose(gelu([0.0, 1.0]), [0.0, 0.8413447460685429], atol=GELU_BOUND)  # a list too
     x = np.linspace(-3, 3, 13)
     np.testing.assert_allclose(gelu(-x), gelu(x) - x, atol=1e-12)
 
