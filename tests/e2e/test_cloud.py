@@ -1,0 +1,60 @@
+"""Streamlit Community Cloud, simulated: a fresh environment from requirements.txt alone, the app in
+hosted mode, the bundled model downloaded from a stand-in Hub, every page opened once in Chromium.
+
+Targets (issue 14): no torch or NVIDIA package in that environment, the environment at most 800 MB
+on disk, and the server's peak RSS at most 500 MB after every page (Cloud's smallest tier has
+690 MB). The install time is printed, not bounded. Run alone with `-s` to see the figures:
+    .venv/bin/python -m pytest tests/e2e/test_cloud.py -q -s
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.e2e import cloud_sim
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(900)]
+
+ENV_MAX_MB = 800
+RSS_MAX_MB = 500
+
+
+@pytest.fixture(scope="module")
+def cloud_env(tmp_path_factory):
+    return cloud_sim.build_env(tmp_path_factory.mktemp("cloud"))
+
+
+def check_page(name: str, page) -> None:
+    if name.startswith("explore"):
+        # the bundled model answered (its shape and the token count, in the sidebar)
+        assert page.get_by_text(re.compile(r"^6 layers × 12 heads · \d+ tokens$")).count() == 1, name
+    if name == "learn, step 1":
+        assert page.get_by_role("heading", name=re.compile(r"^Step 1\b")).count() == 1
+
+
+def test_requirements_alone_install_a_small_environment_without_torch(cloud_env, capsys):
+    with capsys.disabled():  # the figures are printed in every run, not only with -s
+        print(
+            f"\nCloud environment: {cloud_env.size_mb:.0f} MB on disk, {len(cloud_env.packages)} packages, "
+            f"pip install -r requirements.txt {cloud_env.install_s:.1f} s"
+        )
+    assert not cloud_sim.forbidden_packages(cloud_env)
+    assert {"streamlit", "numpy", "plotly", "tokenizers", "safetensors", "huggingface-hub"} <= set(
+        cloud_env.packages
+    )
+    assert not cloud_sim.finds_model_package(cloud_env)  # so the page must download the checkpoint
+    assert cloud_env.size_mb <= ENV_MAX_MB
+
+
+def test_hosted_app_downloads_the_model_and_draws_every_page(cloud_env, tmp_path, capsys):
+    if not cloud_sim.chromium_available():
+        pytest.fail("no Chromium: `make test` installs one (scripts/ensure_browser.sh)")
+    run = cloud_sim.run_app(cloud_env, tmp_path, check_page=check_page)
+    with capsys.disabled():
+        print("\n" + run.summary())
+        for name, seconds in run.page_s.items():
+            print(f"  {name}: drawn in {seconds:.1f} s")
+    if run.peak_rss_mb is not None:
+        assert run.peak_rss_mb <= RSS_MAX_MB
