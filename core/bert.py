@@ -78,29 +78,30 @@ class BertConfig:
     def from_dict(cls, raw: dict, source: str = "config.json") -> BertConfig:
         """Check that `raw` describes a BERT encoder this engine runs, and say what to do when not."""
 
-        def refuse(why: str, advice: str = "; use the torch engine"):
+        def refuse(why: str, use_torch: bool = False):
+            advice = "; use the torch engine" if use_torch else ""
             raise UnsupportedModelError(f"{source}: {why}{advice}")
 
-        if raw.get("model_type") != "bert":
-            refuse(f"model_type is {raw.get('model_type')!r}; the NumPy engine runs BERT models only")
+        if (model_type := raw.get("model_type")) != "bert":
+            refuse(f"model_type is {model_type!r}; the NumPy engine runs BERT models only", use_torch=True)
         for flag in ("is_decoder", "add_cross_attention"):
             if raw.get(flag):
-                refuse(f"{flag} is set; the NumPy engine runs BERT encoders only")
+                refuse(f"{flag} is set; the NumPy engine runs BERT encoders only", use_torch=True)
         if (position := raw.get("position_embedding_type", "absolute")) != "absolute":
-            refuse(f"position_embedding_type {position!r} is not supported (only 'absolute')")
+            refuse(f"position_embedding_type {position!r} is not supported (only 'absolute')", use_torch=True)
         needed = ("vocab_size", "hidden_size", "num_hidden_layers", "intermediate_size")
         if missing := [n for n in needed if n not in raw]:
-            refuse(f"lacks {', '.join(missing)}: it is not a complete BERT config", "")
+            refuse(f"lacks {', '.join(missing)}: it is not a complete BERT config")
         if not (heads := raw.get("num_attention_heads")):
-            refuse(f"num_attention_heads is {heads!r}; a BERT needs at least one attention head", "")
+            refuse(f"num_attention_heads is {heads!r}; a BERT needs at least one attention head")
         config = cls(**{f.name: raw[f.name] for f in fields(cls) if f.name in raw})
         d, h = config.hidden_size, config.num_attention_heads
         if d % h:
-            refuse(f"hidden_size ({d}) must be divisible by num_attention_heads ({h})", "")
-        if config.hidden_act not in ACTIVATIONS:
-            refuse(f"hidden_act {config.hidden_act!r} is not supported (only {', '.join(ACTIVATIONS)})")
+            refuse(f"hidden_size ({d}) must be divisible by num_attention_heads ({h})")
+        if (act := config.hidden_act) not in ACTIVATIONS:
+            refuse(f"hidden_act {act!r} is not supported (only {', '.join(ACTIVATIONS)})", use_torch=True)
         if config.num_hidden_layers < 1:
-            refuse(f"num_hidden_layers is {config.num_hidden_layers}; need 1 or more", "")
+            refuse(f"num_hidden_layers is {config.num_hidden_layers}; need 1 or more")
         return config
 
 
@@ -124,7 +125,12 @@ def check_supported(model_dir: str | os.PathLike) -> str | None:
     return None
 
 
-def load_numpy(choice=None, *, name: str | None = None, progress: Callable[[str], None] | None = None):
+def load_numpy(
+    choice: models.ModelSpec | str | Path | None = None,
+    *,
+    name: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> BertNumpy:
     """Load by ModelSpec or user text ("bundled", a Hub id, a local folder), with the same files and
     messages as core.pretrained.load_pretrained. Raises core.models.ModelError subclasses."""
     spec = choice if isinstance(choice, models.ModelSpec) else models.parse_model_choice(str(choice or ""))
@@ -141,10 +147,12 @@ def _read_safetensors(model_dir: Path) -> dict[str, np.ndarray]:
     """Every tensor of the checkpoint, named without the "bert." prefix of a masked-LM checkpoint."""
     from safetensors import SafetensorError, safe_open
 
-    files = [model_dir / "model.safetensors"]
-    if not files[0].is_file() and (index := model_dir / "model.safetensors.index.json").is_file():
+    single, index = model_dir / "model.safetensors", model_dir / "model.safetensors.index.json"
+    if single.is_file():
+        files = [single]
+    elif index.is_file():  # a checkpoint saved in shards
         files = [model_dir / f for f in sorted(set(json.loads(index.read_text())["weight_map"].values()))]
-    elif not files[0].is_file():
+    else:
         raise ModelFilesError(
             f"no model.safetensors in {model_dir}; the NumPy engine reads safetensors weights only "
             "(convert a pytorch_model.bin with transformers' save_pretrained(safe_serialization=True))"
@@ -376,7 +384,9 @@ class BertNumpy:
         traces = {i: self._layer_trace(i, layer_steps, tokens) for i, layer_steps in steps.items()}
         timings = {"seconds": done - start, "tokenize_ms": 1e3 * (tokenized - start)}
         return result_from_encoding(
-            *(enc, attentions, hidden),
+            enc,
+            attentions,
+            hidden,
             model=self.name,
             engine=self.engine,
             max_tokens=self.max_tokens,
