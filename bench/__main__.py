@@ -16,7 +16,15 @@ if str(ROOT) not in sys.path:
 from bench.common import format_table  # noqa: E402
 
 # module names under bench/, in the order the table shows them
-BENCHMARKS = ["learn_rerun", "learn_browser", "bert_speed", "explore_server", "explore_browser", "load"]
+BENCHMARKS = [
+    "learn_rerun",
+    "learn_browser",
+    "bert_speed",
+    "explore_server",
+    "explore_browser",
+    "load",
+    "cloud",
+]
 
 
 def main() -> int:
