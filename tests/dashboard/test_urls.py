@@ -22,8 +22,8 @@ from core.attention import MASK_KINDS
 from core.worked_examples import EXAMPLES as LEARN_EXAMPLES
 from dashboard.content.explore import EXAMPLES as EXPLORE_EXAMPLES
 from dashboard.content.explore import VIEWS
-from dashboard.state import clean_input
 from dashboard.content.learn import D_K_CHOICES, STEP_VIEWS
+from dashboard.state import clean_input
 from tests.dashboard.harness import (
     CASES,
     FUZZ,
@@ -297,7 +297,9 @@ def test_an_unknown_page_opens_the_learn_page_and_says_so(monkeypatch, page):
     assert n_charts(at) >= 1
 
 
-@pytest.mark.parametrize(("path", "title"), [("learn", "Learn"), ("explore", "Explore"), ("", "Learn")])
+@pytest.mark.parametrize(
+    ("path", "title"), [("learn", "Learn"), ("home", "Learn"), ("explore", "Explore"), ("", "Learn")]
+)
 def test_the_pages_open_by_their_paths(monkeypatch, path, title):
     open_path(monkeypatch, path)
     at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=60).run()
