@@ -109,6 +109,7 @@ def matrix_heatmap(
     share: float = 1.0,
     masked: np.ndarray | None = None,
     shapes: Sequence[dict] = (),
+    show_colorbar: bool | None = None,
 ) -> go.Figure:
     """A heatmap of a 2-D array with the numbers printed in the cells.
 
@@ -119,6 +120,8 @@ def matrix_heatmap(
     show_numbers=None prints numbers while the matrix is small enough to read (<= 24 columns).
     masked: bool array like values, True where a cell is hidden: left blank, reads "−∞", and kept
     out of the colour range. shapes: Plotly layout shapes drawn over the cells.
+    show_colorbar=None keeps the colour bar while it leaves the numbers room (always without numbers);
+    False leaves it out (charts side by side that share one scale and say so once).
     Labels are plain text: Plotly renders them as text, never as HTML from the user.
     """
     values = np.asarray(values, dtype=np.float64)
@@ -135,6 +138,8 @@ def matrix_heatmap(
         show_numbers = font is not None and values.shape[0] <= 40
     if not show_numbers:
         colorbar = True
+    if show_colorbar is not None:
+        colorbar = show_colorbar
     if probabilities:
         color = {"colorscale": SEQUENTIAL, "zmin": 0.0, "zmax": 1.0}
     else:

@@ -110,9 +110,10 @@ STEP_TEXT = {
     ),
     7: (
         "Output projection W^O, residual and layer norm",
-        r"\begin{gathered} Y = \operatorname{LayerNorm}\bigl(X + \operatorname{Concat}(Z_1, \dots, Z_H)\,"
-        r" W^O\bigr) \\ \operatorname{LayerNorm}(x) = \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}}"
-        r" \end{gathered}",
+        # three lines: on fewer, the formula is wider than its half of a 1280 px screen
+        r"\begin{gathered} O = \operatorname{Concat}(Z_1, \dots, Z_H)\, W^O \\"
+        r" Y = \operatorname{LayerNorm}(X + O) \\"
+        r" \operatorname{LayerNorm}(x) = \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} \end{gathered}",
         "The heads' outputs are set side by side and multiplied by W^O, which mixes them and brings "
         "the width back to d_model. The residual connection adds the layer's input X back, so the "
         "layer only has to learn a correction. Layer norm then gives each token's row mean 0 and "
@@ -147,10 +148,10 @@ CHART_TITLES = {
     "probs_unscaled": "without scaling (in use)",
     "probs_scaled": "with scaling, for comparison",
     "context": "Z = AV",
-    "output": "output = Concat · W^O",
-    "output_bias": "output = Concat · W^O + b^O",
-    "residual": "residual X + output",
-    "normed": "LayerNorm(X + output): the layer's result",
+    "output": "O = Concat · W^O",
+    "output_bias": "O = Concat · W^O + b^O",
+    "residual": "residual X + O",
+    "normed": "Y = LayerNorm(X + O): the layer's result",
 }
 ROW_TITLE, COL_TITLE, DIM_TITLE = "query (from)", "key (to)", "dimension"
 
@@ -241,7 +242,10 @@ BERT_TRUNCATED = (
 )
 BERT_FORMULAS = {
     2: r"Q_i = X W^Q_i + b^Q_i \quad (\text{likewise } K_i,\ V_i)",
-    7: r"Y = \operatorname{LayerNorm}\bigl(X + \operatorname{Concat}(Z_1,\dots,Z_H)\,W^O + b^O\bigr)",
+    7: r"\begin{gathered} O = \operatorname{Concat}(Z_1, \dots, Z_H)\, W^O + b^O \\"
+    r" Y = \operatorname{LayerNorm}(X + O) \\"
+    r" \operatorname{LayerNorm}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta"
+    r" \end{gathered}",
 }
 BERT_EMBEDDINGS_FORMULA = (
     r"X = \operatorname{LayerNorm}(E_{\text{word}} + E_{\text{position}} + E_{\text{type}})"

@@ -200,6 +200,7 @@ def test_changing_heads_updates_head_views_and_the_url():
     assert z(chart(at, "query")).shape == (6, 2)  # d_k = 8 / 4
     heads = [chart(at, f"head_{i}") for i in range(4)]
     assert not np.allclose(z(heads[0]), z(heads[3]))
+    assert not any(h["data"][0]["showscale"] for h in heads)  # one scale for all, said in a caption
     assert z(chart(at, "concat")).shape == (6, 8)  # concatenation: 4 heads x 2
     assert at.query_params["heads"] == "4"
     at.segmented_control(key="learn_head").set_value(3).run()

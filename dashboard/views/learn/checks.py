@@ -10,7 +10,7 @@ import numpy as np
 import streamlit as st
 
 from core.worked_examples import StepCheck, WorkedExample
-from dashboard.content.learn import AGREES, FROM_ITS_NUMBERS, SHORT_VERDICT, STEP_TEXT, VERDICT
+from dashboard.content.learn import AGREES, FROM_ITS_NUMBERS, SHORT_VERDICT, STEP_VIEW_LABELS, VERDICT
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,7 +63,7 @@ def summary_table(ex: WorkedExample, checks: tuple[StepCheck, ...]) -> pd.DataFr
     """Every printed number that differs from the true value, over all steps."""
     import pandas as pd  # see check_table
 
-    names = {c.step: f"{c.number}. {STEP_TEXT[c.number][0]}" for c in checks}
+    names = {c.step: STEP_VIEW_LABELS[str(c.number)] for c in checks}  # short: the table must fit
     records = []
     for check in checks:
         rows, cols = check_labels(check, ex.query_tokens, ex.key_tokens)
@@ -108,6 +108,6 @@ def draw_check(check: StepCheck, query_tokens: tuple[str, ...], key_tokens: tupl
     n_bad = len(check.flags)
     verdict = "all agree with the true values." if not n_bad else f"{n_bad} of {check.printed.size} differ."
     st.markdown(f"**The article's numbers:** {verdict}")
-    table = check_table(check, *check_labels(check, query_tokens, key_tokens))
-    st.dataframe(table, hide_index=True, key=f"learn_check_{check.number}", height=_table_height(len(table)))
+    # a static table: its cells wrap, so every column stays in view beside the heatmap
+    st.table(check_table(check, *check_labels(check, query_tokens, key_tokens)), hide_index=True)
     st.caption(FROM_ITS_NUMBERS)

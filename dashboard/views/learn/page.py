@@ -93,7 +93,7 @@ def _sentence(text: str) -> None:
     trace = compute.sentence_trace(tok.tokens, settings)
     source = sentence_source(tok.tokens, settings)
     step_picker_ui(source.views)
-    head = head_ui(settings.n_heads) if any(shown(n) for n in range(2, 7)) else 0
+    head = head_ui(settings.n_heads) if _head_shown() else 0
     draw_steps(trace, source, head)
     step_pager_ui(source.views)
 
@@ -151,9 +151,18 @@ def _bert(text: str) -> None:
     st.text(" · ".join(trace.key_tokens))
     step_picker_ui(BERT_VIEWS)
     _past_the_end("learn_bert_head", trace.n_heads, "head", "heads")
-    head = head_ui(trace.n_heads, key="learn_bert_head")
+    head = (
+        head_ui(trace.n_heads, key="learn_bert_head")
+        if _head_shown()
+        else st.session_state["learn_bert_head"]
+    )
     draw_steps(trace, bert_source(trace, layer, config.num_hidden_layers, head), head)
     step_pager_ui(BERT_VIEWS)
+
+
+def _head_shown() -> bool:
+    """Whether a step that shows one head (2 to 6) is on screen: only then is the head picker."""
+    return any(shown(n) for n in range(2, 7))
 
 
 def _past_the_end(key: str, n: int, noun: str, nouns: str) -> None:

@@ -106,6 +106,15 @@ def draw_steps(trace: LayerTrace, source: StepSource, head: int) -> None:
         _heads(step)
 
 
+def _titled_chart(
+    title: str, key: str, values: np.ndarray, rows: list[str], cols: list[str], **kwargs
+) -> None:
+    """A chart narrower than the page, its title written above it: inside the figure, a long title
+    would run into the column axis' title, which a narrow chart centres close to it."""
+    st.markdown(f"**{title}**")
+    chart(compute.heatmap(values, rows, cols, **kwargs), key)
+
+
 def _intro(s: _Step, number: int, shapes: list[str]) -> None:
     """Header, then the formula (with the shapes under it) beside the explanation, full width: the
     matrices go below, where they get the whole screen."""
@@ -142,7 +151,7 @@ def _embeddings(s: _Step) -> None:
         for col, name in ((left, "embeddings"), (right, "positions")):
             values, dims, _ = s.dims(tr[name])
             with col:
-                chart(compute.heatmap(values, s.rows, dims, title=CHART_TITLES[name], share=0.5), name)
+                _titled_chart(CHART_TITLES[name], name, values, s.rows, dims, col_title=DIM_TITLE, share=0.5)
     values, dims, dim_title = s.dims(tr["x"])
     chart(compute.heatmap(values, s.rows, dims, title=CHART_TITLES["x"], col_title=dim_title), "x")
 
@@ -165,7 +174,7 @@ def _projections(s: _Step) -> None:
         rows = s.rows if name == "query" else s.cols
         title = f"{CHART_TITLES[name]}{s.of_head}"
         with col:
-            chart(compute.heatmap(values, rows, dims, title=title, col_title=dim_title, share=1 / 3), name)
+            _titled_chart(title, name, values, rows, dims, col_title=dim_title, share=1 / 3)
 
 
 def _scores(s: _Step) -> None:
@@ -215,7 +224,7 @@ def _compare_scaling(s: _Step, probs: np.ndarray, scaled_probs: np.ndarray) -> N
     ):
         title = CHART_TITLES[name] + (s.of_head if key == "probs" else "")
         with col:
-            chart(compute.heatmap(values, s.rows, s.cols, title=title, share=share, **qk), key)
+            _titled_chart(title, key, values, s.rows, s.cols, share=share, **qk)
     mean, scaled_mean = probs.max(axis=-1).mean(), scaled_probs.max(axis=-1).mean()
     st.metric(
         "Largest weight in a row, on average, without scaling",
@@ -262,16 +271,16 @@ def _attention_chart(
     cols, col_title = s.cols, COL_TITLE
     if dims:
         values, cols, col_title = s.dims(values)
-    kwargs = {"title": title, "row_title": ROW_TITLE, "col_title": col_title, "probabilities": probabilities}
+    kwargs = {"row_title": ROW_TITLE, "col_title": col_title, "probabilities": probabilities}
     check = s.src.checks.get(name)
     if check is None:
-        chart(compute.heatmap(values, s.rows, cols, masked=masked, **kwargs), name)
+        chart(compute.heatmap(values, s.rows, cols, title=title, masked=masked, **kwargs), name)
         return
     outlines = tuple(cell_outline(*flag.index) for flag in check.flags)
     left, right = st.columns([1, 1.3], gap="large")
     with left:
         # share: the left column of [1, 1.3] with a large gap, (820 - 48) / 2.3 px of 820
-        chart(compute.heatmap(values, s.rows, cols, shapes=outlines, share=0.41, **kwargs), name)
+        _titled_chart(title, name, values, s.rows, cols, shapes=outlines, share=0.41, **kwargs)
         if check.flags:
             st.caption(FLAG_CAPTION)
     with right:
@@ -288,10 +297,12 @@ def _heads(s: _Step) -> None:
     st.header(HEADS_TITLE, anchor="multi-head")
     st.latex(HEADS_FORMULA)
     st.markdown(HEADS_TEXT)
-    per_row = min(h, 4)
+    per_row = 3 if h > 8 else min(h, 4)  # 12 heads: four rows of three, wide enough to read
     numbers = t * per_row <= 16  # about 90 px per printed number on a 1500 px page
+    said = "One scale for every head: white is weight 0, dark blue weight 1."
     if not numbers:
-        st.caption("The numbers are left out where the cells are too small to hold them; hover to read one.")
+        said += " The numbers are left out where the cells are too small to hold them; hover to read one."
+    st.caption(said)
     for start in range(0, h, per_row):
         for i, col in zip(range(start, min(start + per_row, h)), st.columns(per_row), strict=False):
             with col:
@@ -300,10 +311,11 @@ def _heads(s: _Step) -> None:
                     s.rows,
                     s.cols,
                     title=f"head {i + 1}",
-                    row_title=ROW_TITLE,
+                    row_title=ROW_TITLE if i == start else "",  # once a row: the cells get the room
                     col_title=COL_TITLE,
                     probabilities=True,
                     show_numbers=numbers,
+                    show_colorbar=False,  # one scale for all, said once above
                     share=1 / per_row,
                 )
                 chart(fig, f"head_{i}")

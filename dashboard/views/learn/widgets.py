@@ -58,7 +58,8 @@ def sentence_ui() -> str:
 def settings_ui() -> dict:
     """The toy model's controls, in one bordered row. Returns ToySettings keyword arguments."""
     with st.container(border=True):
-        c = st.columns([1, 1, 1.3, 1, 1.2, 1.3, 1])
+        # the toggles' column wide enough for their labels on a 1280 px screen
+        c = st.columns([0.9, 0.9, 1.1, 1, 1.7, 1.1, 1.1])
         c[0].number_input("d_model", 1, 64, step=1, key="learn_d_model", help="Width of every token vector.")
         c[1].number_input("Heads", 1, 8, step=1, key="learn_heads", help="Heads that attend in parallel.")
         c[2].selectbox(
@@ -115,7 +116,9 @@ def _numbered_ui(label: str, n: int, key: str, noun: str) -> int:
             label, list(range(n)), format_func=lambda i: f"{noun} {i + 1}", key=key, required=True
         )
     else:
-        value = st.selectbox(label, list(range(n)), format_func=lambda i: f"{noun} {i + 1} of {n}", key=key)
+        value = st.selectbox(
+            label, list(range(n)), format_func=lambda i: f"{noun} {i + 1} of {n}", key=key, width=320
+        )
     return int(value or 0)
 
 
