@@ -167,11 +167,21 @@ def load_with_progress(spec: ModelSpec, engine: str) -> AttentionEngine:
     if is_loaded(spec.key, engine):
         return load_engine(spec.key, engine)
     with st.status(f"Loading {md(spec.label)}…", expanded=True) as status:
+        bar = None
+
+        def show_fraction(done: float) -> None:  # the bundled model's download, where it happens
+            nonlocal bar
+            bar = bar or status.progress(0.0, text="Downloaded")
+            bar.progress(done, text=f"Downloaded {done:.0%}")
+
         try:
             # Fetch (download) outside the cached loader so its stages can be shown here; the
             # cached loader then finds the files in place.
             prepare_model_files(
-                spec, check_config=ENGINES[engine].check_config, progress=lambda m: status.write(md(m))
+                spec,
+                check_config=ENGINES[engine].check_config,
+                progress=lambda m: status.write(md(m)),
+                progress_fraction=show_fraction,
             )
             status.write("Building the model…")
             engine_obj = load_engine(spec.key, engine)

@@ -9,14 +9,14 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.models import BUNDLED_KEY
+from core.models import BUNDLED_KEY, BUNDLED_SPEC
 from core.toy import SaturationCurve, ToySettings, softmax_saturation
 from core.toy import trace as toy_trace
 from core.trace import LayerTrace
 from core.worked_examples import EXAMPLES, StepCheck
 from dashboard.charts.heatmap import matrix_heatmap
 from dashboard.charts.learn import saturation_figure
-from dashboard.engines import load_engine
+from dashboard.engines import load_engine, load_with_progress
 
 MAX_BERT_TOKENS = 64  # as for the toy model: every T x T matrix still fits on the screen
 
@@ -32,16 +32,18 @@ def example_checks(slug: str) -> tuple[StepCheck, ...]:
 
 
 def bert_engine():
-    """The bundled model on the NumPy engine: the one object the explore page uses too."""
-    return load_engine(BUNDLED_KEY, "numpy")
+    """The bundled model on the NumPy engine: the one object the explore page uses too. The first
+    load in a process shows its stages (and, where the model is downloaded, a progress bar)."""
+    return load_with_progress(BUNDLED_SPEC, "numpy")
 
 
 # cache_resource: a trace holds the layer's weights (about 2 MB), shared rather than copied per run
 @st.cache_resource(max_entries=16, show_spinner=False)
 def bert_trace(text: str, layer: int) -> tuple[LayerTrace, int]:
     """One layer (0-indexed) of the bundled BERT on at most MAX_BERT_TOKENS word pieces ([CLS] and
-    [SEP] counted), and the text's full count of word pieces."""
-    engine = bert_engine()
+    [SEP] counted), and the text's full count of word pieces. The page loads the engine first, with
+    its progress shown (bert_engine); a cached function draws nothing, so this one only fetches it."""
+    engine = load_engine(BUNDLED_KEY, "numpy")
     enc = engine.encode(text)
     total = len(enc.ids)
     if total > MAX_BERT_TOKENS:

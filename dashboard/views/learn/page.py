@@ -127,8 +127,7 @@ def _bert(text: str) -> None:
         st.info(BERT_EMPTY, icon=":material/edit_note:")
         return
     try:
-        with st.spinner("Loading the bundled BERT (NumPy engine)…"):
-            config = compute.bert_engine().config
+        config = compute.bert_engine().config
         _past_the_end("learn_layer", config.num_hidden_layers, "layer", "layers")
         layer = layer_ui(config.num_hidden_layers)
         trace, total = compute.bert_trace(text, layer)
