@@ -140,28 +140,63 @@ def matrix_heatmap(
         colorbar = True
     if show_colorbar is not None:
         colorbar = show_colorbar
-    if probabilities:
-        color = {"colorscale": SEQUENTIAL, "zmin": 0.0, "zmax": 1.0}
-    else:
-        bound = float(np.max(np.abs(values))) if values.size else 1.0
-        bound = bound or 1.0
-        color = {"colorscale": DIVERGING, "zmid": 0.0, "zmin": -bound, "zmax": bound}
     fmt = f".{decimals}f"
-    n_rows = values.shape[0]
-    text = np.vectorize(lambda v: format(v, fmt))(values).astype(object) if show_numbers else None
-    z = values
-    if hidden is not None:
-        z = np.where(hidden, np.nan, values)
-        if text is not None:
-            text = np.where(hidden, "−∞", text)
+    text = _cell_text(values, hidden, fmt) if show_numbers else None
     cells_px = _cells_room(share, label_chars, bool(row_title)) - (COLORBAR_PX if colorbar else 0)
+    layout = _layout(
+        cols, values.shape[0], cells_px, title=title, row_title=row_title, col_title=col_title, height=height
+    )
+    layout["shapes"] = list(shapes)
+    # One constructor call: Plotly validates every property it is given, and update_layout /
+    # update_xaxes each validate again; building the figure whole is about three times faster,
+    # which matters on a page that draws a dozen of these per rerun.
+    return go.Figure(
+        data=[
+            go.Heatmap(
+                z=values if hidden is None else np.where(hidden, np.nan, values),
+                x=cols,
+                y=rows,
+                text=text,
+                hoverongaps=hidden is None,
+                texttemplate="%{text}" if show_numbers else None,
+                textfont={"size": font or MIN_FONT},
+                showscale=colorbar,
+                hovertemplate=f"{row_title or 'row'}: %{{y}}<br>{col_title or 'column'}: %{{x}}<br>"
+                f"{hover_value_name}: %{{z:{fmt}}}<extra></extra>",
+                xgap=1,
+                ygap=1,
+                **_color_range(values, probabilities),
+            )
+        ],
+        layout=layout,
+    )
+
+
+def _color_range(values: np.ndarray, probabilities: bool) -> dict:
+    """Probabilities on a fixed [0, 1] sequential scale; anything else on a diverging scale
+    centred on 0 and symmetric around it."""
+    if probabilities:
+        return {"colorscale": SEQUENTIAL, "zmin": 0.0, "zmax": 1.0}
+    bound = (float(np.max(np.abs(values))) if values.size else 1.0) or 1.0
+    return {"colorscale": DIVERGING, "zmid": 0.0, "zmin": -bound, "zmax": bound}
+
+
+def _cell_text(values: np.ndarray, hidden: np.ndarray | None, fmt: str) -> np.ndarray:
+    """The printed numbers; a hidden (masked) cell reads "−∞"."""
+    text = np.vectorize(lambda v: format(v, fmt))(values).astype(object)
+    return text if hidden is None else np.where(hidden, "−∞", text)
+
+
+def _layout(
+    cols: Sequence[str], n_rows: int, cells_px: float, *, title: str, row_title: str, col_title: str, height
+) -> dict:
+    """Size, margins, axes and title of a matrix heatmap whose column axis is drawn on top."""
     level = _labels_fit(cols, cells_px)
     # slanted column labels stand taller: room for them above the cells (sin 45° of their width)
     slant_px = 0 if level else int(0.71 * LABEL_CHAR_PX * max((len(c) for c in cols), default=0))
     layout = {
         "height": (height or max(160, min(720, 60 + 34 * n_rows))) + slant_px,
         "margin": {"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
-        "shapes": list(shapes),
         "font": {"size": 14},
         "xaxis": {
             "title": {"text": col_title},
@@ -179,27 +214,4 @@ def matrix_heatmap(
         layout["title"] = {}
         layout["margin"]["t"] = 88 + slant_px
         layout["height"] += 40
-    # One constructor call: Plotly validates every property it is given, and update_layout /
-    # update_xaxes each validate again; building the figure whole is about three times faster,
-    # which matters on a page that draws a dozen of these per rerun.
-    fig = go.Figure(
-        data=[
-            go.Heatmap(
-                z=z,
-                x=cols,
-                y=rows,
-                text=text,
-                hoverongaps=hidden is None,
-                texttemplate="%{text}" if show_numbers else None,
-                textfont={"size": font or MIN_FONT},
-                showscale=colorbar,
-                hovertemplate=f"{row_title or 'row'}: %{{y}}<br>{col_title or 'column'}: %{{x}}<br>"
-                f"{hover_value_name}: %{{z:{fmt}}}<extra></extra>",
-                xgap=1,
-                ygap=1,
-                **color,
-            )
-        ],
-        layout=layout,
-    )
-    return fig
+    return layout
