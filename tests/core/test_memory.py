@@ -34,7 +34,7 @@ MARGIN_MB = 160  # two 512-token results
 
 def shown_result(at):
     """The result the explore page is showing (the shared cache holds it; the session, its key)."""
-    from dashboard.views.explore import compute_attention
+    from dashboard.engines import compute_attention
 
     return compute_attention(*at.session_state["explore_result_key"])
 

@@ -21,7 +21,6 @@ only allowlisted models and torch-free engines, fewer tokens and characters, a l
 lines view, new texts per minute bounded.
 """
 
-from dashboard.engines import compute_attention  # its home; tests/core/test_memory.py reads it here
 from dashboard.views.explore.page import render
 
-__all__ = ["compute_attention", "render"]
+__all__ = ["render"]
