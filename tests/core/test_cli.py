@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from core.__main__ import main
-from core.models import BUNDLED_NAME, bundled_model_dir
+from core.bundled import bundled_model_dir
+from core.models import BUNDLED_NAME
 from tests.conftest import ROOT
 from tests.tiny_bert import make_tiny_bert
 

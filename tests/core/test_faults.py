@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core import models
+from core import bundled, models
 from core.bert import load_numpy
 from core.models import ModelError, ModelFilesError, ModelNotFoundError
 from core.pretrained import load_pretrained
@@ -106,7 +106,8 @@ def deny_reads_under(monkeypatch, folder: Path) -> None:
             raise PermissionError(errno.EACCES, "Permission denied", str(file))
         return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr(models, "open", guarded_open, raising=False)  # core.models' open only
+    for module in (models, bundled):  # their own `open` only: config.json, the bundled weights' sha256
+        monkeypatch.setattr(module, "open", guarded_open, raising=False)
 
 
 @pytest.mark.parametrize("engine", LOADERS)
@@ -163,7 +164,7 @@ def make_damaged_bundled(folder: Path, monkeypatch) -> Path:
     """A copy of the bundled model, in place of the installed one, whose weights differ from the
     published file by one byte inside a tensor (the file still parses: only the sha256 check can
     tell), in a process that has verified nothing yet."""
-    source = models.bundled_model_dir()
+    source = bundled.bundled_model_dir()
     assert source is not None, "the bundled model package is not installed"
     copy = folder / "bundled"
     copy.mkdir()
@@ -173,8 +174,8 @@ def make_damaged_bundled(folder: Path, monkeypatch) -> Path:
     data = bytearray((source / "model.safetensors").read_bytes())
     data[-1000] ^= 0x01
     (copy / "model.safetensors").write_bytes(bytes(data))
-    monkeypatch.setattr(models, "bundled_model_dir", lambda: copy)
-    monkeypatch.setattr(models, "_VERIFIED_BUNDLED", set())
+    monkeypatch.setattr(bundled, "bundled_model_dir", lambda: copy)
+    monkeypatch.setattr(bundled, "_VERIFIED_BUNDLED", set())
     return copy
 
 
@@ -195,12 +196,12 @@ def test_a_wrong_sha256_for_the_bundled_weights_is_reported_and_not_remembered(d
     with pytest.raises(ModelFilesError, match="may be damaged") as caught:
         LOADERS[engine]("bundled")
     assert "sha256" in str(caught.value) and "pip install --force-reinstall" in str(caught.value)
-    assert damaged_bundled not in models._VERIFIED_BUNDLED
+    assert damaged_bundled not in bundled._VERIFIED_BUNDLED
     with pytest.raises(ModelFilesError, match="may be damaged"):  # checked again, not cached as good
         LOADERS[engine]("bundled")
     repair_bundled(damaged_bundled)
     model = LOADERS[engine]("bundled")
-    assert damaged_bundled in models._VERIFIED_BUNDLED
+    assert damaged_bundled in bundled._VERIFIED_BUNDLED
     works(model.run("the cat sat on the mat"), n_heads=12)
 
 

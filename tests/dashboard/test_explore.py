@@ -277,17 +277,16 @@ def test_md_escapes_markdown():
 
 
 def test_damaged_bundled_weights_are_reported_in_the_page(monkeypatch):
-    from core import models
+    from core import bundled
+    from core.models import ModelFilesError
     from dashboard import engines
 
-    def damaged(model_dir, expected=models.BUNDLED_SHA256):
-        raise models.ModelFilesError(
-            "the bundled weights file has sha256 0000…, expected 53aa…; it may be damaged"
-        )
+    def damaged(model_dir, expected=bundled.BUNDLED_SHA256):
+        raise ModelFilesError("the bundled weights file has sha256 0000…, expected 53aa…; it may be damaged")
 
     # a fresh process as far as the check is concerned: nothing verified or loaded yet
-    monkeypatch.setattr(models, "_VERIFIED_BUNDLED", set())
-    monkeypatch.setattr(models, "verify_bundled", damaged)
+    monkeypatch.setattr(bundled, "_VERIFIED_BUNDLED", set())
+    monkeypatch.setattr(bundled, "verify_bundled", damaged)
     monkeypatch.setattr(engines, "_LOADED", set())
     at = open_page()
     assert not at.exception

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import models
+from core import bundled
 from dashboard import engines
 from tests.core.test_faults import (
     HUB_FAULTS,
@@ -50,7 +50,7 @@ def tiny(tmp_path, tiny_source) -> Path:
 def fresh(monkeypatch):
     """The page's per-process memory of loaded models, emptied for the test (and after it)."""
     monkeypatch.setattr(engines, "_LOADED", set())
-    monkeypatch.setattr(models, "_VERIFIED_BUNDLED", set())
+    monkeypatch.setattr(bundled, "_VERIFIED_BUNDLED", set())
     engines.load_engine.clear()
     engines.compute_attention.clear()
     yield

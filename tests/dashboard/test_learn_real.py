@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.bert import BertNumpy
-from core.models import bundled_model_dir
+from core.bundled import bundled_model_dir
 from tests.dashboard.test_learn import SCRIPT, chart, texts, z
 
 SENTENCE = "The bank approved the loan"

@@ -123,7 +123,7 @@ def test_the_checks_see_markup_that_ran(page):
 def wordpiece():
     from tokenizers import Tokenizer
 
-    from core.models import bundled_model_dir
+    from core.bundled import bundled_model_dir
 
     tok = Tokenizer.from_file(str(bundled_model_dir() / "tokenizer.json"))
     tok.no_padding()
