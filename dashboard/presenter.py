@@ -1,0 +1,47 @@
+"""Presenter mode: the chart and its explanation fill the screen at large type, controls fold away.
+
+Switched on by the sidebar toggle (drawn by dashboard/app.py on every page) and kept in the URL as
+`present=1`, so a teacher can open a prepared link on the classroom projector. Pages ask
+`presenting()` to lay themselves out for a room: the step's or view's chart first, at the top.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard.state import PageLinks, flag_param
+
+KEY = "present"
+LINKS = PageLinks("presenter", (flag_param("present", KEY),))
+
+# Fixed stylesheet (never user text). Presenter mode: larger body type, the sidebar's controls
+# hidden behind its collapse arrow, less padding at the top so the step's heading starts high.
+_PRESENTER_CSS = """
+<style>
+.stMainBlockContainer, .block-container { padding-top: 1.2rem !important; max-width: 100% !important; }
+.stMarkdown p, .stMarkdown li, [data-testid="stCaptionContainer"] p { font-size: 1.35rem !important; }
+h1 { font-size: 2.4rem !important; }
+h2, h3 { font-size: 2.0rem !important; }
+</style>
+"""
+
+
+def presenting() -> bool:
+    """Whether presenter mode is on for this session (the `present` link parameter or the toggle)."""
+    return bool(st.session_state.get(KEY, False))
+
+
+def presenter_toggle_ui() -> bool:
+    """The sidebar's presenter-mode toggle; reads `present` from the link on the session's first
+    run, writes it back on every run, and injects presenter mode's stylesheet. Returns whether on."""
+    LINKS.read_url()
+    on = st.toggle(
+        "Presenter mode",
+        key=KEY,
+        help="For a projector: large type, the chart first, controls folded into the sidebar. "
+        "→ / PageDown and ← / PageUp step through the lesson (or heads on Explore).",
+    )
+    LINKS.write_url()
+    if on:
+        st.html(_PRESENTER_CSS)
+    return bool(on)
