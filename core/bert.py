@@ -201,6 +201,8 @@ def _layer_weights(tensors: dict[str, np.ndarray], i: int, config: BertConfig) -
     for ours, module in (("ln", "attention.output.LayerNorm"), ("ln2", "output.LayerNorm")):
         weights[f"{ours}_gamma"] = _take(tensors, f"{layer}{module}.weight", d)
         weights[f"{ours}_beta"] = _take(tensors, f"{layer}{module}.bias", d)
+    for array in weights.values():
+        array.setflags(write=False)  # traces hand these very arrays to the pages: nobody may edit them
     return SimpleNamespace(**weights)
 
 

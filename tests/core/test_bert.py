@@ -189,8 +189,7 @@ def test_huge_scores_stay_finite_and_match_transformers(tiny_dir):
     """W^Q times 300 pushes the scores far past exp's float32 range: the softmax must stay stable."""
     ours, theirs = BertNumpy.from_pretrained(tiny_dir), torch_model(tiny_dir)
     for layer, torch_layer in zip(ours.layers, theirs.encoder.layer, strict=True):
-        layer.w_q[...] *= 300
-        layer.b_q[...] *= 300
+        layer.w_q, layer.b_q = layer.w_q * 300, layer.b_q * 300  # the engine's own arrays are read-only
         with torch.no_grad():
             torch_layer.attention.self.query.weight.mul_(300)
             torch_layer.attention.self.query.bias.mul_(300)
@@ -388,6 +387,8 @@ def test_trace_names_shapes_and_settings(bundled):
     assert trace.scale and trace.mask is None and trace.ln_eps == cfg.layer_norm_eps
     assert set(trace.given) == {"w_q", "w_k", "w_v", "b_q", "b_k", "b_v", "w_o", "b_o", "ln_gamma", "ln_beta"}
     np.testing.assert_array_equal(trace["w_q"], bundled.layers[2].w_q)
+    # the trace shows the model's own weights: a page that edited them would change the model
+    assert not any(trace[name].flags.writeable for name in trace.given)
 
 
 def test_trace_steps_are_the_lessons_steps(tiny):
