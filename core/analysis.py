@@ -11,26 +11,34 @@ attention *from* a word is the mean of its pieces' rows (each row is a distribut
 one too). Hiding [CLS]/[SEP] drops their rows and columns and renormalises each remaining row over
 the tokens left, so a row still reads as "how this token divides its attention among the others".
 Rollout: Abnar & Zuidema (2020), "Quantifying Attention Flow in Transformers".
+
+Word references name a token by its word, not its position, so a choice survives an edit of the
+sentence: "it", "the#2" (the second "the"), "nlp~2" (the second word piece of "nlp").
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 __all__ = [
+    "HeadLink",
     "HeadScore",
     "TokenView",
     "attention_rollout",
     "drop_tokens",
+    "find_word_ref",
     "head_stats",
     "merge_pieces",
     "piece_text",
     "rank_heads",
+    "rank_heads_specific",
     "token_similarity",
     "token_view",
+    "word_ref",
     "word_spans",
 ]
 
@@ -215,3 +223,102 @@ def token_similarity(hidden: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(hidden, axis=-1, keepdims=True)
     unit = hidden / np.maximum(norms, np.finfo(hidden.dtype).tiny)
     return unit @ unit.T
+
+
+# ---- naming a token by its word ----------------------------------------------------------------------
+
+_REF = re.compile(r"^(?P<word>.+?)(?:#(?P<nth>[1-9][0-9]*))?(?:~(?P<piece>[1-9][0-9]*))?$", re.DOTALL)
+
+
+def word_ref(words: Sequence[str], spans: Sequence[tuple[int, int]], token: int) -> str:
+    """The reference of token `token`: its word's text, "#n" for the word's n-th occurrence (n ≥ 2,
+    counted case-insensitively), "~k" when the token is the word's k-th piece (k ≥ 2).
+
+    `words` holds one label per span (word_spans' spans; special tokens are words of their own).
+    A word whose own text could be read as carrying a suffix always gets "#n", so it reads back.
+    """
+    item = next(i for i, (start, stop) in enumerate(spans) if start <= token < stop)
+    text = words[item]
+    nth = sum(1 for w in words[:item] if w.casefold() == text.casefold()) + 1
+    piece = token - spans[item][0] + 1
+    parsed = _REF.match(text)
+    ambiguous = parsed is None or parsed["word"] != text
+    ref = text + (f"#{nth}" if nth > 1 or ambiguous else "")
+    return ref + (f"~{piece}" if piece > 1 else "")
+
+
+def find_word_ref(ref: str, words: Sequence[str], spans: Sequence[tuple[int, int]]) -> int | None:
+    """The token index `ref` (word_ref's output) names in these words, or None when it is not there."""
+    match = _REF.match(ref)
+    if match is None:
+        return None
+    wanted, nth, piece = match["word"].casefold(), int(match["nth"] or 1), int(match["piece"] or 1)
+    seen = 0
+    for word, (start, stop) in zip(words, spans, strict=True):
+        if word.casefold() == wanted:
+            seen += 1
+            if seen == nth:
+                return start + piece - 1 if piece <= stop - start else None
+    return None
+
+
+# ---- which heads link one token to another, and how specifically ----------------------------------------
+
+# A row "looks at" the target when it gives the target at least this share of the focus's weight and
+# at least LOOKS_AT_MIN; a head "looks at the target from everywhere" when at least EVERYWHERE_SHARE
+# of the other rows do. The explore page states the rule in these words.
+LOOKS_AT_SHARE = 0.5
+LOOKS_AT_MIN = 0.1
+EVERYWHERE_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class HeadLink:
+    """How one head links a focus token to a target token."""
+
+    layer: int  # 0-indexed
+    head: int  # 0-indexed
+    weight: float  # attention from the focus to the target
+    others: float  # mean attention to the target from the other rows (0 when there are none)
+    specific: float  # weight - others: how much more the focus looks at the target than the rest
+    looking: float  # share of the other rows that look at the target (see LOOKS_AT_SHARE)
+    everywhere: bool  # at least EVERYWHERE_SHARE of the other rows look at the target
+
+
+def rank_heads_specific(
+    attn: np.ndarray, focus: int, target: int, exclude: Sequence[bool] | None = None
+) -> list[HeadLink]:
+    """Every head of (L, H, W, W) attention, ranked by how specifically row `focus` looks at column
+    `target`: its weight minus the mean weight the other rows give the target, highest first.
+
+    The other rows are all rows but the focus, the target itself and those `exclude` marks (e.g.
+    [CLS]/[SEP]); with none left, `others` is 0 and no head is flagged.
+    """
+    w = attn.shape[-1]
+    keep = np.ones(w, dtype=bool) if exclude is None else ~np.asarray(exclude, dtype=bool)
+    keep[[focus, target]] = False
+    column = np.asarray(attn[..., :, target], dtype=np.float64)  # (L, H, W): every row to the target
+    weight = column[..., focus]  # (L, H)
+    rest = column[..., keep]  # (L, H, R)
+    n_rest = rest.shape[-1]
+    others = rest.mean(axis=-1) if n_rest else np.zeros_like(weight)
+    threshold = np.maximum(LOOKS_AT_SHARE * weight, LOOKS_AT_MIN)[..., None]  # (L, H, 1)
+    looking = (rest >= threshold).mean(axis=-1) if n_rest else np.zeros_like(weight)
+    specific = weight - others
+    n_heads = attn.shape[1]
+    order = np.argsort(-specific.ravel(), kind="stable")
+    links = []
+    for flat in order:
+        layer, head = divmod(int(flat), n_heads)
+        links.append(
+            HeadLink(
+                layer,
+                head,
+                float(weight[layer, head]),
+                float(others[layer, head]),
+                float(specific[layer, head]),
+                float(looking[layer, head]),
+                bool(n_rest and looking[layer, head] >= EVERYWHERE_SHARE),
+            )
+        )
+    return links

@@ -10,12 +10,15 @@ from hypothesis import strategies as st
 from core.analysis import (
     attention_rollout,
     drop_tokens,
+    find_word_ref,
     head_stats,
     merge_pieces,
     piece_text,
     rank_heads,
+    rank_heads_specific,
     token_similarity,
     token_view,
+    word_ref,
     word_spans,
 )
 
@@ -166,3 +169,87 @@ def test_rollout_and_similarity():
     sim = token_similarity(hidden)
     np.testing.assert_allclose(np.diag(sim), 1.0, atol=1e-6)
     np.testing.assert_allclose(sim, sim.T, atol=1e-6)
+
+
+# ---- word references ---------------------------------------------------------------------------------
+
+# "[CLS] the cat saw the nl ##p [SEP]" merged into words
+REF_WORDS = ["[CLS]", "the", "cat", "saw", "The", "nlp", "[SEP]"]
+REF_SPANS = [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 7), (7, 8)]
+
+
+@pytest.mark.parametrize(
+    ("token", "ref"),
+    [(1, "the"), (2, "cat"), (4, "The#2"), (5, "nlp"), (6, "nlp~2"), (0, "[CLS]"), (7, "[SEP]")],
+)
+def test_word_ref_names_words_and_reads_back(token, ref):
+    assert word_ref(REF_WORDS, REF_SPANS, token) == ref
+    assert find_word_ref(ref, REF_WORDS, REF_SPANS) == token
+
+
+def test_find_word_ref_follows_the_word_into_another_sentence():
+    # "[CLS] a cat and the dog [SEP]": "the#2" is gone, "cat" moved, "the" is there once
+    words = ["[CLS]", "a", "cat", "and", "the", "dog", "[SEP]"]
+    spans = [(i, i + 1) for i in range(7)]
+    assert find_word_ref("cat", words, spans) == 2
+    assert find_word_ref("THE", words, spans) == 4  # case-insensitive
+    assert find_word_ref("the#2", words, spans) is None
+    assert find_word_ref("nlp~2", words, spans) is None
+    assert find_word_ref("dog~2", words, spans) is None  # "dog" has one piece
+    assert find_word_ref("", words, spans) is None
+
+
+def test_a_word_that_looks_like_a_ref_reads_back():
+    words, spans = ["c#1", "x~2", "#"], [(0, 1), (1, 2), (2, 3)]
+    for token in range(3):
+        assert find_word_ref(word_ref(words, spans, token), words, spans) == token
+
+
+# ---- specific head ranking ------------------------------------------------------------------------------
+
+
+def test_rank_heads_specific_by_hand():
+    # one layer, two heads, rows: [CLS], a, b, c, [SEP]; focus a (1), target c (3)
+    everywhere = np.array(
+        [
+            [0.2, 0.2, 0.2, 0.2, 0.2],  # [CLS]: excluded
+            [0.1, 0.1, 0.1, 0.6, 0.1],  # a -> c: 0.6
+            [0.1, 0.1, 0.1, 0.6, 0.1],  # b -> c: 0.6
+            [0.1, 0.1, 0.1, 0.6, 0.1],  # c (the target's own row): excluded
+            [0.1, 0.1, 0.1, 0.6, 0.1],  # [SEP]: excluded
+        ]
+    )
+    specific = everywhere.copy()
+    specific[1] = [0.1, 0.1, 0.1, 0.5, 0.2]  # a -> c: 0.5
+    specific[2] = [0.3, 0.3, 0.3, 0.05, 0.05]  # b -> c: 0.05
+    attn = np.stack([everywhere, specific])[None]  # (1, 2, 5, 5)
+    exclude = [True, False, False, False, True]
+    links = rank_heads_specific(attn, 1, 3, exclude)
+    assert [(x.layer, x.head) for x in links] == [(0, 1), (0, 0)]
+    best, flat = links
+    assert best.weight == pytest.approx(0.5) and best.others == pytest.approx(0.05)
+    assert best.specific == pytest.approx(0.45) and best.looking == 0 and not best.everywhere
+    assert flat.weight == pytest.approx(0.6) and flat.others == pytest.approx(0.6)
+    assert flat.specific == pytest.approx(0.0) and flat.looking == 1 and flat.everywhere
+    # the raw ranking puts the head that looks at c from everywhere first
+    assert rank_heads(attn[:, :, 1, 3])[0].head == 0
+
+
+def test_rank_heads_specific_threshold_and_no_other_rows():
+    # rows 2..5 give the target 0.3, 0.3, 0.05, 0.05 while the focus gives 0.5: half of them reach
+    # half the focus's weight (0.25), so the head is flagged; with 0.2 they would not reach it
+    attn = np.full((1, 1, 6, 6), 0.0)
+    attn[0, 0, :, 1] = [0.5, 0.5, 0.3, 0.3, 0.05, 0.05]
+    attn[0, 0, :, 0] = 1 - attn[0, 0, :, 1]
+    flagged = rank_heads_specific(attn, 0, 1)[0]
+    assert flagged.looking == pytest.approx(0.5) and flagged.everywhere
+    attn[0, 0, 2:4, 1] = 0.2
+    assert not rank_heads_specific(attn, 0, 1)[0].everywhere
+    # small weights everywhere are not "looking": below LOOKS_AT_MIN (0.1)
+    weak = np.full((1, 1, 4, 4), 0.25)
+    weak[0, 0, :, 1] = [0.05, 0.05, 0.06, 0.06]
+    weak[0, 0, :, 0] = 0.45 - weak[0, 0, :, 1] + 0.25
+    assert not rank_heads_specific(weak, 0, 1)[0].everywhere
+    # two tokens: no other rows
+    pair = rank_heads_specific(np.full((2, 3, 2, 2), 0.5), 0, 1)
+    assert len(pair) == 6 and all(x.others == 0 and x.specific == 0.5 and not x.everywhere for x in pair)
