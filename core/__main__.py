@@ -17,19 +17,15 @@ stderr as one line starting "error:", with exit status 2 for a wrong command lin
 from __future__ import annotations
 
 import argparse
-import csv
 import importlib
-import io
-import json
 import os
 import sys
 from pathlib import Path
 
-import numpy as np
+from core.export import JSON_DECIMALS, to_csv, to_json, to_npz  # noqa: F401 (the CLI's writers)
 
 ENGINES = ("numpy", "torch")
 FORMATS = ("json", "csv", "npz")
-JSON_DECIMALS = 8  # abs error 5e-9: below float32's resolution near 1, and keeps files half the size
 
 
 class UsageError(Exception):
@@ -87,55 +83,6 @@ def attend(engine: str, model: str, text: str, pair: str | None):
 
 
 # ---- writers -------------------------------------------------------------------------------------
-
-
-def to_json(result) -> str:
-    payload = {
-        "model": result.model,
-        "engine": result.engine,
-        "tokens": list(result.tokens),
-        "attentions": np.round(result.attentions.astype(np.float64), JSON_DECIMALS).tolist(),
-    }
-    return json.dumps(payload, ensure_ascii=False)
-
-
-def to_csv(result) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["layer", "head", "from_index", "from_token", "to_index", "to_token", "weight"])
-    n_layers, n_heads, t, _ = result.attentions.shape
-    tokens = list(result.tokens)
-    targets = list(enumerate(tokens))
-    for layer in range(n_layers):
-        for head in range(n_heads):
-            rows = result.attentions[layer, head]
-            for i in range(t):
-                weights = [format(w, ".8g") for w in rows[i].tolist()]
-                writer.writerows(
-                    (layer, head, i, tokens[i], j, token, w)
-                    for (j, token), w in zip(targets, weights, strict=True)
-                )
-    return buffer.getvalue()
-
-
-def to_npz(result) -> bytes:
-    buffer = io.BytesIO()
-    word_ids = np.array([-1 if w is None else w for w in result.word_ids], dtype=np.int64)
-    token_types = (
-        result.token_type_ids if result.token_type_ids is not None else np.zeros(len(word_ids), np.int64)
-    )
-    np.savez(
-        buffer,
-        tokens=np.array(result.tokens, dtype=str),
-        attentions=result.attentions,
-        hidden_states=result.hidden_states,
-        special_mask=np.asarray(result.special_mask, dtype=bool),
-        word_ids=word_ids,
-        token_type_ids=np.asarray(token_types, dtype=np.int64),
-        model=np.array(result.model),
-        engine=np.array(result.engine),
-    )
-    return buffer.getvalue()
 
 
 def write_output(data: str | bytes, out: str | None) -> None:

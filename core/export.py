@@ -1,0 +1,76 @@
+"""Writers of an AttentionResult, shared by the CLI (core/__main__.py) and the dashboard's downloads.
+
+JSON: {"model": str, "engine": str, "tokens": [str], "attentions": [L][H][T][T]} (ARCHITECTURE.md),
+weights rounded to 8 decimals. CSV: one row per weight (layer, head, from, to, weight). NPZ: the
+result's arrays. `matrix_csv` writes one matrix on screen with its rows and columns labelled.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+
+import numpy as np
+
+JSON_DECIMALS = 8  # abs error 5e-9: below float32's resolution near 1, and keeps files half the size
+
+
+def to_json(result) -> str:
+    payload = {
+        "model": result.model,
+        "engine": result.engine,
+        "tokens": list(result.tokens),
+        "attentions": np.round(result.attentions.astype(np.float64), JSON_DECIMALS).tolist(),
+    }
+    return json.dumps(payload, ensure_ascii=False)
+
+
+def to_csv(result) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["layer", "head", "from_index", "from_token", "to_index", "to_token", "weight"])
+    n_layers, n_heads, t, _ = result.attentions.shape
+    tokens = list(result.tokens)
+    targets = list(enumerate(tokens))
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            rows = result.attentions[layer, head]
+            for i in range(t):
+                weights = [format(w, ".8g") for w in rows[i].tolist()]
+                writer.writerows(
+                    (layer, head, i, tokens[i], j, token, w)
+                    for (j, token), w in zip(targets, weights, strict=True)
+                )
+    return buffer.getvalue()
+
+
+def to_npz(result) -> bytes:
+    buffer = io.BytesIO()
+    word_ids = np.array([-1 if w is None else w for w in result.word_ids], dtype=np.int64)
+    token_types = (
+        result.token_type_ids if result.token_type_ids is not None else np.zeros(len(word_ids), np.int64)
+    )
+    np.savez(
+        buffer,
+        tokens=np.array(result.tokens, dtype=str),
+        attentions=result.attentions,
+        hidden_states=result.hidden_states,
+        special_mask=np.asarray(result.special_mask, dtype=bool),
+        word_ids=word_ids,
+        token_type_ids=np.asarray(token_types, dtype=np.int64),
+        model=np.array(result.model),
+        engine=np.array(result.engine),
+    )
+    return buffer.getvalue()
+
+
+def matrix_csv(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], corner: str = "") -> str:
+    """One 2-D matrix as CSV: a header of column labels (after `corner`), then a labelled row each."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([corner, *cols])
+    for label, row in zip(rows, np.asarray(values, dtype=np.float64).tolist(), strict=True):
+        writer.writerow([label, *(format(v, ".8g") for v in row)])
+    return buffer.getvalue()
