@@ -125,9 +125,87 @@ THUMBNAIL_HOVER = (
 )
 
 FIND_THE_HEAD = (
-    "**Find the head:** the strongest link from “{a}” to “{b}” is in layer {layer}, head {head}, "
-    "where {weight:.0%} of “{a}”'s attention goes to “{b}”."
+    "**Find the head:** the most specific link from “{a}” to “{b}” is in layer {layer}, head {head}: "
+    "“{a}” gives “{b}” {weight:.0%} of its attention, {specific:+.0%} more than the other words "
+    "do on average ({others:.0%})."
+)
+FIND_THE_HEAD_NONE = (
+    "**Find the head:** no head links “{a}” to “{b}” more than it links the other words to “{b}”: "
+    "the best is layer {layer}, head {head}, where “{a}” gives “{b}” {weight:.0%} of its attention "
+    "and the other words {others:.0%} on average."
 )
 FOCUS_GRID_CAPTION = "Weight from “{a}” to “{b}” in every head (layers and heads from 1)"
-TOP_HEADS_CAPTION = "Top heads, one click away (opens the head view):"
+TOP_HEADS_CAPTION = "Most specific heads, one click away (opens the head view):"
+RANK_TABLE_HEADER = (
+    "| # | head | “{a}” → “{b}” | other words → “{b}” | specific | |\n|---|---|--:|--:|--:|---|"
+)
+RANK_TABLE_ROW = (
+    "| {rank} | layer {layer}, head {head} | {weight:.2f} | {others:.2f} | **{specific:+.2f}** | {note} |"
+)
+EVERYWHERE_NOTE = "⚠ looks at “{b}” from everywhere"
+STRONGEST_RAW = "strongest raw weight"
+RANK_RULE = (
+    "Specific = the weight from “{a}” to “{b}” minus the mean weight the other words give “{b}” "
+    "(not \\[CLS\\]/\\[SEP\\], not “{a}” or “{b}” itself); heads are ranked by it. ⚠ marks a "
+    "head where at least half of the other words give “{b}” at least half as much as “{a}” does "
+    "(and at least 0.10): it looks at “{b}” from everywhere, so its weight says little about “{a}”."
+)
+RAW_TOP_EVERYWHERE = (
+    "The strongest raw weight, layer {layer}, head {head} ({weight:.2f}), looks at “{b}” from "
+    "everywhere ({looking:.0%} of the other words give it at least half as much as “{a}” does); by "
+    "specific score it ranks {rank} of {total}."
+)
+RAW_TOP_SPECIFIC = (
+    "The strongest raw weight is layer {layer}, head {head} ({weight:.2f}): rank {rank} of {total} by "
+    "specific score."
+)
+
+# ---- the trophy pair: does attention follow the meaning? -----------------------------------------------
+
+TROPHY_TITLE = "#### “Too large” or “too small”: does attention follow the meaning?"
+TROPHY_INTRO = (
+    "In “{large}” *it* is the trophy; in “{small}” it is the suitcase. Below: the heads that link "
+    "“it” most specifically to either noun in either sentence, and where each puts more of "
+    "“it”'s attention in each sentence (weights from “it”, **bold** = the larger)."
+)
+TROPHY_HEADER = (
+    "| head | too large: trophy / suitcase | too small: trophy / suitcase | follows the meaning? |\n"
+    "|---|--:|--:|---|"
+)
+TROPHY_ROW = "| layer {layer}, head {head} | {large} | {small} | {verdict} |"
+TROPHY_YES = "yes: trophy, then suitcase"
+TROPHY_NO = "no: {first}, then {second}"
+TROPHY_NONE = (
+    "None of these {n} heads switches from “trophy” to “suitcase” when “large” becomes “small”: "
+    "in this model, the attention from “it” does not follow the meaning here."
+)
+TROPHY_ALL = (
+    "All {n} heads switch from “trophy” to “suitcase” when “large” becomes “small”: in this model, "
+    "their attention from “it” follows the meaning."
+)
+TROPHY_SOME = (
+    "{k} of these {n} heads switch from “trophy” to “suitcase” when “large” becomes “small”; the "
+    "other {rest} keep the same noun in both sentences. Attention that follows the meaning in a few "
+    "heads is a hint, not proof, of how the model reads “it”."
+)
+
+# ---- how to read this page ----------------------------------------------------------------------------
+
+HOW_TO_READ_LABEL = "How to read this page"
+HOW_TO_READ = """
+- **Layers and heads.** The model reads the sentence in a stack of layers, one after the other (the
+  sidebar says how many); each layer has several attention heads that look at the sentence
+  independently. Layers and heads are counted from 1 on the page.
+- **A head's map.** Each row is a token that reads (the *query*), each column a token it reads from
+  (the *key*); a row's weights add up to 1.
+- **\\[CLS\\] and \\[SEP\\].** Special tokens the tokenizer adds at the start and the end. Many
+  heads park attention on them when they have nothing better to do: “Hide \\[CLS\\]/\\[SEP\\]” takes
+  them out.
+- **Word pieces.** Rare words are cut into pieces (*nlp* → *nl* + *##p*); “Merge word pieces”
+  shows whole words.
+- **What attention is not.** A weight says where a token's new value is read *from*, not *why* the
+  model decides anything: other parts of the model (feed-forward layers, the residual stream) do
+  much of the work.
+"""
+TO_LEARN = "Step by step: [this sentence, one layer of this model's attention, on the learn page]({url})"
 FOCUS_ROWS_CAPTION = "Where “{a}” looks, in every layer and head (rows), over all tokens (columns)"

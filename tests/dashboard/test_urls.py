@@ -197,7 +197,8 @@ def test_learn_links():
 # ================================================================================================
 
 EXPLORE_SCRIPT = page_script("explore")
-EXPLORE_INTS = {"layer": (0, 999), "head": (0, 999), "focus": (0, 99_999), "target": (0, 99_999)}
+EXPLORE_INTS = {"layer": (0, 999), "head": (0, 999)}
+EXPLORE_WORDS = ("focus", "target")  # word references: "it", "the#2"; an old link's number is a position
 TINY = {"layers": 2, "heads": 2}
 
 
@@ -216,7 +217,7 @@ def explore_links(tiny_model: str) -> st.SearchStrategy[dict]:
             "text": url_value(),
             "view": url_value(*VIEWS),
             "engine": url_value("torch", "numpy"),
-            **{name: url_value() for name in EXPLORE_INTS},
+            **{name: url_value() for name in (*EXPLORE_INTS, *EXPLORE_WORDS)},
             "merge": url_value("1", "0"),
             "hide": url_value("1", "0"),
         },
@@ -248,8 +249,18 @@ def check_explore_link(at: AppTest, params: dict, tiny_model: str) -> None:
         if not int_ok(raw, lo, hi):
             assert_named(at, name)
         elif result is not None and model == tiny_model:
-            size = {"layer": result.n_layers, "head": result.n_heads}.get(name, result.n_tokens)
+            size = {"layer": result.n_layers, "head": result.n_heads}[name]
             if int(raw) >= size:
+                assert_named(at, name)
+    # an example picks its own words (unless the link names both), and a text without words shows none
+    refs = [clean_input(values.get(name, ""), 100)[0].strip() for name in EXPLORE_WORDS]
+    example_picks = at.session_state["explore_example"] is not None and not all(refs)
+    if result is not None and not example_picks and not result.special_mask.all():
+        from dashboard.views.explore.links import MAX_REF_CHARS, token_of
+
+        for name in EXPLORE_WORDS:
+            ref = clean_input(values.get(name, ""), MAX_REF_CHARS)[0].strip()
+            if ref and token_of(result, ref) is None:
                 assert_named(at, name)
 
 

@@ -2,16 +2,18 @@
 link asks for beyond the table (an example, a model), and the checks that wait for the model and
 the text.
 
-URL parameters: text, example, model, engine, view, layer, head, focus, target, merge, hide. Layers,
-heads and token positions are 0-indexed. A link is read on the session's first run; the URL is
-written at the end of every run.
+URL parameters: text, example, model, engine, view, layer, head, focus, target, merge, hide. Layers
+and heads are 0-indexed. Focus and target name words (core.analysis.word_ref: "it", "the#2" for the
+second "the", "nlp~2" for a word's second piece), so they follow the word when the sentence changes;
+an old link's whole number is read as a token position when no word of the text is that number.
+A link is read on the session's first run; the URL is written at the end of every run.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from core.analysis import TokenView, rank_heads, token_view
+from core.analysis import TokenView, find_word_ref, token_view, word_ref
 from core.models import BUNDLED_KEY, CURATED_HUB_MODELS, MAX_CHOICE_CHARS
 from core.result import AttentionResult
 from core.text import clean_input
@@ -19,10 +21,13 @@ from dashboard.content.explore import DEFAULT_EXAMPLE, EXAMPLES, VIEWS
 from dashboard.engines import allowed_engines, allowed_models, default_engine
 from dashboard.hosted import Limits
 from dashboard.state import PageLinks, Parsed, UrlParam, choice_param, flag_param, int_param, text_param
+from dashboard.views.explore.results import link_ranking
 from dashboard.views.explore.widgets import max_chars, reset_widgets
+from dashboard.widgets import md
 
 OTHER_MODEL = "__other__"  # the picker's entry for a Hub id or folder typed by the user
 LINK_POSITIONS = ("layer", "head", "focus", "target")  # URL values checked against the model and text
+MAX_REF_CHARS = 100  # a word reference in a link: longer ones are cut
 
 # Widgets drawn on every run, whose keys hold the page state: Streamlit drops a widget's key when a
 # run does not draw it (another page, or a run that stopped early), so PageLinks keeps a copy.
@@ -48,6 +53,10 @@ def _parse_model(raw: str) -> Parsed:
     return clean_input(raw or BUNDLED_KEY, MAX_CHOICE_CHARS + 1)[0].strip(), None
 
 
+def _parse_ref(raw: str) -> Parsed:
+    return clean_input(raw, MAX_REF_CHARS)[0].strip() or None, None
+
+
 def page_links(limits: Limits) -> PageLinks:
     """The page's URL table; "explore_model" is the key of the model shown."""
     engines = allowed_engines(limits)
@@ -61,8 +70,8 @@ def page_links(limits: Limits) -> PageLinks:
             choice_param("view", "explore_view", "head", list(VIEWS), keep_default=True),
             int_param("layer", "explore_layer", 0, 0, 999, keep_default=True),
             int_param("head", "explore_head", 0, 0, 999, keep_default=True),
-            int_param("focus", "explore_focus", None, 0, 99_999),
-            int_param("target", "explore_target", None, 0, 99_999),
+            UrlParam("focus", "explore_focus", None, _parse_ref),
+            UrlParam("target", "explore_target", None, _parse_ref),
             flag_param("merge", "explore_merge"),
             flag_param("hide", "explore_hide"),
         ),
@@ -120,8 +129,9 @@ def write_url(limits: Limits) -> None:
 
 
 def check_link_positions(result: AttentionResult) -> list[str]:
-    """Once per session, with the first result: the link's layer, head and token positions that this
-    model or text does not have are reset, with a note (the URL alone cannot say they are wrong)."""
+    """Once per session, with the first result: the link's layer and head that this model does not
+    have are reset, with a note (the URL alone cannot say they are wrong). Focus and target are
+    checked by `resolve_pair`."""
     ss = st.session_state
     if not ss.pop("explore_check_link", False):
         return []
@@ -135,44 +145,89 @@ def check_link_positions(result: AttentionResult) -> list[str]:
             )
             ss[f"explore_{name}"] = 0
             reset_widgets(name)
-    for name in ("focus", "target"):
-        value = ss.get(f"explore_{name}")
-        if value is not None and value >= result.n_tokens:
-            notes.append(
-                f"The link's `{name}` token {value} is past this text's {result.n_tokens} tokens; "
-                "showing the first word instead."
-            )
-            ss[f"explore_{name}"] = None
     return notes
 
 
-def _find_word(result: AttentionResult, word: str) -> int | None:
-    """The first token index of the first whole word equal to `word` (case-insensitive)."""
-    words = token_view(result.tokens, result.word_ids, result.special_mask, merge_words=True)
-    for label, (start, _stop) in zip(words.labels, words.spans, strict=True):
-        if label.lower() == word.lower() and not result.special_mask[start]:
-            return start
-    return None
+# ---- focus and target: words, not positions -----------------------------------------------------------
+
+
+def _words(result: AttentionResult) -> TokenView:
+    return token_view(result.tokens, result.word_ids, result.special_mask, merge_words=True)
+
+
+def token_of(result: AttentionResult, ref: str | None) -> int | None:
+    """The token the reference names in this result, or None. A whole number that is no word of the
+    text is a token position (links written before words were used)."""
+    if not ref:
+        return None
+    words = _words(result)
+    found = find_word_ref(ref, words.labels, words.spans)
+    if found is None and ref.isascii() and ref.isdigit() and int(ref) < result.n_tokens:
+        return int(ref)
+    return found
+
+
+def ref_of(result: AttentionResult, token: int) -> str:
+    """The word reference of token `token` in this result."""
+    words = _words(result)
+    return word_ref(words.labels, words.spans, token)
+
+
+def resolve_pair(result: AttentionResult) -> tuple[tuple[int | None, int | None], list[str]]:
+    """The focus and target tokens for this result, and what the page should say about them.
+
+    When the text changed since they were last resolved, each follows its word if the new text has
+    it, else falls back to the page's default (and the reference is cleared, so the head view marks
+    no pair nobody chose); the notes say which.
+    """
+    ss = st.session_state
+    text = ss.get("explore_text", "")
+    before = ss.get("explore_pair_text")
+    changed = before is not None and before != text
+    ss["explore_pair_text"] = text
+    tokens: list[int | None] = []
+    kept, lost = [], []
+    for name, what in (("focus", "focus word"), ("target", "target word")):
+        ref = ss.get(f"explore_{name}")
+        token = token_of(result, ref)
+        if ref and token is None:
+            ss[f"explore_{name}"] = None
+            lost.append((name, what, ref))
+        elif ref and token is not None:
+            canonical = ref_of(result, token)
+            if canonical != ref:  # an old link's position, or another spelling: name the word
+                ss[f"explore_{name}"] = canonical
+            kept.append(canonical)
+        tokens.append(token)
+    notes = [
+        f"The {what} “{md(ref)}” is not a word of "
+        + ("the new text" if changed else f"this text (the link's `{name}`)")
+        + f", so the {what} is back to the page's default."
+        for name, what, ref in lost
+    ]
+    if changed and kept and not lost:
+        shown = " → ".join(f"“{md(ref)}”" for ref in kept)
+        notes.append(f"The new text still has {shown}: the choice follows the words.")
+    return (tokens[0], tokens[1]), notes
 
 
 def apply_pending(result: AttentionResult, view: TokenView) -> None:
-    """After an example is chosen: select its two words, and the head linking them most strongly."""
+    """After an example is chosen: select its two words, and the head linking them most specifically."""
     ss = st.session_state
     name = ss.get("explore_pending")
     if name not in EXAMPLES:
         return
     example = EXAMPLES[name]
-    focus, target = _find_word(result, example.focus), _find_word(result, example.target)
-    if focus is not None:
-        ss["explore_focus"] = focus
-    if target is not None:
-        ss["explore_target"] = target
+    focus, target = token_of(result, example.focus), token_of(result, example.target)
+    ss["explore_focus"] = ref_of(result, focus) if focus is not None else None
+    ss["explore_target"] = ref_of(result, target) if target is not None else None
+    ss["explore_pair_text"] = ss.get("explore_text", "")  # chosen for this text: nothing to follow
     reset_widgets("focus")
     reset_widgets("target")
     a = view.item_of_token(focus) if focus is not None else None
     b = view.item_of_token(target) if target is not None else None
-    if ss.get("explore_pending_best_head") and a is not None and b is not None:
-        best = rank_heads(view.row(result.attentions, a)[..., b], top=1)[0]
+    if ss.get("explore_pending_best_head") and a is not None and b is not None and a != b:
+        best = link_ranking(result, view, a, b)[0]
         ss["explore_layer"], ss["explore_head"] = best.layer, best.head
         reset_widgets("layer")
         reset_widgets("head")

@@ -1,13 +1,18 @@
 """Which model and engine the explore page shows: the sidebar's model picker and engine switch, loading
 with a fallback to the last model that worked, and the parity badge between the two engines.
 
-Model problems show as st.error; the last model that loaded stays in use. A failure is remembered
-for the session (not cached: st.cache_resource keeps no exceptions) until the user asks again.
+Model problems show as st.error; the last model that loaded stays in use, and the picker moves back
+to it, so it never names a model the page does not show. A failure is remembered for the session
+(not cached: st.cache_resource keeps no exceptions) until the user asks again.
+
+Error messages are our own text with `code` spans (a command, a Hub id); they may embed user text
+(a path): `error_md` keeps the code spans and escapes everything else.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 
 import streamlit as st
 
@@ -40,6 +45,14 @@ from dashboard.views.explore.links import OTHER_MODEL
 from dashboard.widgets import md
 
 LOG = logging.getLogger(__name__)
+_CODE_SPAN = re.compile(r"(`[^`\n]+`)")
+
+
+def error_md(message: object) -> str:
+    """A message for st.error: its `code` spans kept (markdown shows their content literally) and
+    the rest escaped (dashboard.widgets.md), so user text inside it is never read as markdown."""
+    parts = _CODE_SPAN.split(str(message).replace("\n", " "))
+    return "".join(part if index % 2 else md(part) for index, part in enumerate(parts))
 
 
 def model_label(key: str) -> str:
@@ -94,6 +107,8 @@ def model_ui(limits: Limits) -> tuple[str, str]:
         options = [BUNDLED_KEY, *CURATED_HUB_MODELS]
         if limits.allow_custom_models:
             options.append(OTHER_MODEL)
+        if (shown := ss.pop("explore_model_choice_next", None)) in options:
+            ss["explore_model_choice"] = shown  # the model asked for failed: name the one shown
         if ss.get("explore_model_choice") not in options:
             ss["explore_model_choice"] = BUNDLED_KEY
         choice = st.selectbox(
@@ -158,24 +173,41 @@ def try_load(requested: str, engine: str, limits: Limits) -> tuple[ModelSpec, At
 def resolve_model(requested: str, engine: str, limits: Limits) -> tuple[ModelSpec, AttentionEngine] | None:
     """Load what was asked for, or say why not and fall back to the last model that worked."""
     ss = st.session_state
+    if notice := ss.pop("explore_model_notice", None):  # said before the picker moved back
+        st.error(notice)
     loaded = try_load(requested, engine, limits)
     if isinstance(loaded, tuple):
         ss["explore_last_good"] = loaded[0].key
         return loaded
     last_good = ss.get("explore_last_good", BUNDLED_KEY)
     fallback = try_load(last_good, engine, limits) if last_good != requested else loaded
-    asked = md(model_label(requested))
+    asked, reason = md(model_label(requested)), error_md(loaded.rstrip("."))
     if isinstance(fallback, tuple):
-        reason = md(loaded.rstrip("."))
-        st.error(f"Could not use the model “{asked}”: {reason}. Still showing {md(fallback[0].label)}.")
+        _fell_back(
+            requested,
+            f"Could not use the model “{asked}”: {reason}. Still showing {md(fallback[0].label)}.",
+            fallback[0],
+        )
         return fallback
-    st.error(f"Could not use the model “{asked}”: {md(loaded.rstrip('.'))}.")
     if last_good != BUNDLED_KEY and requested != BUNDLED_KEY:
         bundled = try_load(BUNDLED_KEY, engine, limits)
         if isinstance(bundled, tuple):
             ss["explore_last_good"] = BUNDLED_KEY
+            _fell_back(requested, f"Could not use the model “{asked}”: {reason}.", bundled[0])
             return bundled
+    st.error(f"Could not use the model “{asked}”: {reason}.")
     return None
+
+
+def _fell_back(requested: str, message: str, shown: ModelSpec) -> None:
+    """Say why the model asked for is not shown. When the picker named it, move the picker back to
+    the model shown (a widget's value can only change before it is drawn: run again)."""
+    ss = st.session_state
+    if ss.get("explore_model_choice") == requested and requested != shown.key:
+        ss["explore_model_choice_next"] = shown.key
+        ss["explore_model_notice"] = message
+        st.rerun()
+    st.error(message)
 
 
 def parity_ui(model_key: str, engine: str, text: str, limits: Limits, result: AttentionResult) -> None:

@@ -4,13 +4,16 @@ result, then one view. Each step that can fail says why in the page and stops th
 from __future__ import annotations
 
 import logging
+from urllib.parse import quote
 
 import streamlit as st
 
 from core.models import MAX_CHOICE_CHARS, ModelError, ModelSpec
 from core.result import AttentionResult
+from dashboard.content.explore import HOW_TO_READ, HOW_TO_READ_LABEL, TO_LEARN
 from dashboard.engines import ENGINES, allowed_engines
 from dashboard.hosted import Limits, current_limits
+from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text
 from dashboard.views.explore import links, loading
 from dashboard.views.explore.results import TooManyTexts, result_for, shown_token_view
@@ -23,6 +26,9 @@ LOG = logging.getLogger(__name__)
 
 def render() -> None:
     st.title("Explore: a pretrained BERT's attention")
+    if not presenting():  # a room sees the chart; the reader alone gets the primer
+        with st.expander(HOW_TO_READ_LABEL):
+            st.markdown(HOW_TO_READ)
     limits = current_limits()  # read on every run: the setting can change without a restart
     try:
         _render(limits)
@@ -59,7 +65,7 @@ def _compute(spec: ModelSpec, engine: str, text: str, limits: Limits) -> Attenti
             "each visitor, so that everyone gets a turn. Wait a few seconds, then try again."
         )
     except (ModelError, ValueError) as err:  # ValueError: text an engine cannot read (TextError)
-        st.error(f"Could not run the model on this text: {md(err)}")
+        st.error(f"Could not run the model on this text: {loading.error_md(err)}")
     except Exception as err:
         LOG.exception("computing attention failed")
         st.error(f"Could not run the model on this text ({type(err).__name__}).")
@@ -96,12 +102,12 @@ def _show(
     view_name, merge, hide = options
     view = shown_token_view(result, merge, hide)
     links.apply_pending(result, view)
+    tokens, notes = links.resolve_pair(result)  # focus and target name words: follow them
+    for note in notes:
+        st.info(note)
     sig = signature(spec.key, engine, text, merge, hide)
-    focus, target = ss.get("explore_focus"), ss.get("explore_target")
-    pair = (
-        view.item_of_token(focus) if focus is not None and focus < result.n_tokens else None,
-        view.item_of_token(target) if target is not None and target < result.n_tokens else None,
-    )
+    chosen = ss.get("explore_focus") and ss.get("explore_target")  # mark a pair only when chosen
+    pair = tuple(view.item_of_token(t) if chosen and t is not None else None for t in tokens)
     if view_name == "head":
         head_view(result, view, pair)
     elif view_name == "lines":
@@ -109,7 +115,15 @@ def _show(
     elif view_name == "model":
         model_view(result, view, spec.key, engine, text, limits.max_tokens)
     else:
-        focus_view(result, view, sig)
+        focus_view(result, view, sig, tokens, (spec.key, engine, limits.max_tokens))
+
+
+LEARN_TEXT_CHARS = 2000  # the learn page keeps at most this many characters of a sentence
+
+
+def learn_url(text: str) -> str:
+    """The learn page's real-BERT mode on this sentence (user text only ever URL-encoded)."""
+    return f"learn?example=bert&text={quote(text[:LEARN_TEXT_CHARS], safe='')}"
 
 
 def _render(limits: Limits) -> None:
@@ -135,6 +149,8 @@ def _render(limits: Limits) -> None:
         st.info("Type a sentence above, or pick an example.")
         links.write_url(limits)
         return
+    if not presenting():
+        st.caption(TO_LEARN.format(url=learn_url(text)))
     result = _compute(spec, engine, text, limits)
     if result is None:
         return

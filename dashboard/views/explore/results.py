@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import streamlit as st
 
-from core.analysis import TokenView, head_stats, token_view
+from core.analysis import HeadLink, TokenView, head_stats, rank_heads_specific, token_view
 from core.result import AttentionResult
 from dashboard.charts.thumbnails import thumbnail_grid_png
 from dashboard.content.explore import THUMBNAIL_HOVER
@@ -57,6 +58,15 @@ def shown_token_view(result: AttentionResult, merge: bool, hide: bool) -> TokenV
     return token_view(
         result.tokens, result.word_ids, result.special_mask, merge_words=merge, hide_special=hide
     )
+
+
+def link_ranking(result: AttentionResult, view: TokenView, focus: int, target: int) -> list[HeadLink]:
+    """Every head ranked by how specifically shown item `focus` looks at shown item `target`
+    (core.analysis.rank_heads_specific); [CLS]/[SEP] rows are not among "the other tokens"."""
+    # one layer at a time: the shown (L, H, W, W) array, without a merged copy of every layer at once
+    shown = np.stack([view.matrix(result.attentions[layer]) for layer in range(result.n_layers)])
+    special = [bool(result.special_mask[start]) for start, _stop in view.shown_spans]
+    return rank_heads_specific(shown, focus, target, special)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

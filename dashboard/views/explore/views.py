@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.analysis import TokenView, head_stats, rank_heads
+from core.analysis import TokenView, head_stats
 from core.result import AttentionResult
 from dashboard.charts.explore import focus_heatmap, head_heatmap, head_weight_grid
 from dashboard.charts.lines import lines_figure
 from dashboard.charts.thumbnails import model_grid_figure
 from dashboard.content import explore as text
-from dashboard.views.explore.results import model_grid_data
+from dashboard.content.explore import EXAMPLES
+from dashboard.views.explore import find_head, links
+from dashboard.views.explore.results import link_ranking, model_grid_data
 from dashboard.views.explore.widgets import (
     bound_key,
     layer_head_ui,
@@ -197,41 +199,42 @@ def model_view(
 # ---- focus and "find the head" ---------------------------------------------------------------------
 
 
-def _top_heads_ui(ranked: list) -> None:
-    st.caption(text.TOP_HEADS_CAPTION)
-    for rank, score in enumerate(ranked, start=1):
-        st.button(
-            f"{rank}. layer {score.layer + 1}, head {score.head + 1}: {score.weight:.2f}",
-            key=f"explore_top_{rank}",
-            on_click=open_head,
-            args=(score.layer, score.head),
-            width="stretch",
-        )
-
-
-def focus_view(result: AttentionResult, view: TokenView, sig: str) -> None:
+def _pair_ui(result: AttentionResult, view: TokenView, sig: str, tokens: tuple) -> tuple[int, int]:
+    """The focus and target pickers; a choice (not the page's defaults) is kept as two word
+    references, so it follows the words into an edited sentence and the head view marks it."""
+    ss = st.session_state
     cols = st.columns(2)
     with cols[0]:
-        a = token_picker_ui("focus", "Focus token (from)", view, result, sig)
+        a, chose_a = token_picker_ui("focus", "Focus token (from)", view, result, sig, tokens[0])
     with cols[1]:
-        b = token_picker_ui("target", "Find the heads that link it to (to)", view, result, sig, avoid=a)
+        label = "Find the heads that link it to (to)"
+        b, chose_b = token_picker_ui("target", label, view, result, sig, tokens[1], avoid=a)
+    if chose_a or chose_b:
+        ss["explore_focus"] = links.ref_of(result, view.shown_spans[a][0])
+        ss["explore_target"] = links.ref_of(result, view.shown_spans[b][0])
+    return a, b
+
+
+def focus_view(result: AttentionResult, view: TokenView, sig: str, tokens: tuple, source: tuple) -> None:
+    """One token in every head, and the heads that link it most specifically to a target.
+    `tokens`: the resolved (focus, target) token indices or None; `source`: (model, engine, max tokens)."""
+    a, b = _pair_ui(result, view, sig, tokens)
     rows = view.row(result.attentions, a)  # (L, H, W): where the focus token looks, in every head
     weights = rows[..., b]  # (L, H)
-    ranked = rank_heads(weights, top=5)
+    ranked = link_ranking(result, view, a, b)
     a_label, b_label = view.labels[a], view.labels[b]
     best = ranked[0]
-    st.markdown(
-        text.FIND_THE_HEAD.format(
-            a=md(a_label), b=md(b_label), layer=best.layer + 1, head=best.head + 1, weight=best.weight
-        )
-    )
+    st.markdown(find_head.headline(ranked, a_label, b_label))
     left, right = st.columns([3, 1])
     with left:
         st.caption(text.FOCUS_GRID_CAPTION.format(a=md(a_label), b=md(b_label)))
         grid = head_weight_grid(weights, a_label, b_label, selected=(best.layer, best.head))
         chart(grid, "explore_focus_grid")
     with right:
-        _top_heads_ui(ranked)
+        find_head.top_heads_ui(ranked)
+    find_head.ranking_table_ui(ranked, a_label, b_label)
+    if st.session_state.get("explore_text") in {EXAMPLES[name].text for name in find_head.TROPHY}:
+        find_head.trophy_ui(*source, view.merged, view.renormalised)
     st.caption(text.FOCUS_ROWS_CAPTION.format(a=md(a_label)))
     chart(focus_heatmap(rows, view.labels, a_label), "explore_focus_chart")
     if note := view_note(view):

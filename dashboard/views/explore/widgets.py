@@ -174,18 +174,22 @@ def _default_item(view: TokenView, special: np.ndarray, skip: int | None = None)
 
 
 def token_picker_ui(
-    name: str, label: str, view: TokenView, result: AttentionResult, sig: str, avoid: int | None = None
-) -> int:
-    """A selectbox over the shown tokens, bound to the canonical token index `explore_<name>`."""
-    ss = st.session_state
-    stored = ss.get(f"explore_{name}")
-    item = view.item_of_token(stored) if stored is not None and stored < result.n_tokens else None
-    if item is None:
-        item = _default_item(view, result.special_mask, skip=avoid)
+    name: str,
+    label: str,
+    view: TokenView,
+    result: AttentionResult,
+    sig: str,
+    token: int | None,
+    avoid: int | None = None,
+) -> tuple[int, bool]:
+    """A selectbox over the shown tokens, seeded from `token` (the word `explore_<name>` names,
+    resolved by the page) or the page's default. Returns (the shown item, whether it is the user's
+    choice rather than the default); the caller stores the choice as a word reference."""
+    item = view.item_of_token(token) if token is not None and token < result.n_tokens else None
+    default = _default_item(view, result.special_mask, skip=avoid)
     labels = view.labels
-    key = bound_key(name, sig, item)
+    key = bound_key(name, sig, default if item is None else item)
     chosen = st.selectbox(
         label, list(range(view.n_items)), format_func=lambda i: f"{labels[i]}  (#{i + 1})", key=key
     )
-    ss[f"explore_{name}"] = view.shown_spans[chosen][0]
-    return chosen
+    return chosen, item is not None or chosen != default
