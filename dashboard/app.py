@@ -12,9 +12,16 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
+from dashboard import presenter  # noqa: E402
 from dashboard.views import learn  # noqa: E402
 
-st.set_page_config(page_title="Attention Explorer", page_icon=":material/visibility:", layout="wide")
+# a link with present=1 opens with the sidebar (the controls) folded away, the chart first
+st.set_page_config(
+    page_title="Attention Explorer",
+    page_icon=":material/visibility:",
+    layout="wide",
+    initial_sidebar_state="collapsed" if presenter.link_asks_to_present() else "auto",
+)
 
 LEARN_TITLE, LEARN_ICON = "Learn: attention from scratch", ":material/calculate:"
 # Streamlit serves its default page only at "/", so /learn gets a hidden twin of the same page:
@@ -36,6 +43,7 @@ EXPLORE = st.Page(
 
 page = st.navigation([LEARN, LEARN_LINK, EXPLORE])
 with st.sidebar:
+    presenter.presenter_toggle_ui()
     st.caption(
         "Attention Explorer computes attention step by step in NumPy and shows the heads of a real "
         "BERT. Layers and heads are numbered from 1 on screen."

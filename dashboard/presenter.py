@@ -18,7 +18,7 @@ LINKS = PageLinks("presenter", (flag_param("present", KEY),))
 # hidden behind its collapse arrow, less padding at the top so the step's heading starts high.
 _PRESENTER_CSS = """
 <style>
-.stMainBlockContainer, .block-container { padding-top: 1.2rem !important; max-width: 100% !important; }
+.stMainBlockContainer, .block-container { padding-top: 3.6rem !important; max-width: 100% !important; }
 .stMarkdown p, .stMarkdown li, [data-testid="stCaptionContainer"] p { font-size: 1.35rem !important; }
 h1 { font-size: 2.4rem !important; }
 h2, h3 { font-size: 2.0rem !important; }
@@ -29,6 +29,13 @@ h2, h3 { font-size: 2.0rem !important; }
 def presenting() -> bool:
     """Whether presenter mode is on for this session (the `present` link parameter or the toggle)."""
     return bool(st.session_state.get(KEY, False))
+
+
+def link_asks_to_present() -> bool:
+    """Whether this session starts in presenter mode (read before the page is set up, so the
+    sidebar can start folded)."""
+    LINKS.read_url()
+    return presenting()
 
 
 def presenter_toggle_ui() -> bool:

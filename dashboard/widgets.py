@@ -3,18 +3,62 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from urllib.parse import urlencode
 
+import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-# One toolbar for every chart: no Plotly logo; the camera button saves a PNG at twice the screen's
-# resolution, sharp enough for a slide.
-PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+from core.export import matrix_csv
+
+APP_SLUG = "attention-explorer"
+# One toolbar for every chart: no Plotly logo; the camera button saves a PNG at three times the
+# screen's resolution, sharp enough for a slide, named after what it shows (see chart_filename).
+PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 3}}
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_-]+")
 
 
-def chart(fig: go.Figure, key: str, **kwargs) -> None:
-    """Draw a Plotly figure with the shared toolbar; kwargs go to st.plotly_chart (on_select, width...)."""
-    st.plotly_chart(fig, key=key, config=PLOT_CONFIG, **kwargs)
+def chart_filename(*parts: object) -> str:
+    """A file name that says what a chart shows: attention-explorer_learn_step5_head1. Only
+    [A-Za-z0-9_-] survive (no user text can shape a path); empty parts are dropped."""
+    cleaned = (_UNSAFE_NAME.sub("-", str(p)).strip("-") for p in parts if p is not None)
+    return "_".join([APP_SLUG, *(c for c in cleaned if c)])[:120]
+
+
+def chart(fig: go.Figure, key: str, filename: str | None = None, **kwargs) -> None:
+    """Draw a Plotly figure with the shared toolbar; the camera button saves `filename`.png (a name
+    from chart_filename; default: from the key). kwargs go to st.plotly_chart (on_select, width...)."""
+    name = filename or chart_filename(key)
+    image = {**PLOT_CONFIG["toImageButtonOptions"], "filename": name}
+    config = {**PLOT_CONFIG, "toImageButtonOptions": image}
+    st.plotly_chart(fig, key=key, config=config, **kwargs)
+
+
+def csv_download(
+    values: np.ndarray, rows: Sequence[str], cols: Sequence[str], filename: str, key: str, corner: str = ""
+) -> None:
+    """A small button that downloads the matrix on screen as CSV, rows and columns labelled."""
+    st.download_button(
+        "CSV",
+        matrix_csv(values, rows, cols, corner),
+        file_name=f"{filename}.csv",
+        mime="text/csv",
+        key=key,
+        icon=":material/download:",
+        type="tertiary",
+        help="This matrix as a table (CSV), its rows and columns labelled, for a spreadsheet or a slide.",
+        on_click="ignore",
+    )
+
+
+def copy_link_ui() -> None:
+    """The full link to the view on screen, with a copy button (st.code's). Call it after the page
+    has written its parameters into the URL."""
+    base = st.context.url or ""
+    query = urlencode(st.query_params.to_dict())
+    st.caption("Link to this view (the copy button is at its right):")
+    st.code(f"{base}?{query}" if query else base, language=None, wrap_lines=True)
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=^&])")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
@@ -23,35 +24,66 @@ COLORBAR_PX = 90
 CHAR_EM = 0.62
 MIN_FONT, MAX_FONT = 9, 13
 BAR_FONT = 11  # the colour bar stays only while the numbers keep at least this size
+LABEL_COLOR = "#111111"  # token labels and axis titles dark: readable from the back of a room
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """How big a matrix is drawn: the page's content width and the fonts. The default is the
+    laptop's page; PRESENTER is a 1920 px projector with the sidebar folded away, where printed
+    numbers are at least 16 px or left out."""
+
+    page_px: int = PAGE_WIDTH_PX
+    font: int = 14  # labels and axis titles
+    min_number: int = MIN_FONT  # smallest printed cell number; below it, numbers are left out
+    max_number: int = MAX_FONT
+
+    @property
+    def label_char_px(self) -> float:
+        return LABEL_CHAR_PX * self.font / 12  # LABEL_CHAR_PX was measured at 12 px
+
+    @property
+    def row_px(self) -> int:
+        return round(34 * max(self.font, self.max_number) / 14)
+
+
+PAGE = Sizing()
+PRESENTER = Sizing(page_px=1720, font=20, min_number=16, max_number=24)
 
 
 def fit_numbers(
-    n_cols: int, share: float, decimals: int, label_chars: int = 6, row_title: bool = False
+    n_cols: int,
+    share: float,
+    decimals: int,
+    label_chars: int = 6,
+    row_title: bool = False,
+    sizing: Sizing = PAGE,
 ) -> tuple[int | None, bool]:
     """(font size for the cell numbers or None when they cannot fit, whether to keep the colour bar).
     The colour bar goes before the numbers get small: the printed numbers say more."""
     chars = decimals + 3  # sign, leading digit, point
-    room = _cells_room(share, label_chars, row_title)
+    room = _cells_room(share, label_chars, row_title, sizing)
 
     def font(width: float) -> int:
-        return min(MAX_FONT, int(width / max(n_cols, 1) / (CHAR_EM * chars)))
+        return min(sizing.max_number, int(width / max(n_cols, 1) / (CHAR_EM * chars)))
 
-    if font(room - COLORBAR_PX) >= BAR_FONT:
+    if font(room - COLORBAR_PX) >= max(BAR_FONT, sizing.min_number):
         return font(room - COLORBAR_PX), True
-    if font(room) >= MIN_FONT:
+    if font(room) >= sizing.min_number:
         return font(room), False
     return None, True
 
 
-def _cells_room(share: float, row_label_chars: int, row_title: bool) -> float:
+def _cells_room(share: float, row_label_chars: int, row_title: bool, sizing: Sizing = PAGE) -> float:
     """Pixels across the cells and the colour bar of a chart spanning `share` of the page."""
-    return PAGE_WIDTH_PX * share - 30 - LABEL_CHAR_PX * row_label_chars - (AXIS_TITLE_PX if row_title else 0)
+    labels = sizing.label_char_px * row_label_chars
+    return sizing.page_px * share - 30 - labels - (AXIS_TITLE_PX if row_title else 0)
 
 
-def _labels_fit(col_labels: Sequence[str], cells_px: float) -> bool:
+def _labels_fit(col_labels: Sequence[str], cells_px: float, char_px: float = LABEL_CHAR_PX) -> bool:
     """Whether the column labels fit side by side, level, above cells spanning cells_px."""
     widest = max((len(c) for c in col_labels), default=0)
-    return len(col_labels) <= 10 and (widest + 1) * LABEL_CHAR_PX <= cells_px / max(len(col_labels), 1)
+    return len(col_labels) <= 10 and (widest + 1) * char_px <= cells_px / max(len(col_labels), 1)
 
 
 def number_repeats(labels: Iterable[str]) -> list[str]:
@@ -110,6 +142,7 @@ def matrix_heatmap(
     masked: np.ndarray | None = None,
     shapes: Sequence[dict] = (),
     show_colorbar: bool | None = None,
+    sizing: Sizing = PAGE,
 ) -> go.Figure:
     """A heatmap of a 2-D array with the numbers printed in the cells.
 
@@ -122,6 +155,7 @@ def matrix_heatmap(
     out of the colour range. shapes: Plotly layout shapes drawn over the cells.
     show_colorbar=None keeps the colour bar while it leaves the numbers room (always without numbers);
     False leaves it out (charts side by side that share one scale and say so once).
+    sizing: the page width and fonts it is drawn for (PAGE, or PRESENTER on a projector).
     Labels are plain text: Plotly renders them as text, never as HTML from the user.
     """
     values = np.asarray(values, dtype=np.float64)
@@ -133,7 +167,7 @@ def matrix_heatmap(
         values = np.where(hidden, 0.0, values)  # keep the colour range on the visible cells
     rows, cols = number_repeats(row_labels), number_repeats(col_labels)
     label_chars = max((len(r) for r in rows), default=0)
-    font, colorbar = fit_numbers(values.shape[1], share, decimals, label_chars, bool(row_title))
+    font, colorbar = fit_numbers(values.shape[1], share, decimals, label_chars, bool(row_title), sizing)
     if show_numbers is None:
         show_numbers = font is not None and values.shape[0] <= 40
     if not show_numbers:
@@ -142,9 +176,16 @@ def matrix_heatmap(
         colorbar = show_colorbar
     fmt = f".{decimals}f"
     text = _cell_text(values, hidden, fmt) if show_numbers else None
-    cells_px = _cells_room(share, label_chars, bool(row_title)) - (COLORBAR_PX if colorbar else 0)
+    cells_px = _cells_room(share, label_chars, bool(row_title), sizing) - (COLORBAR_PX if colorbar else 0)
     layout = _layout(
-        cols, values.shape[0], cells_px, title=title, row_title=row_title, col_title=col_title, height=height
+        cols,
+        values.shape[0],
+        cells_px,
+        title=title,
+        row_title=row_title,
+        col_title=col_title,
+        height=height,
+        sizing=sizing,
     )
     layout["shapes"] = list(shapes)
     # One constructor call: Plotly validates every property it is given, and update_layout /
@@ -159,7 +200,7 @@ def matrix_heatmap(
                 text=text,
                 hoverongaps=hidden is None,
                 texttemplate="%{text}" if show_numbers else None,
-                textfont={"size": font or MIN_FONT},
+                textfont={"size": font or sizing.min_number},
                 showscale=colorbar,
                 hovertemplate=f"{row_title or 'row'}: %{{y}}<br>{col_title or 'column'}: %{{x}}<br>"
                 f"{hover_value_name}: %{{z:{fmt}}}<extra></extra>",
@@ -188,23 +229,39 @@ def _cell_text(values: np.ndarray, hidden: np.ndarray | None, fmt: str) -> np.nd
 
 
 def _layout(
-    cols: Sequence[str], n_rows: int, cells_px: float, *, title: str, row_title: str, col_title: str, height
+    cols: Sequence[str],
+    n_rows: int,
+    cells_px: float,
+    *,
+    title: str,
+    row_title: str,
+    col_title: str,
+    height,
+    sizing: Sizing = PAGE,
 ) -> dict:
     """Size, margins, axes and title of a matrix heatmap whose column axis is drawn on top."""
-    level = _labels_fit(cols, cells_px)
+    level = _labels_fit(cols, cells_px, sizing.label_char_px)
     # slanted column labels stand taller: room for them above the cells (sin 45° of their width)
-    slant_px = 0 if level else int(0.71 * LABEL_CHAR_PX * max((len(c) for c in cols), default=0))
+    slant_px = 0 if level else int(0.71 * sizing.label_char_px * max((len(c) for c in cols), default=0))
+    # set in full: an axis' tickfont given only a colour falls back to Plotly's 12 px, not the layout's
+    dark = {"color": LABEL_COLOR, "size": sizing.font}
     layout = {
-        "height": (height or max(160, min(720, 60 + 34 * n_rows))) + slant_px,
+        "height": (height or max(160, min(720, 60 + sizing.row_px * n_rows))) + slant_px,
         "margin": {"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
-        "font": {"size": 14},
+        "font": {"size": sizing.font, **dark},
         "xaxis": {
-            "title": {"text": col_title},
+            "title": {"text": col_title, "font": dark},
             "side": "top",
             "type": "category",
             "tickangle": 0 if level else -45,
+            "tickfont": dark,
         },
-        "yaxis": {"title": {"text": row_title}, "autorange": "reversed", "type": "category"},
+        "yaxis": {
+            "title": {"text": row_title, "font": dark},
+            "autorange": "reversed",
+            "type": "category",
+            "tickfont": dark,
+        },
     }
     # The column axis is on top; on a narrow chart its title would run into the chart's title,
     # so then the chart's title goes to the very top with room made under it.

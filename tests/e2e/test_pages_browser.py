@@ -66,7 +66,7 @@ def test_learn_page_draws(page, app_server, screenshot_dir, path, charts):
 def test_learn_next_button_moves_one_step(page, app_server):
     page.goto(app_server.url + "/")
     wait_all_drawn(page, 1)
-    page.get_by_role("button", name="2 · Q, K, V →").click()
+    page.get_by_role("button", name="Next: 2 · Q, K, V").first.click()
     page.get_by_role("heading", name="Step 2 · Queries, keys and values").wait_for(timeout=60_000)
     wait_all_drawn(page, 3)
     assert page.evaluate(COUNT_DRAWN_JS) == 3  # Q, K and V of one head

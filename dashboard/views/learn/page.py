@@ -18,6 +18,7 @@ import streamlit as st
 from core.toy import MAX_TOKENS, ToySettings, tokenize
 from core.worked_examples import EXAMPLES, WorkedExample
 from dashboard.content.learn import BERT_ABOUT, BERT_EMPTY, BERT_TRUNCATED, EDITED, EMPTY_SENTENCE, INTRO
+from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text
 from dashboard.views.learn import compute, links
 from dashboard.views.learn.checks import draw_summary
@@ -35,13 +36,14 @@ from dashboard.views.learn.widgets import (
     step_pager_ui,
     step_picker_ui,
 )
-from dashboard.widgets import md
+from dashboard.widgets import copy_link_ui, md
 
 LOG = logging.getLogger(__name__)
 
 
 def render() -> None:
-    st.title("Learn: attention from scratch")
+    if not presenting():  # on a projector the step's heading comes first
+        st.title("Learn: attention from scratch")
     try:
         _render()
     except Exception as err:  # the page never shows a traceback; the log keeps it
@@ -51,81 +53,107 @@ def render() -> None:
 
 def _render() -> None:
     notes = links.init_state()
-    st.markdown(INTRO)
+    if not presenting():
+        st.markdown(INTRO)
     for note in notes:
         st.warning(note, icon=":material/link:")
-    mode = mode_ui()
-    if note := clean_widget_text("learn_text", links.MAX_CHARS, "sentence"):
-        st.warning(note, icon=":material/content_cut:")
-    text = st.session_state.get("learn_text") or ""
+    controls = _controls()
+    with controls:
+        mode = mode_ui()
+        if note := clean_widget_text("learn_text", links.MAX_CHARS, "sentence"):
+            st.warning(note, icon=":material/content_cut:")
+        text = st.session_state.get("learn_text") or ""
+        if mode in ("sentence", "bert"):
+            text = sentence_ui()
     if mode == "sentence":
-        text = sentence_ui()
-        _sentence(text)
+        _sentence(text, controls)
     elif mode == "bert":
-        text = sentence_ui()
-        _bert(text)
+        _bert(text, controls)
     else:
-        _example(EXAMPLES[mode])
+        _example(EXAMPLES[mode], controls)
     links.write_url(mode, text)
     links.save_state()
+    with st.sidebar:
+        copy_link_ui()
 
 
-def _sentence(text: str) -> None:
+def _controls():
+    """Where the controls go: in place, or in presenter mode folded into a closed panel, so the
+    step's heading, chart and explanation fill the screen."""
+    if presenting():
+        return st.expander("Controls: what to compute, settings, step", icon=":material/tune:")
+    return st.container()
+
+
+def _sentence(text: str, controls) -> None:
     """The toy model on the user's sentence."""
-    values = settings_ui()
-    try:
-        settings = ToySettings(**values)
-    except ValueError as err:
-        st.warning(f"These settings do not fit together: {err}.", icon=":material/warning:")
-        return
-    tok = tokenize(text)
-    if not tok.tokens:
-        st.info(EMPTY_SENTENCE, icon=":material/edit_note:")
-        return
-    if tok.truncated:
-        st.warning(
-            f"Your text has {tok.total} tokens. This page keeps the first {MAX_TOKENS}, so every "
-            "matrix still fits on the screen; the rest is left out.",
-            icon=":material/content_cut:",
-        )
-    st.caption(f"Tokens (T = {len(tok.tokens)}), as plain text:")
-    st.text("  ·  ".join(tok.tokens))
-    trace = compute.sentence_trace(tok.tokens, settings)
-    source = sentence_source(tok.tokens, settings)
-    step_picker_ui(source.views)
-    head = head_ui(settings.n_heads) if _head_shown() else 0
+    with controls:
+        values = settings_ui()
+        try:
+            settings = ToySettings(**values)
+        except ValueError as err:
+            st.warning(f"These settings do not fit together: {err}.", icon=":material/warning:")
+            return
+        tok = tokenize(text)
+        if not tok.tokens:
+            st.info(EMPTY_SENTENCE, icon=":material/edit_note:")
+            return
+        if tok.truncated:
+            st.warning(
+                f"Your text has {tok.total} tokens. This page keeps the first {MAX_TOKENS}, so every "
+                "matrix still fits on the screen; the rest is left out.",
+                icon=":material/content_cut:",
+            )
+        st.caption(f"Tokens (T = {len(tok.tokens)}), as plain text:")
+        st.text("  ·  ".join(tok.tokens))
+        trace = compute.sentence_trace(tok.tokens, settings)
+        source = sentence_source(tok.tokens, settings)
+        step_picker_ui(source.views)
+        head = head_ui(settings.n_heads) if _head_shown() else 0
     draw_steps(trace, source, head)
     step_pager_ui(source.views)
 
 
-def _example(ex: WorkedExample) -> None:
+def _example(ex: WorkedExample, controls) -> None:
     """An article's worked example: its inputs (editable), its numbers checked, then the steps."""
-    st.subheader(ex.title, anchor="worked-example")
-    st.caption(f"Source: {ex.source}. Its inputs are loaded below; every step is recomputed from them.")
-    checks = compute.example_checks(ex.slug)
-    draw_summary(ex, checks)
-    for remark in ex.remarks:
-        st.info(remark, icon=":material/menu_book:")
-    st.markdown("#### Inputs: edit any number and every step below follows")
-    inputs, notes = inputs_ui(ex)
-    edited = any(not np.array_equal(inputs[k], ex.inputs[k]) for k in ex.inputs)
-    for note in notes:
-        st.warning(note)
-    if edited:
-        st.info(EDITED, icon=":material/edit:")
-    reset_ui(edited)
-    trace = ex.trace(inputs)
-    source = example_source(ex, trace, checks)
-    step_picker_ui(source.views)
+    with controls:
+        st.subheader(ex.title, anchor="worked-example")
+        st.caption(f"Source: {ex.source}. Its inputs are loaded below; every step is recomputed from them.")
+        checks = compute.example_checks(ex.slug)
+        draw_summary(ex, checks)
+        for remark in ex.remarks:
+            st.info(remark, icon=":material/menu_book:")
+        st.markdown("#### Inputs: edit any number and every step below follows")
+        inputs, notes = inputs_ui(ex)
+        edited = any(not np.array_equal(inputs[k], ex.inputs[k]) for k in ex.inputs)
+        for note in notes:
+            st.warning(note)
+        if edited:
+            st.info(EDITED, icon=":material/edit:")
+        reset_ui(edited)
+        trace = ex.trace(inputs)
+        source = example_source(ex, trace, checks)
+        step_picker_ui(source.views)
     draw_steps(trace, source, head=0)
     step_pager_ui(source.views)
 
 
-def _bert(text: str) -> None:
+def _bert(text: str, controls) -> None:
     """One layer of the bundled BERT on the user's sentence."""
+    with controls:
+        found = _bert_controls(text)
+    if found is not None:
+        trace, layer, n_layers, head = found
+        draw_steps(trace, bert_source(trace, layer, n_layers, head), head)
+        step_pager_ui(BERT_VIEWS)
+
+
+def _bert_controls(text: str):
+    """The real BERT's layer and head pickers and what it read: (trace, layer, layers, head), or
+    None when it cannot run (said on the page)."""
     if not text.strip():
         st.info(BERT_EMPTY, icon=":material/edit_note:")
-        return
+        return None
     try:
         config = compute.bert_engine().config
         _past_the_end("learn_layer", config.num_hidden_layers, "layer", "layers")
@@ -134,7 +162,7 @@ def _bert(text: str) -> None:
     except Exception as err:  # a model that cannot load or a text it cannot read: say so, keep the page
         LOG.warning("the real BERT could not run: %s", err)
         st.error(f"The real model could not run on this text: {type(err).__name__}: {md(str(err)[:300])}")
-        return
+        return None
     if total > len(trace.key_tokens):
         st.warning(BERT_TRUNCATED.format(total=total, kept=len(trace.key_tokens)))
     about = BERT_ABOUT.format(
@@ -155,8 +183,7 @@ def _bert(text: str) -> None:
         if _head_shown()
         else st.session_state["learn_bert_head"]
     )
-    draw_steps(trace, bert_source(trace, layer, config.num_hidden_layers, head), head)
-    step_pager_ui(BERT_VIEWS)
+    return trace, layer, config.num_hidden_layers, head
 
 
 def _head_shown() -> bool:

@@ -20,7 +20,7 @@ import streamlit as st
 
 from core.trace import LayerTrace
 from core.worked_examples import StepCheck
-from dashboard.charts.heatmap import cell_outline
+from dashboard.charts.heatmap import PAGE, PRESENTER, cell_outline, number_repeats
 from dashboard.charts.learn import short_labels
 from dashboard.content.learn import (
     CHART_TITLES,
@@ -37,10 +37,16 @@ from dashboard.content.learn import (
     TOO_WIDE,
     WHY_SCALE,
 )
+from dashboard.presenter import presenting
 from dashboard.views.learn import compute
 from dashboard.views.learn.checks import draw_check
 from dashboard.views.learn.widgets import shown
-from dashboard.widgets import chart
+from dashboard.widgets import chart, chart_filename, csv_download
+
+# the step each chart belongs to, for the names of saved images and tables
+STEP_OF = {"x": 1, "embeddings": 1, "positions": 1, "query": 2, "key": 2, "value": 2, "scores": 3}
+STEP_OF |= {"scaled": 4, "probs": 5, "probs_scaled": 5, "saturation": 5, "context": 6}
+STEP_OF |= {"output": 7, "residual": 7, "normed": 7}
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,6 +101,23 @@ def _shape(name: str, shape: tuple[int, ...]) -> str:
     return f"{name}: ({' × '.join(str(s) for s in shape)})"
 
 
+def _heatmap(values: np.ndarray, rows: list[str], cols: list[str], **kwargs):
+    """A step's matrix, sized for the page or, in presenter mode, for a projector."""
+    return compute.heatmap(values, rows, cols, sizing=PRESENTER if presenting() else PAGE, **kwargs)
+
+
+def _name(s: _Step, key: str) -> str:
+    """What a saved chart or table is called: attention-explorer_learn_step5_probs_head1."""
+    step = STEP_OF.get(key)
+    where = f"step{step}" if step else "heads"
+    head = f"head{s.head + 1}" if step in (2, 3, 4, 5, 6) and s.tr.n_heads > 1 else None
+    return chart_filename("learn", where, key, head)
+
+
+def _chart(s: _Step, fig, key: str) -> None:
+    chart(fig, key, filename=_name(s, key))
+
+
 def draw_steps(trace: LayerTrace, source: StepSource, head: int) -> None:
     """Draw the steps the chosen view shows (1 to 7, the heads, or all)."""
     step = _Step(trace, source, head, short_labels(trace.query_tokens), short_labels(trace.key_tokens))
@@ -107,12 +130,12 @@ def draw_steps(trace: LayerTrace, source: StepSource, head: int) -> None:
 
 
 def _titled_chart(
-    title: str, key: str, values: np.ndarray, rows: list[str], cols: list[str], **kwargs
+    s: _Step, title: str, key: str, values: np.ndarray, rows: list[str], cols: list[str], **kwargs
 ) -> None:
     """A chart narrower than the page, its title written above it: inside the figure, a long title
     would run into the column axis' title, which a narrow chart centres close to it."""
     st.markdown(f"**{title}**")
-    chart(compute.heatmap(values, rows, cols, **kwargs), key)
+    _chart(s, _heatmap(values, rows, cols, **kwargs), key)
 
 
 def _intro(s: _Step, number: int, shapes: list[str]) -> None:
@@ -151,9 +174,10 @@ def _embeddings(s: _Step) -> None:
         for col, name in ((left, "embeddings"), (right, "positions")):
             values, dims, _ = s.dims(tr[name])
             with col:
-                _titled_chart(CHART_TITLES[name], name, values, s.rows, dims, col_title=DIM_TITLE, share=0.5)
+                title = CHART_TITLES[name]
+                _titled_chart(s, title, name, values, s.rows, dims, col_title=DIM_TITLE, share=0.5)
     values, dims, dim_title = s.dims(tr["x"])
-    chart(compute.heatmap(values, s.rows, dims, title=CHART_TITLES["x"], col_title=dim_title), "x")
+    _chart(s, _heatmap(values, s.rows, dims, title=CHART_TITLES["x"], col_title=dim_title), "x")
 
 
 def _projections(s: _Step) -> None:
@@ -174,7 +198,7 @@ def _projections(s: _Step) -> None:
         rows = s.rows if name == "query" else s.cols
         title = f"{CHART_TITLES[name]}{s.of_head}"
         with col:
-            _titled_chart(title, name, values, rows, dims, col_title=dim_title, share=1 / 3)
+            _titled_chart(s, title, name, values, rows, dims, col_title=dim_title, share=1 / 3)
 
 
 def _scores(s: _Step) -> None:
@@ -224,7 +248,7 @@ def _compare_scaling(s: _Step, probs: np.ndarray, scaled_probs: np.ndarray) -> N
     ):
         title = CHART_TITLES[name] + (s.of_head if key == "probs" else "")
         with col:
-            _titled_chart(title, key, values, s.rows, s.cols, share=share, **qk)
+            _titled_chart(s, title, key, values, s.rows, s.cols, share=share, **qk)
     mean, scaled_mean = probs.max(axis=-1).mean(), scaled_probs.max(axis=-1).mean()
     st.metric(
         "Largest weight in a row, on average, without scaling",
@@ -256,7 +280,7 @@ def _output(s: _Step) -> None:
     for name in ("output", "residual", "normed"):
         if name in tr:
             values, dims, dim_title = s.dims(tr[name])
-            chart(compute.heatmap(values, s.rows, dims, title=titles[name], col_title=dim_title), name)
+            _chart(s, _heatmap(values, s.rows, dims, title=titles[name], col_title=dim_title), name)
 
 
 # ---- the matrices of steps 3 to 6, checked against an article when there is one --------------------
@@ -274,17 +298,25 @@ def _attention_chart(
     kwargs = {"row_title": ROW_TITLE, "col_title": col_title, "probabilities": probabilities}
     check = s.src.checks.get(name)
     if check is None:
-        chart(compute.heatmap(values, s.rows, cols, title=title, masked=masked, **kwargs), name)
+        _chart(s, _heatmap(values, s.rows, cols, title=title, masked=masked, **kwargs), name)
+        _csv(s, name, values, cols)
         return
     outlines = tuple(cell_outline(*flag.index) for flag in check.flags)
     left, right = st.columns([1, 1.3], gap="large")
     with left:
         # share: the left column of [1, 1.3] with a large gap, (820 - 48) / 2.3 px of 820
-        _titled_chart(title, name, values, s.rows, cols, shapes=outlines, share=0.41, **kwargs)
+        _titled_chart(s, title, name, values, s.rows, cols, shapes=outlines, share=0.41, **kwargs)
         if check.flags:
             st.caption(FLAG_CAPTION)
+        _csv(s, name, values, cols)
     with right:
         draw_check(check, s.tr.query_tokens, s.tr.key_tokens)
+
+
+def _csv(s: _Step, name: str, values: np.ndarray, cols: list[str]) -> None:
+    """The matrix on screen as a labelled table (rows: the queries, "from")."""
+    labels = number_repeats(s.rows), number_repeats(cols)
+    csv_download(values, *labels, _name(s, name), key=f"csv_{name}", corner="query (from) \\ key (to)")
 
 
 # ---- the heads side by side, and why scale -----------------------------------------------------------
@@ -306,7 +338,7 @@ def _heads(s: _Step) -> None:
     for start in range(0, h, per_row):
         for i, col in zip(range(start, min(start + per_row, h)), st.columns(per_row), strict=False):
             with col:
-                fig = compute.heatmap(
+                fig = _heatmap(
                     tr["probs"][i],
                     s.rows,
                     s.cols,
@@ -318,7 +350,7 @@ def _heads(s: _Step) -> None:
                     show_colorbar=False,  # one scale for all, said once above
                     share=1 / per_row,
                 )
-                chart(fig, f"head_{i}")
+                chart(fig, f"head_{i}", filename=chart_filename("learn", "heads", f"head{i + 1}"))
     width = tr["concat"].shape[-1]
     if "w_o" not in tr or (s.src.shown_dims is not None and width > s.src.shown_dims):
         st.caption(TOO_WIDE.format(t=t, d_model=width))
@@ -336,18 +368,18 @@ def _concat_and_w_o(s: _Step) -> None:
             f"Concatenation: the heads' Z side by side, ({len(s.rows)} × {h * d_k}); "
             "column hN·m is head N, dimension m."
         )
-        fig = compute.heatmap(tr["concat"], s.rows, concat_cols, title="Concat(Z₁, …, Z_H)", share=0.5)
-        chart(fig, "concat")
+        fig = _heatmap(tr["concat"], s.rows, concat_cols, title="Concat(Z₁, …, Z_H)", share=0.5)
+        _chart(s, fig, "concat")
     with right:
         st.caption(f"W^O, ({h * d_k} × {d_out}): one row per concatenated column.")
-        fig = compute.heatmap(
+        fig = _heatmap(
             tr["w_o"], concat_cols, _numbers(d_out), title="W^O", col_title="output dimension", share=0.5
         )
-        chart(fig, "w_o")
+        _chart(s, fig, "w_o")
 
 
 def _saturation(s: _Step) -> None:
     seed = s.src.saturation_seed
     curve = compute.saturation(seed)
     st.markdown(SATURATION.format(seed=seed, n_keys=curve.n_keys, n_trials=curve.n_trials))
-    chart(compute.saturation_chart(seed, s.tr.d_k, s.tr.scale), "saturation")
+    _chart(s, compute.saturation_chart(seed, s.tr.d_k, s.tr.scale), "saturation")

@@ -155,10 +155,33 @@ def step_picker_ui(views: tuple[str, ...]) -> None:
 
 def _go_to(view: str) -> None:
     st.session_state["learn_step"] = view
+    # the next run brings the new step's heading to the top of the screen (scroll_to_step)
+    st.session_state["learn_scroll"] = st.session_state.get("learn_scrolls", 0) + 1
+    st.session_state["learn_scrolls"] = st.session_state["learn_scroll"]
+
+
+# The pager's keys: a presentation clicker sends PageDown / PageUp, a keyboard has arrows too. A
+# button takes one shortcut, so PageDown / PageUp go to hidden twins of next and previous.
+NEXT_KEYS, PREV_KEYS = ("ArrowRight", "PageDown"), ("ArrowLeft", "PageUp")
+_HIDE_TWINS = "<style>.st-key-learn_next_2, .st-key-learn_prev_2 { display: none !important; }</style>"
+# Fixed script (no user text): bring the step's heading (anchor step-N, or the heads' section) to
+# the top of the screen once the page has drawn it. {run} only makes each scroll a new element.
+_SCROLL = """<script>/* scroll {run} */
+(() => {{
+  const doc = window.parent ? window.parent.document : document;
+  let tries = 0;
+  const go = () => {{
+    const heading = doc.getElementById("{anchor}");
+    if (heading) {{ heading.scrollIntoView({{block: "start"}}); }}
+    else if (++tries < 20) {{ setTimeout(go, 100); }}
+  }};
+  setTimeout(go, 50);
+}})();
+</script>"""
 
 
 def step_pager_ui(views: tuple[str, ...]) -> None:
-    """Previous and next buttons under a single step."""
+    """Previous and next buttons under a single step, also on → / PageDown and ← / PageUp."""
     stops = [v for v in views if v != "all"]
     view = st.session_state.get("learn_step")
     if view not in stops:
@@ -171,15 +194,26 @@ def step_pager_ui(views: tuple[str, ...]) -> None:
     align = "distribute" if back and ahead else ("right" if ahead else "left")
     with st.container(horizontal=True, horizontal_alignment=align):
         if back:
-            st.button(f"← {STEP_VIEW_LABELS[back]}", key="learn_prev", on_click=_go_to, args=(back,))
+            label = f"Back: {STEP_VIEW_LABELS[back]}"  # the shortcut's badge shows ←
+            st.button(label, key="learn_prev", on_click=_go_to, args=(back,), shortcut=PREV_KEYS[0])
+            st.button(label, key="learn_prev_2", on_click=_go_to, args=(back,), shortcut=PREV_KEYS[1])
         if ahead:
+            label = f"Next: {STEP_VIEW_LABELS[ahead]}"  # the shortcut's badge shows →
             st.button(
-                f"{STEP_VIEW_LABELS[ahead]} →",
-                key="learn_next",
-                on_click=_go_to,
-                args=(ahead,),
-                type="primary",
+                label, key="learn_next", on_click=_go_to, args=(ahead,), type="primary", shortcut=NEXT_KEYS[0]
             )
+            st.button(label, key="learn_next_2", on_click=_go_to, args=(ahead,), shortcut=NEXT_KEYS[1])
+    st.html(_HIDE_TWINS)
+    scroll_to_step(view)
+
+
+def scroll_to_step(view: str) -> None:
+    """After the pager moved to `view`, bring its heading to the top of the screen (once)."""
+    run = st.session_state.pop("learn_scroll", None)
+    if run is None:
+        return
+    anchor = "multi-head" if view == "heads" else f"step-{int(view)}"
+    st.html(_SCROLL.format(run=int(run), anchor=anchor), unsafe_allow_javascript=True)
 
 
 # ---- a worked example's inputs ------------------------------------------------------------------
