@@ -18,8 +18,8 @@ from dashboard.state import clean_widget_text
 from dashboard.views.explore import links, loading
 from dashboard.views.explore.results import TooManyTexts, result_for, shown_token_view
 from dashboard.views.explore.views import focus_view, head_view, lines_view, model_view
-from dashboard.views.explore.widgets import max_chars, options_ui, sentence_ui, signature
-from dashboard.widgets import md
+from dashboard.views.explore.widgets import downloads_ui, max_chars, options_ui, sentence_ui, signature
+from dashboard.widgets import copy_link_ui, md
 
 LOG = logging.getLogger(__name__)
 
@@ -160,3 +160,6 @@ def _render(limits: Limits) -> None:
     if _notices(result, limits):
         _show(result, spec, engine, text, limits, options)
     links.write_url(limits)
+    with st.sidebar:  # after write_url: the link names what is on screen
+        downloads_ui(result)
+        copy_link_ui()

@@ -14,6 +14,7 @@ import streamlit as st
 from core.analysis import TokenView, head_stats
 from core.result import AttentionResult
 from dashboard.charts.explore import focus_heatmap, head_heatmap, head_weight_grid
+from dashboard.charts.heatmap import number_repeats
 from dashboard.charts.lines import lines_figure
 from dashboard.charts.thumbnails import model_grid_figure
 from dashboard.content import explore as text
@@ -26,9 +27,10 @@ from dashboard.views.explore.widgets import (
     on_grid_select,
     open_head,
     reset_widgets,
+    step_ui,
     token_picker_ui,
 )
-from dashboard.widgets import chart, md
+from dashboard.widgets import chart, chart_filename, csv_download, md
 
 LINES_FULL_LIMIT = 64  # above this many tokens the lines view draws only each token's strongest lines
 LINES_TOP_K = 3
@@ -56,7 +58,11 @@ def head_view(result: AttentionResult, view: TokenView, pair: tuple[int | None, 
     matrix = view.matrix(result.attentions[layer, head])  # (W, W)
     highlight = pair if pair[0] is not None and pair[1] is not None else None
     title = _titled(f"Layer {layer + 1}, head {head + 1}", view)
-    chart(head_heatmap(matrix, view.labels, title=title, highlight=highlight), "explore_head_chart")
+    name = chart_filename("explore", "head", f"layer{layer + 1}", f"head{head + 1}")
+    chart(head_heatmap(matrix, view.labels, title=title, highlight=highlight), "explore_head_chart", name)
+    labels = number_repeats(view.labels)
+    csv_download(matrix, labels, labels, name, "explore_head_csv", corner="query (from) \\ key (to)")
+    step_ui(result)
     stats = head_stats(result.attentions[layer : layer + 1, head : head + 1], result.special_mask)
     caption = text.HEAD_CAPTION.format(
         special=stats["to_special"][0, 0],
@@ -131,7 +137,8 @@ def lines_view(result: AttentionResult, view: TokenView, sig: str, max_lines: in
         top_k=top_k,
         title=_titled(f"Layer {layer + 1}, " + ("all heads" if all_heads else f"head {head + 1}"), view),
     )
-    chart(fig, "explore_lines_chart")
+    chart(fig, "explore_lines_chart", chart_filename("explore", "lines", f"layer{layer + 1}"))
+    step_ui(result, "layer")
     st.caption(
         text.LINES_CAPTION + (text.LINES_CAPTION_TOP_K.format(n=view.n_items, top_k=top_k) if top_k else "")
     )

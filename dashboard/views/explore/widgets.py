@@ -193,3 +193,65 @@ def token_picker_ui(
         label, list(range(view.n_items)), format_func=lambda i: f"{labels[i]}  (#{i + 1})", key=key
     )
     return chosen, item is not None or chosen != default
+
+
+# ---- stepping heads or layers with the keyboard (a presentation clicker sends PageDown / PageUp) ----
+
+_HIDE_STEP_TWINS = (
+    "<style>.st-key-explore_next_2, .st-key-explore_prev_2 { display: none !important; }</style>"
+)
+
+
+def _step(result_shape: tuple[int, int], by: str, delta: int) -> None:
+    """Move to the next (delta 1) or previous (-1) head, across layers; or layer, in the lines view."""
+    ss = st.session_state
+    n_layers, n_heads = result_shape
+    layer, head = int(ss.get("explore_layer", 0)), int(ss.get("explore_head", 0))
+    if by == "layer":
+        layer = (layer + delta) % n_layers
+    else:
+        flat = (layer * n_heads + head + delta) % (n_layers * n_heads)
+        layer, head = divmod(flat, n_heads)
+    ss["explore_layer"], ss["explore_head"] = layer, head
+    ss[f"explore_w_layer_{n_layers}"], ss[f"explore_w_head_{n_heads}"] = layer, head
+
+
+def step_ui(result: AttentionResult, by: str = "head") -> None:
+    """Previous / next buttons for heads (or layers), on ← / PageUp and → / PageDown."""
+    shape = (result.n_layers, result.n_heads)
+    with st.container(horizontal=True, horizontal_alignment="distribute"):
+        for key, label, keys, delta in (
+            ("explore_prev", f"Previous {by}", ("ArrowLeft", "PageUp"), -1),
+            ("explore_next", f"Next {by}", ("ArrowRight", "PageDown"), 1),
+        ):
+            for twin, shortcut in enumerate(keys):
+                st.button(
+                    label,
+                    key=key if twin == 0 else f"{key}_2",
+                    on_click=_step,
+                    args=(shape, by, delta),
+                    shortcut=shortcut,
+                    type="tertiary",
+                )
+    st.html(_HIDE_STEP_TWINS)
+
+
+def downloads_ui(result: AttentionResult) -> None:
+    """The whole result in the CLI's formats (core.export): JSON and NPZ."""
+    from core.export import to_json, to_npz
+
+    st.caption("The whole result (every layer and head), as `python -m core attend` writes it:")
+    with st.container(horizontal=True):
+        for label, data, ext, mime in (
+            ("JSON", to_json(result), "json", "application/json"),
+            ("NPZ", to_npz(result), "npz", "application/octet-stream"),
+        ):
+            st.download_button(
+                label,
+                data,
+                file_name=f"attention-explorer_explore_result.{ext}",
+                mime=mime,
+                key=f"explore_download_{ext}",
+                icon=":material/download:",
+                on_click="ignore",
+            )
