@@ -1,0 +1,73 @@
+"""The explore page's answers in a real browser: a pair chosen on one sentence follows its words into
+a sentence typed afterwards (not its positions), and "find the head" on "The bank approved the loan"
+shows the top head's specific score and flags the head that looks at "loan" from every row."""
+
+from __future__ import annotations
+
+import urllib.parse
+
+from tests.e2e.test_pages_browser import assert_clean, wait_all_drawn
+
+NEW_TROPHY = "The trophy didn't fit into the brown suitcase because it was too big."
+
+
+def query(page) -> dict[str, list[str]]:
+    return urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)
+
+
+def type_sentence(page, text: str) -> None:
+    box = page.get_by_label("Sentence", exact=False).first
+    box.fill(text)
+    box.press("Control+Enter")  # a text area sends its value on Ctrl+Enter (or when it loses focus)
+    page.wait_for_function(
+        "(t) => new URLSearchParams(location.search).get('text') === t", arg=text, timeout=60_000
+    )
+
+
+def picker_text(page, label: str) -> str:
+    """A selectbox's label and the option it shows (held in its input's value)."""
+    box = page.locator("[data-testid='stSelectbox']").filter(has_text=label).first
+    return box.evaluate(
+        "(e) => e.textContent + ' | ' + [...e.querySelectorAll('input')].map((i) => i.value).join(' | ')"
+    )
+
+
+def head_shapes(page) -> int:
+    return page.evaluate("() => (document.querySelector('.js-plotly-plot')._fullLayout.shapes || []).length")
+
+
+def test_a_typed_sentence_keeps_the_chosen_words(page, app_server, screenshot_dir):
+    page.goto(f"{app_server.url}/explore?view=focus")  # trophy, too large: "it" → "trophy"
+    wait_all_drawn(page, 2)
+    type_sentence(page, NEW_TROPHY)
+    wait_all_drawn(page, 2)
+    page.get_by_text("The new text still has").wait_for(timeout=60_000)
+    assert query(page)["focus"] == ["it"] and query(page)["target"] == ["trophy"]
+    assert picker_text(page, "Focus token").endswith("| it  (#13)")  # not "because" (#12)
+    assert picker_text(page, "link it to").endswith("| trophy  (#3)")
+    headline = page.locator("p").filter(has_text="Find the head:").first.inner_text()
+    assert "“it”" in headline and "“trophy”" in headline and "because" not in headline
+    assert_clean(page)
+    # words the next sentence lacks: back to the defaults, said, and no pair marked in the head view
+    type_sentence(page, "A cat sat on a mat.")
+    page.get_by_text("is not a word of the new text").first.wait_for(timeout=60_000)
+    assert "focus" not in query(page) and "target" not in query(page)
+    page.get_by_role("radio", name="Head", exact=True).click()
+    page.wait_for_function("() => new URLSearchParams(location.search).get('view') === 'head'")
+    wait_all_drawn(page, 1)
+    assert head_shapes(page) == 0
+    assert_clean(page)
+
+
+def test_find_the_head_on_bank_and_loan(page, app_server, screenshot_dir):
+    page.goto(f"{app_server.url}/explore?example=bank-loan&view=focus")
+    wait_all_drawn(page, 2)
+    headline = page.locator("p").filter(has_text="Find the head:").first.inner_text()
+    assert "more than the other words do on average" in headline
+    table = page.locator("table").filter(has_text="specific").first.inner_text()
+    rows = [row for row in table.splitlines() if "layer" in row]
+    assert rows and "+" in rows[0]  # the top head's specific score is shown
+    flagged = [row for row in rows if "from everywhere" in row]
+    assert flagged and any("strongest raw weight" in row for row in flagged)
+    assert page.get_by_text("looks at “loan” from everywhere (").count() >= 1
+    assert_clean(page)
