@@ -1,0 +1,75 @@
+"""Presenter mode in a real browser at 1920x1080: → and PageDown step the lesson and each new step's
+chart is fully on screen after the key press; on explore, → steps heads. Plus the exports: the CSV
+download and the chart's image name."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.test_pages_browser import assert_clean, wait_all_drawn
+
+FULL_HD = {"width": 1920, "height": 1080}
+
+
+@pytest.fixture
+def big_page(chromium):
+    context = chromium.new_context(viewport=FULL_HD, accept_downloads=True)
+    p = context.new_page()
+    p.js_errors = []
+    p.on("pageerror", lambda exc: p.js_errors.append(str(exc)))
+    yield p
+    context.close()
+
+
+def _first_chart_in_view(page) -> None:
+    box = page.locator(".js-plotly-plot").first.bounding_box()
+    assert box and box["y"] >= 0 and box["y"] + box["height"] <= FULL_HD["height"], box
+
+
+def test_keys_step_the_lesson_and_each_chart_is_in_view(big_page, app_server):
+    page = big_page
+    page.goto(app_server.url + "/learn?present=1")
+    wait_all_drawn(page, 1)
+    _first_chart_in_view(page)
+    for n, key in ((2, "ArrowRight"), (3, "PageDown"), (4, "ArrowRight"), (5, "PageDown"), (6, "ArrowRight")):
+        page.keyboard.press(key)
+        heading = page.get_by_role("heading", name=f"Step {n} ·")
+        heading.wait_for(timeout=60_000)
+        wait_all_drawn(page, 1)
+        page.wait_for_timeout(1500)  # the scroll to the new step
+        assert f"step={n}" in page.url
+        assert heading.bounding_box()["y"] >= 0
+        _first_chart_in_view(page)
+    page.keyboard.press("PageUp")
+    page.get_by_role("heading", name="Step 5 ·").wait_for(timeout=60_000)
+    assert "present=1" in page.url
+    assert_clean(page)
+
+
+def test_csv_download_and_image_name(big_page, app_server, tmp_path):
+    page = big_page
+    page.goto(app_server.url + "/learn?step=5")
+    wait_all_drawn(page, 1)
+    with page.expect_download() as info:
+        page.get_by_role("button", name="CSV").click()
+    download = info.value
+    assert download.suggested_filename == "attention-explorer_learn_step5_probs_head1.csv"
+    target = tmp_path / "probs.csv"
+    download.save_as(target)
+    header = target.read_text(encoding="utf-8").splitlines()[0]
+    assert header.startswith("query (from) \\ key (to),The,cat")
+    name = page.evaluate("() => document.querySelector('.js-plotly-plot')._context.toImageButtonOptions")
+    assert name["filename"] == "attention-explorer_learn_step5_probs_head1" and name["scale"] == 3
+    assert_clean(page)
+
+
+def test_explore_keys_step_heads(big_page, app_server):
+    page = big_page
+    page.goto(app_server.url + "/explore?view=head&present=1&layer=0&head=0")
+    wait_all_drawn(page, 1)
+    page.keyboard.press("ArrowRight")
+    page.wait_for_url("**head=1**", timeout=60_000)
+    page.keyboard.press("PageDown")
+    page.wait_for_url("**head=2**", timeout=60_000)
+    wait_all_drawn(page, 1)
+    assert_clean(page)
