@@ -126,8 +126,8 @@ THUMBNAIL_HOVER = (
 
 FIND_THE_HEAD = (
     "**Find the head:** the most specific link from “{a}” to “{b}” is in layer {layer}, head {head}: "
-    "“{a}” gives “{b}” {weight:.0%} of its attention, {specific:+.0%} more than the other words "
-    "do on average ({others:.0%})."
+    "“{a}” gives “{b}” {weight:.0%} of its attention, the other words give it {others:.0%} on "
+    "average, so its specific score is {specific:+.2f}."
 )
 FIND_THE_HEAD_NONE = (
     "**Find the head:** no head links “{a}” to “{b}” more than it links the other words to “{b}”: "
@@ -156,7 +156,7 @@ RAW_TOP_EVERYWHERE = (
     "specific score it ranks {rank} of {total}."
 )
 RAW_TOP_SPECIFIC = (
-    "The strongest raw weight is layer {layer}, head {head} ({weight:.2f}): rank {rank} of {total} by "
+    "The strongest raw weight, layer {layer}, head {head} ({weight:.2f}), ranks {rank} of {total} by "
     "specific score."
 )
 
@@ -207,5 +207,5 @@ HOW_TO_READ = """
   model decides anything: other parts of the model (feed-forward layers, the residual stream) do
   much of the work.
 """
-TO_LEARN = "Step by step: [this sentence, one layer of this model's attention, on the learn page]({url})"
+TO_LEARN = "Step by step: [this sentence through one layer of the bundled model, on the learn page]({url})"
 FOCUS_ROWS_CAPTION = "Where “{a}” looks, in every layer and head (rows), over all tokens (columns)"

@@ -85,7 +85,7 @@ def test_find_the_head_ranks_by_specificity_and_flags_everywhere_heads():
     links = rank_heads_specific(result.attentions, 2, 5, result.special_mask)  # bank → loan
     best = links[0]
     headline = next(m.value for m in at.markdown if "Find the head" in m.value)
-    assert f"layer {best.layer + 1}, head {best.head + 1}" in headline and "more than the other" in headline
+    assert f"layer {best.layer + 1}, head {best.head + 1}" in headline and f"{best.specific:+.2f}" in headline
     table = next(m.value for m in at.markdown if "| specific |" in m.value)
     raw = max(links, key=lambda x: x.weight)
     assert raw.everywhere and raw is not best  # the model's fact the page must not hide
