@@ -250,9 +250,17 @@ SINKS = re.compile(
     r"declare_component|dangerouslySetInnerHTML|\.innerHTML\b"
 )
 # Each allowed sink, as "path: the line's text", mapped to the test that feeds it PAYLOADS and shows
-# its input escaped ("tests/...py::test_name"). Add an entry and its proof when a page needs one;
-# today there is none.
-ESCAPED_SINKS: dict[str, str] = {}
+# its input escaped ("tests/...py::test_name"). Add an entry and its proof when a page needs one.
+# The four below send fixed text only (a stylesheet, a rule, a scroll script whose only fields are
+# an int and an anchor from a fixed set): their proof checks every st.html body against them.
+_FIXED_HTML_PROOF = "tests/dashboard/test_fixed_html.py::test_fixed_html_carries_no_user_text"
+ESCAPED_SINKS: dict[str, str] = {
+    "dashboard/presenter.py: st.html(_PRESENTER_CSS)": _FIXED_HTML_PROOF,
+    "dashboard/views/explore/widgets.py: st.html(_HIDE_STEP_TWINS)": _FIXED_HTML_PROOF,
+    "dashboard/views/learn/widgets.py: st.html(_HIDE_TWINS)": _FIXED_HTML_PROOF,
+    "dashboard/views/learn/widgets.py: st.html(_SCROLL.format(run=int(run), anchor=anchor), "
+    "unsafe_allow_javascript=True)": _FIXED_HTML_PROOF,
+}
 SKIP_DIRS = {".venv", ".git", "node_modules", "__pycache__", ".pytest_cache", ".ruff_cache"}
 
 
