@@ -274,6 +274,7 @@ BERT_NOTES = {
     5: "This is the pattern the explore page draws for layer {layer}, head {head}.",
 }
 BERT_AFTER_LAST = "its result is the model's output"
+TO_EXPLORE = "Next: this sentence in every layer and head of a pretrained BERT, on the explore page"
 BERT_AFTER = "its result is layer {next}'s input"
 TOO_WIDE = (
     "Concat is ({t} × {d_model}) and W^O ({d_model} × {d_model}): too wide to print here; step 7 "

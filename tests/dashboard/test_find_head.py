@@ -155,3 +155,24 @@ def test_error_messages_keep_their_code_but_not_user_markdown():
     assert error_md("type `bert-base-cased` here") == "type `bert-base-cased` here"
     assert error_md("“**x**” is not `a_b`.") == "“\\*\\*x\\*\\*” is not `a_b`\\."
     assert "`" not in error_md("odd ` one").replace("\\`", "")
+
+
+def _learn_page():
+    from dashboard.views import learn
+
+    learn.render()
+
+
+def test_the_last_learn_step_links_to_explore_on_the_same_sentence():
+    sentence = "Café & [x](y) *it*"
+    for mode in ({}, {"example": "bert"}):
+        at = AppTest.from_function(_learn_page, default_timeout=60)
+        at.query_params.update({"text": sentence, "step": "7", **mode})
+        at.run()
+        assert not at.exception
+        link = next(b for b in at.get("link_button") if "explore page" in b.proto.label)
+        assert link.proto.url == f"explore?text={quote(sentence, safe='')}"
+    at = AppTest.from_function(_learn_page, default_timeout=60)
+    at.query_params.update({"text": sentence, "step": "6"})
+    at.run()
+    assert not at.get("link_button")

@@ -11,13 +11,22 @@ st.text, dataframes and Plotly labels, never through markdown (which would inter
 from __future__ import annotations
 
 import logging
+from urllib.parse import quote
 
 import numpy as np
 import streamlit as st
 
 from core.toy import MAX_TOKENS, ToySettings, tokenize
 from core.worked_examples import EXAMPLES, WorkedExample
-from dashboard.content.learn import BERT_ABOUT, BERT_EMPTY, BERT_TRUNCATED, EDITED, EMPTY_SENTENCE, INTRO
+from dashboard.content.learn import (
+    BERT_ABOUT,
+    BERT_EMPTY,
+    BERT_TRUNCATED,
+    EDITED,
+    EMPTY_SENTENCE,
+    INTRO,
+    TO_EXPLORE,
+)
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text
 from dashboard.views.learn import compute, links
@@ -111,6 +120,7 @@ def _sentence(text: str, controls) -> None:
         step_picker_ui(source.views)
         head = head_ui(settings.n_heads) if _head_shown() else 0
     draw_steps(trace, source, head)
+    _to_explore(text)
     step_pager_ui(source.views)
 
 
@@ -145,7 +155,15 @@ def _bert(text: str, controls) -> None:
     if found is not None:
         trace, layer, n_layers, head = found
         draw_steps(trace, bert_source(trace, layer, n_layers, head), head)
+        _to_explore(text)
         step_pager_ui(BERT_VIEWS)
+
+
+def _to_explore(text: str) -> None:
+    """Under the last step: the same sentence on the explore page (user text only URL-encoded, in a
+    link button: never in markdown)."""
+    if shown(7) and not presenting():
+        st.link_button(TO_EXPLORE, f"explore?text={quote(text, safe='')}", icon=":material/biotech:")
 
 
 def _bert_controls(text: str):
