@@ -14,6 +14,7 @@ import streamlit as st  # noqa: E402
 
 from dashboard import presenter  # noqa: E402
 from dashboard.views import learn  # noqa: E402
+from dashboard.widgets import image_format_ui  # noqa: E402
 
 # a link with present=1 opens with the sidebar (the controls) folded away, the chart first
 st.set_page_config(
@@ -44,6 +45,7 @@ EXPLORE = st.Page(
 page = st.navigation([LEARN, LEARN_LINK, EXPLORE])
 with st.sidebar:
     presenter.presenter_toggle_ui()
+    image_format_ui()
     st.caption(
         "Attention Explorer computes attention step by step in NumPy and shows the heads of a real "
         "BERT. Layers and heads are numbered from 1 on screen."

@@ -16,6 +16,8 @@ APP_SLUG = "attention-explorer"
 # One toolbar for every chart: no Plotly logo; the camera button saves a PNG at three times the
 # screen's resolution, sharp enough for a slide, named after what it shows (see chart_filename).
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 3}}
+IMAGE_FORMAT_KEY = "image_format"  # the sidebar's choice (image_format_ui): "png" or "svg"
+IMAGE_FORMATS = {"png": "PNG", "svg": "SVG"}
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_-]+")
 
 
@@ -31,8 +33,26 @@ def chart(fig: go.Figure, key: str, filename: str | None = None, **kwargs) -> No
     from chart_filename; default: from the key). kwargs go to st.plotly_chart (on_select, width...)."""
     name = filename or chart_filename(key)
     image = {**PLOT_CONFIG["toImageButtonOptions"], "filename": name}
+    if st.session_state.get(IMAGE_FORMAT_KEY) == "svg":  # vector: sharp at any size, no scale needed
+        image |= {"format": "svg", "scale": 1}
     config = {**PLOT_CONFIG, "toImageButtonOptions": image}
     st.plotly_chart(fig, key=key, config=config, **kwargs)
+
+
+def image_format_ui() -> str:
+    """The sidebar's choice of what the charts' camera button saves: PNG (3x) or SVG (vector)."""
+    if st.session_state.get(IMAGE_FORMAT_KEY) not in IMAGE_FORMATS:
+        st.session_state[IMAGE_FORMAT_KEY] = "png"
+    fmt = st.segmented_control(
+        "Chart images",
+        list(IMAGE_FORMATS),
+        format_func=IMAGE_FORMATS.get,
+        key=IMAGE_FORMAT_KEY,
+        required=True,
+        help="What each chart's camera button (top right of a chart) saves: a PNG at three times the "
+        "screen's resolution, or an SVG (vector, sharp at any size, editable in slide software).",
+    )
+    return fmt or "png"
 
 
 def csv_download(
@@ -67,3 +87,14 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=^&])")
 def md(text: object) -> str:
     """Escape user-derived text for st.markdown / st.error / st.caption (shown literally)."""
     return _MD_SPECIAL.sub(r"\\\1", str(text)).replace("\n", " ")
+
+
+_CODE_SPAN = re.compile(r"(`[^`\n]+`)")
+
+
+def error_md(message: object) -> str:
+    """A message for st.error (our own text with `code` spans: a command, a Hub id, that may embed
+    user text such as a path): its code spans kept (markdown shows their content literally) and the
+    rest escaped with md(), so user text outside them is never read as markdown."""
+    parts = _CODE_SPAN.split(str(message).replace("\n", " "))
+    return "".join(part if index % 2 else md(part) for index, part in enumerate(parts))

@@ -12,7 +12,6 @@ Error messages are our own text with `code` spans (a command, a Hub id); they ma
 from __future__ import annotations
 
 import logging
-import re
 
 import streamlit as st
 
@@ -42,17 +41,9 @@ from dashboard.engines import (
 )
 from dashboard.hosted import Limits
 from dashboard.views.explore.links import OTHER_MODEL
-from dashboard.widgets import md
+from dashboard.widgets import error_md, md
 
 LOG = logging.getLogger(__name__)
-_CODE_SPAN = re.compile(r"(`[^`\n]+`)")
-
-
-def error_md(message: object) -> str:
-    """A message for st.error: its `code` spans kept (markdown shows their content literally) and
-    the rest escaped (dashboard.widgets.md), so user text inside it is never read as markdown."""
-    parts = _CODE_SPAN.split(str(message).replace("\n", " "))
-    return "".join(part if index % 2 else md(part) for index, part in enumerate(parts))
 
 
 def model_label(key: str) -> str:

@@ -45,7 +45,7 @@ from dashboard.views.learn.widgets import (
     step_pager_ui,
     step_picker_ui,
 )
-from dashboard.widgets import copy_link_ui, md
+from dashboard.widgets import copy_link_ui, error_md
 
 LOG = logging.getLogger(__name__)
 
@@ -179,7 +179,9 @@ def _bert_controls(text: str):
         trace, total = compute.bert_trace(text, layer)
     except Exception as err:  # a model that cannot load or a text it cannot read: say so, keep the page
         LOG.warning("the real BERT could not run: %s", err)
-        st.error(f"The real model could not run on this text: {type(err).__name__}: {md(str(err)[:300])}")
+        st.error(
+            f"The real model could not run on this text: {type(err).__name__}: {error_md(str(err)[:300])}"
+        )
         return None
     if total > len(trace.key_tokens):
         st.warning(BERT_TRUNCATED.format(total=total, kept=len(trace.key_tokens)))
