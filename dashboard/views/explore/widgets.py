@@ -124,14 +124,14 @@ def sentence_ui(limits: Limits) -> str:
 
 def options_ui() -> tuple[str, bool, bool]:
     """The view switch and the two token toggles: (view, merge word pieces, hide [CLS]/[SEP])."""
-    cols = st.columns([3, 2, 2])
+    # the switch on a row of its own: beside the toggles, at 1280 px its first option was cut off
+    view = st.segmented_control(
+        "View", list(VIEWS), format_func=lambda v: VIEWS[v], key="explore_view", required=True
+    )
+    cols = st.columns(2)
     with cols[0]:
-        view = st.segmented_control(
-            "View", list(VIEWS), format_func=lambda v: VIEWS[v], key="explore_view", required=True
-        )
-    with cols[1]:
         merge = st.toggle(MERGE_LABEL, key="explore_merge", help=MERGE_HELP)
-    with cols[2]:
+    with cols[1]:
         hide = st.toggle(HIDE_LABEL, key="explore_hide", help=HIDE_HELP)
     return view or "head", merge, hide
 
