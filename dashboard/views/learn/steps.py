@@ -178,6 +178,7 @@ def _embeddings(s: _Step) -> None:
                 _titled_chart(s, title, name, values, s.rows, dims, col_title=DIM_TITLE, share=0.5)
     values, dims, dim_title = s.dims(tr["x"])
     _chart(s, _heatmap(values, s.rows, dims, title=CHART_TITLES["x"], col_title=dim_title), "x")
+    _csv(s, "x", values, dims, rows=s.rows, corner=DIM_CORNER)
 
 
 def _projections(s: _Step) -> None:
@@ -199,6 +200,7 @@ def _projections(s: _Step) -> None:
         title = f"{CHART_TITLES[name]}{s.of_head}"
         with col:
             _titled_chart(s, title, name, values, rows, dims, col_title=dim_title, share=1 / 3)
+            _csv(s, name, values, dims, rows=rows, corner=DIM_CORNER)
 
 
 def _scores(s: _Step) -> None:
@@ -277,10 +279,13 @@ def _output(s: _Step) -> None:
         shapes += [_shape("Y", tr["normed"].shape), f"ε = {tr.ln_eps:g}"]
     _intro(s, 7, shapes)
     titles = {**CHART_TITLES, "output": CHART_TITLES["output_bias" if "b_o" in tr else "output"]}
+    last = [name for name in ("output", "residual", "normed") if name in tr][-1]
     for name in ("output", "residual", "normed"):
         if name in tr:
             values, dims, dim_title = s.dims(tr[name])
             _chart(s, _heatmap(values, s.rows, dims, title=titles[name], col_title=dim_title), name)
+            if name == last:  # the step's result: the normed output (or the output, without a norm)
+                _csv(s, name, values, dims, rows=s.rows, corner=DIM_CORNER)
 
 
 # ---- the matrices of steps 3 to 6, checked against an article when there is one --------------------
@@ -313,10 +318,16 @@ def _attention_chart(
         draw_check(check, s.tr.query_tokens, s.tr.key_tokens)
 
 
-def _csv(s: _Step, name: str, values: np.ndarray, cols: list[str]) -> None:
-    """The matrix on screen as a labelled table (rows: the queries, "from")."""
-    labels = number_repeats(s.rows), number_repeats(cols)
-    csv_download(values, *labels, _name(s, name), key=f"csv_{name}", corner="query (from) \\ key (to)")
+ATTENTION_CORNER = "query (from) \\ key (to)"
+DIM_CORNER = "token \\ dimension"
+
+
+def _csv(
+    s: _Step, name: str, values: np.ndarray, cols: list[str], rows=None, corner=ATTENTION_CORNER
+) -> None:
+    """The matrix on screen as a labelled table (rows: the queries, "from", unless `rows`)."""
+    labels = number_repeats(s.rows if rows is None else rows), number_repeats(cols)
+    csv_download(values, *labels, _name(s, name), key=f"csv_{name}", corner=corner)
 
 
 # ---- the heads side by side, and why scale -----------------------------------------------------------
@@ -350,7 +361,10 @@ def _heads(s: _Step) -> None:
                     show_colorbar=False,  # one scale for all, said once above
                     share=1 / per_row,
                 )
-                chart(fig, f"head_{i}", filename=chart_filename("learn", "heads", f"head{i + 1}"))
+                name = chart_filename("learn", "heads", f"head{i + 1}")
+                chart(fig, f"head_{i}", filename=name)
+                labels = number_repeats(s.rows), number_repeats(s.cols)
+                csv_download(tr["probs"][i], *labels, name, key=f"csv_head_{i}", corner=ATTENTION_CORNER)
     width = tr["concat"].shape[-1]
     if "w_o" not in tr or (s.src.shown_dims is not None and width > s.src.shown_dims):
         st.caption(TOO_WIDE.format(t=t, d_model=width))
