@@ -130,7 +130,10 @@ def test_primer_and_link_to_the_learn_page():
     presenting.session_state["present"] = True
     presenting.run()
     assert_healthy(presenting)
-    assert not presenting.expander and not any("learn page" in c.value for c in presenting.caption)
+    # presenter mode: no title, no primer, the controls folded into one closed panel, the chart first
+    assert [e.label for e in presenting.expander] == ["Controls: sentence, view, layer and head"]
+    assert not presenting.title and not any("learn page" in c.value for c in presenting.caption)
+    assert presenting.get("plotly_chart")  # the view drawn under the panel
 
 
 def _presented_page():

@@ -63,13 +63,17 @@ def test_csv_download_and_image_name(big_page, app_server, tmp_path):
     assert_clean(page)
 
 
-def test_explore_keys_step_heads(big_page, app_server):
+def test_explore_keys_step_heads_and_the_chart_stays_in_view(big_page, app_server):
     page = big_page
     page.goto(app_server.url + "/explore?view=head&present=1&layer=0&head=0")
     wait_all_drawn(page, 1)
-    page.keyboard.press("ArrowRight")
-    page.wait_for_url("**head=1**", timeout=60_000)
-    page.keyboard.press("PageDown")
-    page.wait_for_url("**head=2**", timeout=60_000)
-    wait_all_drawn(page, 1)
+    _first_chart_in_view(page)
+    summary = page.locator("[data-testid='stExpander'] summary", has_text="Controls")
+    assert summary.is_visible() and page.get_by_text("Layer (1–").first.is_hidden()  # folded away
+    for key, head in (("ArrowRight", 1), ("PageDown", 2), ("ArrowLeft", 1), ("PageUp", 0)):
+        page.keyboard.press(key)
+        page.wait_for_url(f"**head={head}**", timeout=60_000)
+        wait_all_drawn(page, 1)
+        page.get_by_text(f"Layer 1, head {head + 1}").first.wait_for(timeout=60_000)
+        _first_chart_in_view(page)
     assert_clean(page)

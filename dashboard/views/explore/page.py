@@ -25,7 +25,8 @@ LOG = logging.getLogger(__name__)
 
 
 def render() -> None:
-    st.title("Explore: a pretrained BERT's attention")
+    if not presenting():  # on a projector the view's chart comes first
+        st.title("Explore: a pretrained BERT's attention")
     if not presenting():  # a room sees the chart; the reader alone gets the primer
         with st.expander(HOW_TO_READ_LABEL):
             st.markdown(HOW_TO_READ)
@@ -95,7 +96,7 @@ def _notices(result: AttentionResult, limits: Limits) -> bool:
 
 
 def _show(
-    result: AttentionResult, spec: ModelSpec, engine: str, text: str, limits: Limits, options: tuple
+    result: AttentionResult, spec: ModelSpec, engine: str, text: str, limits: Limits, options: tuple, controls
 ) -> None:
     """The view picked in the options, on the tokens the toggles ask for."""
     ss = st.session_state
@@ -109,13 +110,21 @@ def _show(
     chosen = ss.get("explore_focus") and ss.get("explore_target")  # mark a pair only when chosen
     pair = tuple(view.item_of_token(t) if chosen and t is not None else None for t in tokens)
     if view_name == "head":
-        head_view(result, view, pair)
+        head_view(result, view, pair, controls)
     elif view_name == "lines":
-        lines_view(result, view, sig, limits.max_lines)
+        lines_view(result, view, sig, limits.max_lines, controls)
     elif view_name == "model":
         model_view(result, view, spec.key, engine, text, limits.max_tokens)
     else:
-        focus_view(result, view, sig, tokens, (spec.key, engine, limits.max_tokens))
+        focus_view(result, view, sig, tokens, (spec.key, engine, limits.max_tokens), controls)
+
+
+def _controls():
+    """Where the sentence, view and pickers go: in place, or in presenter mode folded into one
+    closed panel at the top, so the view's chart and its explanation fill the screen."""
+    if presenting():
+        return st.expander("Controls: sentence, view, layer and head", icon=":material/tune:")
+    return st.container()
 
 
 LEARN_TEXT_CHARS = 2000  # the learn page keeps at most this many characters of a sentence
@@ -137,8 +146,10 @@ def _render(limits: Limits) -> None:
     requested, engine = loading.model_ui(limits)
     engine = loading.engine_for(requested, engine, limits)
     loaded = loading.resolve_model(requested, engine, limits)
-    text = sentence_ui(limits)
-    options = options_ui()
+    controls = _controls()
+    with controls:
+        text = sentence_ui(limits)
+        options = options_ui()
     if loaded is None:
         st.info("No model is available; fix the problem above and reload the page.")
         return
@@ -158,7 +169,7 @@ def _render(limits: Limits) -> None:
     with st.sidebar:
         loading.parity_ui(spec.key, engine, text, limits, result)
     if _notices(result, limits):
-        _show(result, spec, engine, text, limits, options)
+        _show(result, spec, engine, text, limits, options, controls)
     links.write_url(limits)
     with st.sidebar:  # after write_url: the link names what is on screen
         downloads_ui(result)

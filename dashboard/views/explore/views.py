@@ -19,6 +19,7 @@ from dashboard.charts.lines import lines_figure
 from dashboard.charts.thumbnails import model_grid_figure
 from dashboard.content import explore as text
 from dashboard.content.explore import EXAMPLES
+from dashboard.presenter import presenting
 from dashboard.views.explore import find_head, links
 from dashboard.views.explore.results import link_ranking, model_grid_data
 from dashboard.views.explore.widgets import (
@@ -34,6 +35,7 @@ from dashboard.widgets import chart, chart_filename, csv_download, md
 
 LINES_FULL_LIMIT = 64  # above this many tokens the lines view draws only each token's strongest lines
 LINES_TOP_K = 3
+ROOM_HEIGHT = 800  # presenter mode's head chart at 1920x1080: below the controls panel, above the fold
 
 
 def view_note(view: TokenView) -> str:
@@ -53,13 +55,23 @@ def _titled(title: str, view: TokenView) -> str:
 # ---- head ------------------------------------------------------------------------------------------
 
 
-def head_view(result: AttentionResult, view: TokenView, pair: tuple[int | None, int | None]) -> None:
-    layer, head = layer_head_ui(result)
+def head_view(
+    result: AttentionResult, view: TokenView, pair: tuple[int | None, int | None], controls=None
+) -> None:
+    """`controls`: where the pickers go (presenter mode: a closed panel); default here."""
+    with controls or st.container():
+        layer, head = layer_head_ui(result)
     matrix = view.matrix(result.attentions[layer, head])  # (W, W)
     highlight = pair if pair[0] is not None and pair[1] is not None else None
     title = _titled(f"Layer {layer + 1}, head {head + 1}", view)
     name = chart_filename("explore", "head", f"layer{layer + 1}", f"head{head + 1}")
-    chart(head_heatmap(matrix, view.labels, title=title, highlight=highlight), "explore_head_chart", name)
+    fig = head_heatmap(
+        matrix, view.labels, title=title, highlight=highlight, height=ROOM_HEIGHT if presenting() else None
+    )
+    if presenting():  # a projector: larger labels and numbers, the chart filling the screen below the panel
+        fig.update_layout(font_size=18, title_font_size=24).update_traces(textfont_size=17)
+        fig.update_xaxes(tickfont_size=17).update_yaxes(tickfont_size=17)
+    chart(fig, "explore_head_chart", name)
     labels = number_repeats(view.labels)
     csv_download(matrix, labels, labels, name, "explore_head_csv", corner="query (from) \\ key (to)")
     step_ui(result)
@@ -118,10 +130,11 @@ def _lines_controls_ui(
     return token, direction, min_weight, all_heads
 
 
-def lines_view(result: AttentionResult, view: TokenView, sig: str, max_lines: int) -> None:
-    layer, head = layer_head_ui(result, with_head=False)
+def lines_view(result: AttentionResult, view: TokenView, sig: str, max_lines: int, controls=None) -> None:
     long_input = view.n_items > LINES_FULL_LIMIT
-    token, direction, min_weight, all_heads = _lines_controls_ui(view, head, sig, long_input)
+    with controls or st.container():
+        layer, head = layer_head_ui(result, with_head=False)
+        token, direction, min_weight, all_heads = _lines_controls_ui(view, head, sig, long_input)
     top_k = LINES_TOP_K if long_input and token < 0 else None
     # Every head's lines are in the figure (hidden heads too, for the legend): cap their number.
     per_token = top_k or view.n_items
@@ -222,10 +235,14 @@ def _pair_ui(result: AttentionResult, view: TokenView, sig: str, tokens: tuple) 
     return a, b
 
 
-def focus_view(result: AttentionResult, view: TokenView, sig: str, tokens: tuple, source: tuple) -> None:
+def focus_view(
+    result: AttentionResult, view: TokenView, sig: str, tokens: tuple, source: tuple, controls=None
+) -> None:
     """One token in every head, and the heads that link it most specifically to a target.
-    `tokens`: the resolved (focus, target) token indices or None; `source`: (model, engine, max tokens)."""
-    a, b = _pair_ui(result, view, sig, tokens)
+    `tokens`: the resolved (focus, target) token indices or None; `source`: (model, engine, max tokens);
+    `controls`: where the pickers go (presenter mode: a closed panel)."""
+    with controls or st.container():
+        a, b = _pair_ui(result, view, sig, tokens)
     rows = view.row(result.attentions, a)  # (L, H, W): where the focus token looks, in every head
     weights = rows[..., b]  # (L, H)
     ranked = link_ranking(result, view, a, b)
