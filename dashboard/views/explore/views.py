@@ -93,7 +93,7 @@ def _lines_controls_ui(
     view: TokenView, head: int, sig: str, long_input: bool
 ) -> tuple[int, str, float, bool]:
     """(token, or -1 for every token; direction "from" | "to"; lightest weight drawn; all heads)."""
-    cols = st.columns([2, 2, 2, 1])
+    cols = st.columns([2, 2, 2, 1.4])  # the toggle's label in full at 1280 px
     with cols[0]:
         labels = view.labels
         token = st.selectbox(
