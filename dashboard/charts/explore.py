@@ -19,9 +19,12 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard.charts.heatmap import SEQUENTIAL, cell_outline, number_repeats, top_title
+from dashboard.charts.heatmap import LABEL_COLOR, SEQUENTIAL, cell_outline, number_repeats, top_title
 
-FONT = {"size": 14}
+FONT = {"size": 14, "color": LABEL_COLOR}
+# Token labels and axis titles dark, as on the learn page. Streamlit's chart theme greys an axis' text
+# unless the axis sets it, and a tickfont given only a colour drops to 12 px: both are set in full.
+AXIS_TEXT = {"tickfont": FONT, "title_font": FONT}
 
 
 def escape_label(text: str) -> str:
@@ -80,9 +83,16 @@ def head_heatmap(
         font=FONT,
     )
     fig.update_xaxes(
-        title_text="to (key)", side="top", type="category", tickangle=0 if w <= 10 else -60, showgrid=False
+        **AXIS_TEXT,
+        title_text="to (key)",
+        side="top",
+        type="category",
+        tickangle=0 if w <= 10 else -60,
+        showgrid=False,
     )
-    fig.update_yaxes(title_text="from (query)", autorange="reversed", type="category", showgrid=False)
+    fig.update_yaxes(
+        **AXIS_TEXT, title_text="from (query)", autorange="reversed", type="category", showgrid=False
+    )
     return fig
 
 
@@ -119,9 +129,15 @@ def focus_heatmap(rows: np.ndarray, labels: Sequence[str], focus_label: str) -> 
         font=FONT,
     )
     fig.update_xaxes(
-        title_text="to (key)", side="top", type="category", tickangle=0 if w <= 10 else -60, showgrid=False
+        **AXIS_TEXT,
+        title_text="to (key)",
+        side="top",
+        type="category",
+        tickangle=0 if w <= 10 else -60,
+        showgrid=False,
     )
     fig.update_yaxes(
+        **AXIS_TEXT,
         title_text="layer, head",
         autorange="reversed",
         type="category",
@@ -169,6 +185,7 @@ def head_weight_grid(
         font=FONT,
     )
     fig.update_xaxes(
+        **AXIS_TEXT,
         title_text="head",
         side="top",
         tickvals=list(range(n_heads)),
@@ -176,6 +193,7 @@ def head_weight_grid(
         showgrid=False,
     )
     fig.update_yaxes(
+        **AXIS_TEXT,
         title_text="layer",
         autorange="reversed",
         tickvals=list(range(n_layers)),
