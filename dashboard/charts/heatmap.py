@@ -158,36 +158,18 @@ def matrix_heatmap(
     sizing: the page width and fonts it is drawn for (PAGE, or PRESENTER on a projector).
     Labels are plain text: Plotly renders them as text, never as HTML from the user.
     """
-    values = np.asarray(values, dtype=np.float64)
-    if values.ndim == 1:
-        values = values[None, :]
-    hidden = None
-    if masked is not None and np.any(masked):
-        hidden = np.broadcast_to(np.asarray(masked, dtype=bool), values.shape)
-        values = np.where(hidden, 0.0, values)  # keep the colour range on the visible cells
+    values, hidden = _visible(values, masked)
     rows, cols = number_repeats(row_labels), number_repeats(col_labels)
     label_chars = max((len(r) for r in rows), default=0)
     font, colorbar = fit_numbers(values.shape[1], share, decimals, label_chars, bool(row_title), sizing)
     if show_numbers is None:
         show_numbers = font is not None and values.shape[0] <= 40
-    if not show_numbers:
-        colorbar = True
-    if show_colorbar is not None:
-        colorbar = show_colorbar
-    fmt = f".{decimals}f"
-    text = _cell_text(values, hidden, fmt) if show_numbers else None
+    colorbar = (colorbar or not show_numbers) if show_colorbar is None else show_colorbar
     cells_px = _cells_room(share, label_chars, bool(row_title), sizing) - (COLORBAR_PX if colorbar else 0)
-    layout = _layout(
-        cols,
-        values.shape[0],
-        cells_px,
-        title=title,
-        row_title=row_title,
-        col_title=col_title,
-        height=height,
-        sizing=sizing,
-    )
+    titles = {"title": title, "row_title": row_title, "col_title": col_title}
+    layout = _layout(cols, values.shape[0], cells_px, **titles, height=height, sizing=sizing)
     layout["shapes"] = list(shapes)
+    fmt = f".{decimals}f"
     # One constructor call: Plotly validates every property it is given, and update_layout /
     # update_xaxes each validate again; building the figure whole is about three times faster,
     # which matters on a page that draws a dozen of these per rerun.
@@ -197,7 +179,7 @@ def matrix_heatmap(
                 z=values if hidden is None else np.where(hidden, np.nan, values),
                 x=cols,
                 y=rows,
-                text=text,
+                text=_cell_text(values, hidden, fmt) if show_numbers else None,
                 hoverongaps=hidden is None,
                 texttemplate="%{text}" if show_numbers else None,
                 textfont={"size": font or sizing.min_number},
@@ -211,6 +193,18 @@ def matrix_heatmap(
         ],
         layout=layout,
     )
+
+
+def _visible(values: np.ndarray, masked: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """values as a float matrix (a vector becomes one row), hidden cells set to 0 so the colour range
+    is the visible cells'; and the hidden cells (True = hidden), or None when none is."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim == 1:
+        values = values[None, :]
+    if masked is None or not np.any(masked):
+        return values, None
+    hidden = np.broadcast_to(np.asarray(masked, dtype=bool), values.shape)
+    return np.where(hidden, 0.0, values), hidden
 
 
 def _color_range(values: np.ndarray, probabilities: bool) -> dict:
