@@ -58,10 +58,11 @@ def image_format_ui() -> str:
 def csv_download(
     values: np.ndarray, rows: Sequence[str], cols: Sequence[str], filename: str, key: str, corner: str = ""
 ) -> None:
-    """A small button that downloads the matrix on screen as CSV, rows and columns labelled."""
+    """A small button that downloads the matrix on screen as CSV, rows and columns labelled. The
+    CSV is written when the button is clicked, not on every run (512 x 512 cells take a while)."""
     st.download_button(
         "CSV",
-        matrix_csv(values, rows, cols, corner),
+        lambda: matrix_csv(values, rows, cols, corner),
         file_name=f"{filename}.csv",
         mime="text/csv",
         key=key,

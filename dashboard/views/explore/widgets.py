@@ -242,13 +242,14 @@ def downloads_ui(result: AttentionResult) -> None:
 
     st.caption("The whole result (every layer and head), as `python -m core attend` writes it:")
     with st.container(horizontal=True):
-        for label, data, ext, mime in (
-            ("JSON", to_json(result), "json", "application/json"),
-            ("NPZ", to_npz(result), "npz", "application/octet-stream"),
+        # written when clicked, not on every run: at 512 tokens the JSON alone is about 200 MB
+        for label, write, ext, mime in (
+            ("JSON", to_json, "json", "application/json"),
+            ("NPZ", to_npz, "npz", "application/octet-stream"),
         ):
             st.download_button(
                 label,
-                data,
+                lambda write=write: write(result),
                 file_name=f"attention-explorer_explore_result.{ext}",
                 mime=mime,
                 key=f"explore_download_{ext}",
