@@ -185,8 +185,8 @@ class StreamlitServer:
             self._log_path = None
 
     def peak_rss_mb(self) -> float:
-        """The server's peak resident memory so far (VmHWM), in MB, with its child processes' (the
-        NumPy engine's partner processes, core/bert_partner.py) added: what serving costs in all."""
+        """The server's peak resident memory so far (VmHWM), in MB, with any child processes' added:
+        what serving costs in all."""
         total = peak_rss_mb(self.proc.pid)
         for task in Path(
             f"/proc/{self.proc.pid}/task"
