@@ -133,6 +133,16 @@ def n_charts(at: AppTest) -> int:
     return len(at.get("plotly_chart"))
 
 
+def run_script(script: str, timeout: float = 60, **params: str) -> AppTest:
+    """An AppTest of `script` opened with these link parameters, run once, checked not to crash."""
+    at = AppTest.from_string(script, default_timeout=timeout)
+    for name, value in params.items():
+        at.query_params[name] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def assert_no_crash(at: AppTest, context: object = "") -> None:
     """No exception reached Streamlit, and no last-resort handler had to catch one."""
     assert not at.exception, (context, [e.value for e in at.exception])

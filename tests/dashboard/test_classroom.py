@@ -10,6 +10,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from core.models import ModelError
+from tests.dashboard.harness import run_script
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = f"""
@@ -26,12 +27,7 @@ learn.render()
 
 
 def run(**params: str) -> AppTest:
-    at = AppTest.from_string(SCRIPT, default_timeout=60)
-    for name, value in params.items():
-        at.query_params[name] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return run_script(SCRIPT, **params)
 
 
 def _image_options(at: AppTest) -> dict:

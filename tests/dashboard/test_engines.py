@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.dashboard.harness import run_script
 from tests.tiny_bert import make_tiny_bert
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,12 +26,7 @@ explore.render()
 
 
 def _page(**params: str) -> AppTest:
-    at = AppTest.from_string(SCRIPT, default_timeout=120)
-    for name, value in params.items():
-        at.query_params[name] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return run_script(SCRIPT, timeout=120, **params)
 
 
 def _sidebar_text(at: AppTest) -> str:

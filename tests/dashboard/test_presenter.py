@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.charts.heatmap import PRESENTER, matrix_heatmap
 from dashboard.widgets import chart_filename
+from tests.dashboard.harness import run_script
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = f"""
@@ -29,12 +30,7 @@ learn.render()
 
 
 def run(**params: str) -> AppTest:
-    at = AppTest.from_string(SCRIPT, default_timeout=60)
-    for name, value in params.items():
-        at.query_params[name] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return run_script(SCRIPT, **params)
 
 
 def test_present_link_turns_presenter_mode_on_and_stays_in_the_link():
