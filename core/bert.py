@@ -402,6 +402,15 @@ class BertNumpy:
             meta={**timings, "forward_ms": 1e3 * (done - tokenized)},
         )
 
+    def layer_weights(self, layer: int) -> SimpleNamespace:
+        """Layer `layer`'s (0-indexed) attention weights as x @ W: w_q, b_q, w_k, b_k, w_v, b_v, w_o,
+        b_o (read-only), with n_heads and d_k: what the norms and the neuron view recompute from."""
+        if not 0 <= layer < self.n_layers:
+            raise ValueError(f"layer must be in 0..{self.n_layers - 1} (0-indexed), got {layer}")
+        w = self.layers[layer]
+        names = ("w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o")
+        return SimpleNamespace(**{n: getattr(w, n) for n in names}, n_heads=self.n_heads, d_k=self.config.d_k)
+
     def trace(self, text: str, layer: int, text_pair: str | None = None) -> LayerTrace:
         """Every step of one layer (0-indexed) on `text`: what the forward pass computed, as it was."""
         return self.run(text, text_pair, trace_layers=[layer]).traces[layer]

@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -181,6 +182,46 @@ class PretrainedModel:
             n_special=self._backend.num_special_tokens_to_add(bool(text_pair)),
             meta={"seconds": time.perf_counter() - start},
         )
+
+    def layer_weights(self, layer: int) -> SimpleNamespace:
+        """Layer `layer`'s (0-indexed) attention weights as x @ W (float32 NumPy copies): w_q, b_q,
+        w_k, b_k, w_v, b_v, w_o, b_o, with n_heads and d_k. BERT-style encoders (BERT, RoBERTa,
+        ELECTRA…: attention.self.query/key/value and attention.output.dense) and DistilBERT
+        (q_lin/k_lin/v_lin/out_lin); other architectures raise ModelError, which the views show."""
+        if not 0 <= layer < self.n_layers:
+            raise ValueError(f"layer must be in 0..{self.n_layers - 1} (0-indexed), got {layer}")
+        modules = _attention_linears(self.model, layer)
+        if modules is None:
+            raise ModelError(
+                f"{self.name}'s attention weights are not laid out like BERT's or DistilBERT's, so "
+                "this view cannot read each head's weights"
+            )
+        arrays = {}
+        for ours, linear in zip("qkvo", modules, strict=True):
+            # torch's Linear.weight is (d_out, d_in), for x W^T: transpose once, to x @ W
+            arrays[f"w_{ours}"] = np.ascontiguousarray(linear.weight.detach().float().numpy().T)
+            arrays[f"b_{ours}"] = linear.bias.detach().float().numpy().copy()
+        return SimpleNamespace(**arrays, n_heads=self.n_heads, d_k=arrays["w_q"].shape[1] // self.n_heads)
+
+
+def _attention_linears(model: Any, layer: int) -> tuple[Any, Any, Any, Any] | None:
+    """(query, key, value, output) Linear modules of one layer, or None for an unknown layout."""
+    encoder = getattr(model, "encoder", None)
+    blocks = getattr(encoder, "layer", None)
+    if blocks is not None:  # BERT, RoBERTa, ELECTRA, XLM-R: BertSelfAttention + BertSelfOutput
+        attention = blocks[layer].attention
+        own, out = getattr(attention, "self", None), getattr(attention, "output", None)
+        has_qkv = own is not None and all(hasattr(own, n) for n in ("query", "key", "value"))
+        if has_qkv and out is not None and hasattr(out, "dense"):
+            return own.query, own.key, own.value, out.dense
+        return None
+    transformer = getattr(model, "transformer", None)
+    blocks = getattr(transformer, "layer", None)
+    if blocks is not None:  # DistilBERT: MultiHeadSelfAttention
+        attention = blocks[layer].attention
+        if all(hasattr(attention, n) for n in ("q_lin", "k_lin", "v_lin", "out_lin")):
+            return attention.q_lin, attention.k_lin, attention.v_lin, attention.out_lin
+    return None
 
 
 def _check_finite(attentions: np.ndarray, name: str) -> None:

@@ -209,3 +209,68 @@ def test_bundled_tokenizer_neither_pads_nor_stops_at_128(bundled):
     assert result.n_tokens == 302 and not result.truncated
     longer = bundled.run("word " * 600)
     assert longer.n_tokens == 512 and longer.truncated
+
+
+# ---- layer_weights: each head's projections, for the norms and the neuron view ----------------------
+
+
+def test_layer_weights_reproduce_the_layers_query_key_and_value(tiny, tiny_dir):
+    """x @ W + b with the returned weights equals the model's own Linear layers on the layer input,
+    and the NumPy engine reads the same numbers from the same checkpoint."""
+    import torch
+
+    from core.bert import BertNumpy
+
+    result = tiny.run("the cat sat")
+    numpy_engine = BertNumpy.from_pretrained(tiny_dir)
+    for layer in range(tiny.n_layers):
+        w = tiny.layer_weights(layer)
+        assert (w.n_heads, w.d_k) == (3, 8)
+        x = result.hidden_states[layer]  # (T, D): the layer's input
+        attention = tiny.model.encoder.layer[layer].attention
+        with torch.no_grad():
+            for ours, linear in (
+                ("q", attention.self.query),
+                ("k", attention.self.key),
+                ("v", attention.self.value),
+            ):
+                expected = linear(torch.from_numpy(x)).numpy()
+                got = x @ getattr(w, f"w_{ours}") + getattr(w, f"b_{ours}")
+                np.testing.assert_allclose(got, expected, atol=1e-5)
+        mine = numpy_engine.layer_weights(layer)
+        for name in ("w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"):
+            np.testing.assert_array_equal(getattr(mine, name), getattr(w, name))
+    with pytest.raises(ValueError, match=r"0\.\.1"):
+        tiny.layer_weights(2)
+
+
+def test_layer_weights_of_distilbert_and_an_unknown_layout(tmp_path, tiny):
+    """DistilBERT names its projections q_lin/k_lin/v_lin/out_lin; a layout the engine does not know
+    raises a ModelError with a message for the page."""
+    import torch
+    from transformers import DistilBertConfig, DistilBertModel
+
+    from core.models import ModelError
+    from core.pretrained import PretrainedModel
+
+    config = DistilBertConfig(
+        vocab_size=len(tiny.tokenizer),
+        dim=16,
+        n_heads=2,
+        n_layers=1,
+        hidden_dim=20,
+        attn_implementation="eager",
+    )
+    torch.manual_seed(0)
+    distil = PretrainedModel(DistilBertModel(config).eval(), tiny.tokenizer, "tiny distilbert")
+    w = distil.layer_weights(0)
+    lin = distil.model.transformer.layer[0].attention.out_lin
+    np.testing.assert_array_equal(w.w_o, lin.weight.detach().numpy().T)
+    assert (w.n_heads, w.d_k, w.w_q.shape) == (2, 8, (16, 16))
+
+    class Unknown:
+        n_layers, n_heads, name = 1, 2, "odd model"
+        model = torch.nn.Module()
+
+    with pytest.raises(ModelError, match="not laid out like BERT"):
+        PretrainedModel.layer_weights(Unknown(), 0)
