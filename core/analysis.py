@@ -1,5 +1,5 @@
 """Reading attention maps: word merge, special-token removal, head ranking, head statistics,
-attention rollout and token similarity. Pure NumPy, on arrays of any leading shape.
+and token similarity. Pure NumPy, on arrays of any leading shape.
 
 Letters: L layers, H heads, T tokens, W shown items (words or tokens after merging and hiding).
 Attention arrays are [..., query_pos, key_pos]: row = the token that attends ("from"),
@@ -10,7 +10,8 @@ attention *to* a word is the sum of the attention to its pieces (mass is additiv
 attention *from* a word is the mean of its pieces' rows (each row is a distribution, so the mean is
 one too). Hiding [CLS]/[SEP] drops their rows and columns and renormalises each remaining row over
 the tokens left, so a row still reads as "how this token divides its attention among the others".
-Rollout: Abnar & Zuidema (2020), "Quantifying Attention Flow in Transformers".
+Attention rollout (Abnar & Zuidema 2020) and attention as vector norms (Kobayashi et al. 2020) are in
+core/flow.py.
 
 Word references name a token by its word, not its position, so a choice survives an edit of the
 sentence: "it", "the#2" (the second "the"), "nlp~2" (the second word piece of "nlp").
@@ -28,7 +29,6 @@ __all__ = [
     "HeadLink",
     "HeadScore",
     "TokenView",
-    "attention_rollout",
     "drop_tokens",
     "find_word_ref",
     "head_stats",
@@ -197,25 +197,6 @@ def head_stats(attn: np.ndarray, special_mask: Sequence[bool]) -> dict[str, np.n
         plogp = np.where(attn > 0, attn * np.log2(attn), 0.0)
     stats["entropy"] = -plogp.sum(axis=-1).mean(axis=-1)
     return {name: np.asarray(value, dtype=np.float32) for name, value in stats.items()}
-
-
-def attention_rollout(attn: np.ndarray, residual: bool = True) -> np.ndarray:
-    """(L, H, T, T) -> (L, T, T): attention rolled out through the layers (Abnar & Zuidema 2020).
-
-    Heads are averaged; with `residual`, the identity is added and rows renormalised
-    (0.5 A + 0.5 I) to account for the skip connection; then layer maps are multiplied in order.
-    Row i of output[l] says how much of token i's representation after layer l traces back to
-    each input token.
-    """
-    mean = attn.mean(axis=1)  # (L, T, T)
-    if residual:
-        mean = 0.5 * mean + 0.5 * np.eye(mean.shape[-1], dtype=mean.dtype)
-    out = np.empty_like(mean)
-    acc = np.eye(mean.shape[-1], dtype=mean.dtype)
-    for layer in range(mean.shape[0]):
-        acc = mean[layer] @ acc
-        out[layer] = acc
-    return out
 
 
 def token_similarity(hidden: np.ndarray) -> np.ndarray:

@@ -8,7 +8,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.analysis import (
-    attention_rollout,
     drop_tokens,
     find_word_ref,
     head_stats,
@@ -158,13 +157,7 @@ def test_head_stats_on_known_patterns():
     assert head_stats(uniform, special)["entropy"][0, 0] == pytest.approx(np.log2(t), rel=1e-5)
 
 
-def test_rollout_and_similarity():
-    a = random_attention((3, 2, 5, 5), seed=4)
-    rolled = attention_rollout(a)
-    assert rolled.shape == (3, 5, 5)
-    np.testing.assert_allclose(rolled.sum(axis=-1), 1.0, atol=1e-5)
-    eye = np.broadcast_to(np.eye(5, dtype=np.float32), (2, 2, 5, 5))
-    np.testing.assert_allclose(attention_rollout(eye), np.broadcast_to(np.eye(5), (2, 5, 5)))
+def test_similarity():  # rollout moved to core/flow.py, tested in tests/core/test_flow.py
     hidden = np.random.default_rng(5).standard_normal((5, 8)).astype(np.float32)
     sim = token_similarity(hidden)
     np.testing.assert_allclose(np.diag(sim), 1.0, atol=1e-6)
