@@ -1,0 +1,96 @@
+"""The compare page's own text: the minimal-pair presets, the rules it states, and its captions.
+Data, not code: dashboard/views/compare/ fills the {fields} and draws it.
+
+Captions go through st.caption / st.markdown, so literal brackets are escaped (\\[CLS\\]).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Preset:
+    title: str  # the preset button
+    text: str  # sentence 1
+    text2: str  # sentence 2
+    focus: str  # the word looked from (a word reference: "it", "the#2")
+    caption: str  # one line under the buttons
+
+
+OWN = "own"  # the preset name for two sentences the user typed
+PRESETS: dict[str, Preset] = {
+    "trophy": Preset(
+        "Trophy: too large / too small",
+        "The trophy wouldn't fit in the suitcase because it was too large.",
+        "The trophy wouldn't fit in the suitcase because it was too small.",
+        "it",
+        "One word changes what “it” means: the trophy (too large) or the suitcase (too small). "
+        "Which heads move where “it” looks?",
+    ),
+    "bank": Preset(
+        "Bank: money / river",
+        "The bank approved the loan.",
+        "We sat on the river bank.",
+        "bank",
+        "The same word, two meanings. The sentences differ in length, so the page compares where "
+        "“bank” looks by role (\\[CLS\\], \\[SEP\\], itself, its neighbours, the rest).",
+    ),
+}
+PRESET_TITLES = {**{name: p.title for name, p in PRESETS.items()}, OWN: "Your own"}
+DEFAULT_PRESET = "trophy"
+OWN_CAPTION = "Type two sentences below. Pairs that differ in one word line up token by token."
+
+TITLE = "Compare: one word changed, which heads noticed?"
+INTRO = (
+    "The same model reads two sentences. Pick a layer and head to see both attention maps side by "
+    "side (rows: the token that attends, *from*; columns: the token attended to, *to*), and use the "
+    "ranking below to find the heads whose attention moved most."
+)
+SENTENCE1_LABEL = "Sentence 1"
+SENTENCE2_LABEL = "Sentence 2"
+SENTENCE_HELP = "At most {max_tokens} tokens are read (counting \\[CLS\\] and \\[SEP\\]); longer text is cut."
+
+ALIGNED = "The two sentences line up token by token ({n} tokens each). Swapped: {swaps}."
+IDENTICAL = "The two sentences are the same: every difference below is 0."
+NOT_ALIGNED = (
+    "The sentences do not line up token by token ({n1} vs {n2} tokens), so there is no difference "
+    "map: the two heads are shown side by side only."
+)
+DIFF_TITLE = "sentence 2 − sentence 1"
+DIFF_CAPTION = (
+    "Red: sentence 2 gives this pair more weight; blue: less. The colour scale is symmetric "
+    "around 0 and ends at the largest change in this head."
+)
+ROW_OUTLINE = "The red box marks the focus word's row."
+
+FOCUS_LABEL = "Focus word (in both sentences)"
+FOCUS_HELP = (
+    "The word whose attention row the ranking compares. Only words both sentences share are offered; "
+    "a repeated word is named with #2, #3…"
+)
+FOCUS_RULE_PRESET = "Focus: the preset's word."
+FOCUS_RULE_DEFAULT = (
+    "Focus by default: the shared word just before the first word that differs (or the first shared "
+    "word)."
+)
+NO_SHARED = (
+    "The two sentences share no word, so there is no focus word to compare: the heads are shown "
+    "side by side, without a ranking."
+)
+
+RANK_TITLE = "Which heads changed most"
+RANK_RULE_ALIGNED = (
+    "Change = ½ Σ |Δ| over the focus row “{focus}”: the total variation between its attention in "
+    "sentence 1 and in sentence 2, from 0 (the same) to 1 (nothing in common). The tokens line up, "
+    "so each column is the same position in both."
+)
+RANK_RULE_BINS = (
+    "The tokens do not line up, so each sentence's row for “{focus}” is first summed into six roles "
+    "(\\[CLS\\], \\[SEP\\], itself, the token before, the token after, everything else); "
+    "change = ½ Σ |Δ| over those roles, from 0 (the same split) to 1 (nothing in common)."
+)
+RANK_HELP = "Click a row (or a button) to open that head above. Layers and heads count from 1."
+OPEN_TOP = "Open a top head:"
+
+PRESENT_VIEWS = {"side": "Side by side", "diff": "Difference"}

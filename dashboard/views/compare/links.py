@@ -1,0 +1,105 @@
+"""The compare page's links: its query parameters as one dashboard.state.PageLinks table, what a link
+asks for beyond the table (a preset fills the two sentences), and the checks that wait for the model.
+
+URL parameters: text, text2, preset, model, engine (dashboard/model_pick.py), layer, head (0-indexed),
+focus (a word reference: "it", "the#2"), show (presenter mode: "side" or "diff").
+A link is read on the session's first run; the URL is written at the end of every run.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.text import clean_input
+from dashboard.content.compare import DEFAULT_PRESET, OWN, PRESENT_VIEWS, PRESETS
+from dashboard.hosted import Limits
+from dashboard.model_pick import model_url_params
+from dashboard.state import PageLinks, Parsed, UrlParam, choice_param, int_param, text_param
+
+PAGE = "compare"
+MAX_TEXT_CHARS = 10_000
+MAX_REF_CHARS = 100
+# Widgets whose keys hold the page state: Streamlit drops a widget's key when a run does not draw it.
+KEEP = ("compare_text", "compare_text2", "compare_preset", "compare_show")
+
+
+def max_chars(limits: Limits) -> int:
+    """The longest sentence the page keeps, from a box or a link."""
+    return min(MAX_TEXT_CHARS, limits.max_text_chars)
+
+
+def _parse_ref(raw: str) -> Parsed:
+    return clean_input(raw, MAX_REF_CHARS)[0].strip() or None, None
+
+
+def page_links(limits: Limits) -> PageLinks:
+    return PageLinks(
+        PAGE,
+        (
+            text_param("text", "compare_text", "", max_chars(limits)),
+            text_param("text2", "compare_text2", "", max_chars(limits)),
+            choice_param("preset", "compare_preset", DEFAULT_PRESET, [*PRESETS, OWN]),
+            *model_url_params(PAGE, limits),
+            int_param("layer", "compare_layer", 0, 0, 999, keep_default=True),
+            int_param("head", "compare_head", 0, 0, 999, keep_default=True),
+            UrlParam("focus", "compare_focus", None, _parse_ref),
+            choice_param("show", "compare_show", "side", list(PRESENT_VIEWS)),
+        ),
+        keep=KEEP,
+    )
+
+
+def init_state(limits: Limits) -> list[str]:
+    """Seed the page state from the link once per session; return messages about bad URL values.
+
+    A preset fills both boxes; a link whose texts differ from its preset's (or that carries texts
+    and no preset) is "your own"."""
+    links = page_links(limits)
+    if links.url_was_read():
+        return []
+    notes = links.read_url()
+    ss, params = st.session_state, st.query_params
+    preset = ss["compare_preset"]
+    has_text = "text" in params or "text2" in params
+    if preset in PRESETS and has_text:
+        p = PRESETS[preset]
+        if (ss["compare_text"], ss["compare_text2"]) != (p.text, p.text2):
+            preset = OWN  # the link's own texts win over its preset (or the default preset)
+    if preset in PRESETS:
+        p = PRESETS[preset]
+        ss["compare_text"], ss["compare_text2"] = p.text, p.text2
+        if ss["compare_focus"] is None:
+            ss["compare_focus"] = p.focus
+    ss["compare_preset"] = preset
+    ss["compare_check_link"] = any(name in params for name in ("layer", "head", "focus"))
+    return notes
+
+
+def write_url(limits: Limits, model: str | None = None) -> None:
+    """The URL says what is shown: a preset by its name, otherwise both texts."""
+    ss = st.session_state
+    own = ss.get("compare_preset") == OWN
+    overrides: dict[str, object] = {
+        "text": ss.get("compare_text") if own else None,
+        "text2": ss.get("compare_text2") if own else None,
+    }
+    if model is not None:
+        overrides["model"] = model
+    page_links(limits).write_url(**overrides)
+
+
+def check_link_positions(n_layers: int, n_heads: int) -> list[str]:
+    """Once per session, with the first results: a link's layer or head past the model's is reset."""
+    ss = st.session_state
+    if not ss.pop("compare_check_link", False):
+        return []
+    notes = []
+    for name, size, what in (("layer", n_layers, "layers"), ("head", n_heads, "heads")):
+        value = ss.get(f"compare_{name}", 0)
+        if value >= size:
+            notes.append(
+                f"The link's `{name}` value {value} is past this model's {size} {what} (links count "
+                f"from 0); showing {name} 1 instead."
+            )
+            ss[f"compare_{name}"] = 0
+    return notes

@@ -1,0 +1,273 @@
+"""The compare page put together: state from the link, the model, the two sentences, their results,
+then one head on both (and their difference where the tokens line up), and the heads ranked by how
+much the focus word's attention changed. Each step that can fail says why and stops there; a bad
+sentence never hides the other one."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+
+from core.analysis import TokenView, find_word_ref, token_view, word_ref
+from core.compare import align_tokens, first_difference, rank_changes, swap_labels
+from core.models import ModelError
+from core.result import AttentionResult
+from dashboard.charts.compare import difference_map, head_map
+from dashboard.charts.heatmap import PAGE as PAGE_SIZING
+from dashboard.charts.heatmap import PRESENTER
+from dashboard.content import compare as text
+from dashboard.content.compare import PRESETS
+from dashboard.engines import compute_attention
+from dashboard.hosted import Limits, current_limits
+from dashboard.model_pick import model_pick_ui
+from dashboard.presenter import presenting
+from dashboard.state import clean_widget_text
+from dashboard.views.compare import links
+from dashboard.views.compare.widgets import (
+    focus_ui,
+    layer_head_ui,
+    present_view_ui,
+    ranking_ui,
+    sentences_ui,
+    signature,
+)
+from dashboard.widgets import chart, chart_filename, error_md, md
+
+LOG = logging.getLogger(__name__)
+ROOM_HEIGHT = 640  # presenter mode's charts at 1920x1080: below the controls panel, above the fold
+
+
+def render() -> None:
+    if not presenting():  # on a projector the charts come first
+        st.title(text.TITLE)
+        st.markdown(text.INTRO)
+    limits = current_limits()  # read on every run: the setting can change without a restart
+    try:
+        _render(limits)
+    except Exception as err:  # the page never shows a traceback; the log keeps it
+        LOG.exception("compare page failed")
+        st.error(f"Something went wrong while drawing this view ({type(err).__name__}). Try other sentences.")
+    finally:
+        links.page_links(limits).save()
+
+
+@dataclass(frozen=True)
+class Side:
+    """One sentence's result and its words (word pieces merged, for focus references)."""
+
+    result: AttentionResult
+    words: TokenView
+
+    @staticmethod
+    def of(result: AttentionResult) -> Side:
+        return Side(result, token_view(result.tokens, result.word_ids, result.special_mask, merge_words=True))
+
+    def refs(self) -> list[str]:
+        """Each word's reference ("it", "the#2"), special tokens left out."""
+        special = self.result.special_mask
+        return [
+            word_ref(self.words.labels, self.words.spans, s) for s, _ in self.words.spans if not special[s]
+        ]
+
+    def token_of(self, ref: str) -> int | None:
+        token = find_word_ref(ref, self.words.labels, self.words.spans)
+        return None if token is None or self.result.special_mask[token] else token
+
+
+def _start(limits: Limits) -> None:
+    for note in links.init_state(limits):
+        st.info(note)
+    links.page_links(limits).restore()
+    for key, what in (("compare_text", "first sentence"), ("compare_text2", "second sentence")):
+        if note := clean_widget_text(key, links.max_chars(limits), what):
+            st.warning(note)
+
+
+def _compute(model_key: str, engine: str, sentence: str, n: int, limits: Limits) -> AttentionResult | None:
+    """Sentence n's result, or None with the reason shown."""
+    if not sentence.strip():
+        st.info(f"Type sentence {n} above, or pick a pair.")
+        return None
+    try:
+        result = compute_attention(model_key, engine, sentence, limits.max_tokens)
+    except (ModelError, ValueError) as err:  # ValueError: text an engine cannot read (TextError)
+        st.error(f"Sentence {n}: could not run the model on this text: {error_md(err)}")
+        return None
+    except Exception as err:
+        LOG.exception("computing attention failed")
+        st.error(f"Sentence {n}: Could not run the model on this text ({type(err).__name__}).")
+        return None
+    if result.truncated:
+        limit = result.meta.get("max_tokens", result.n_tokens)
+        reader = "this public demo" if limits.hosted else "the model"
+        st.warning(
+            f"Sentence {n} is {result.meta.get('n_tokens_input', 'more than ' + str(limit))} tokens "
+            f"long; {reader} reads at most {limit} (counting \\[CLS\\] and \\[SEP\\]), so only its "
+            f"first {result.n_tokens} tokens are compared."
+        )
+    if result.special_mask.all():
+        st.info(
+            f"The model finds no words in sentence {n}: its tokenizer drops control characters and "
+            "invisible marks."
+        )
+        return None
+    return result
+
+
+def _controls():
+    """In presenter mode the sentences and pickers fold into one closed panel above the charts."""
+    if presenting():
+        return st.expander("Controls: sentences, layer, head and focus word", icon=":material/tune:")
+    return st.container()
+
+
+def _render(limits: Limits) -> None:
+    _start(limits)
+    picked = model_pick_ui(links.PAGE, limits)
+    controls = _controls()
+    with controls:
+        texts = sentences_ui(limits)
+    if picked is None:
+        links.write_url(limits)
+        return
+    spec, engine = picked
+    results = [_compute(spec.key, engine, t, n, limits) for n, t in enumerate(texts, start=1)]
+    shown = [r for r in results if r is not None]
+    if not shown:
+        links.write_url(limits, model=spec.key)
+        return
+    for note in links.check_link_positions(shown[0].n_layers, shown[0].n_heads):
+        st.info(note)
+    with controls:
+        layer, head = layer_head_ui(shown[0].n_layers, shown[0].n_heads)
+    if len(shown) == 1:  # one sentence is missing or unreadable: still show the other
+        n = 1 if results[0] is not None else 2
+        _one(shown[0], n, layer, head)
+    else:
+        _both(Side.of(results[0]), Side.of(results[1]), layer, head, spec.key, engine, controls)
+    links.write_url(limits, model=spec.key)
+
+
+def _one(result: AttentionResult, n: int, layer: int, head: int) -> None:
+    fig = head_map(
+        result.attentions[layer, head],
+        result.tokens,
+        title=f"Sentence {n} · layer {layer + 1}, head {head + 1}",
+        share=1.0 if presenting() else 0.5,
+        height=ROOM_HEIGHT if presenting() else None,
+        sizing=PRESENTER if presenting() else PAGE_SIZING,
+    )
+    with st.columns(2)[n - 1] if not presenting() else st.container():
+        chart(
+            fig,
+            f"compare_head{n}",
+            chart_filename("compare", f"sentence{n}", f"layer{layer + 1}", f"head{head + 1}"),
+        )
+
+
+def _focus(one: Side, two: Side, notes: list[str]) -> str | None:
+    """The focus word's reference: the link's or the user's when both sentences have it, else the
+    preset's, else the shared word just before the first word that differs."""
+    ss = st.session_state
+    shared = [ref for ref in one.refs() if two.token_of(ref) is not None]
+    if not shared:
+        st.info(text.NO_SHARED)
+        return None
+    asked = ss.get("compare_focus")
+    if asked and asked not in shared:
+        notes.append(
+            f"“{md(asked)}” is not a word both sentences share, so the focus is back to the default."
+        )
+    preset = PRESETS.get(ss.get("compare_preset"))
+    if preset is not None and preset.focus in shared:
+        default, rule = preset.focus, text.FOCUS_RULE_PRESET
+    else:
+        refs1, refs2 = one.refs(), two.refs()
+        k = first_difference(refs1, refs2)
+        before = refs1[k - 1] if 0 < k <= len(refs1) else None
+        default, rule = (before if before in shared else shared[0]), text.FOCUS_RULE_DEFAULT
+    focus = focus_ui(shared, default)
+    st.caption(rule)
+    return focus
+
+
+def _both(one: Side, two: Side, layer: int, head: int, model_key: str, engine: str, controls) -> None:
+    notes: list[str] = []
+    with controls:
+        focus = _focus(one, two, notes)
+    for note in notes:
+        st.info(note)
+    f1, f2 = (one.token_of(focus), two.token_of(focus)) if focus else (None, None)
+    r1, r2 = one.result, two.result
+    alignment = align_tokens(r1.tokens, r2.tokens)
+    if not alignment.aligned:
+        st.info(text.NOT_ALIGNED.format(n1=r1.n_tokens, n2=r2.n_tokens))
+    elif alignment.swapped:
+        swaps = ", ".join(
+            f"“{md(label)}”" for _, _, label in swap_labels(r1.tokens, r2.tokens, alignment.swapped)
+        )
+        st.markdown(text.ALIGNED.format(n=r1.n_tokens, swaps=swaps))
+    else:
+        st.markdown(text.IDENTICAL)
+    _charts(one, two, (f1, f2), layer, head, alignment.aligned)
+    if focus is None or f1 is None or f2 is None:
+        return
+    st.subheader(text.RANK_TITLE)
+    ranked, rowwise = rank_changes(
+        r1.attentions,
+        r2.attentions,
+        f1,
+        f2,
+        r1.special_mask,
+        r2.special_mask,
+        one.words.spans,
+        two.words.spans,
+    )
+    rule = text.RANK_RULE_ALIGNED if rowwise else text.RANK_RULE_BINS
+    st.caption(rule.format(focus=md(focus)))
+    sig = signature(model_key, engine, r1.tokens, r2.tokens, focus)
+    ranking_ui(ranked, one.words.labels, two.words.labels, sig)
+
+
+def _charts(one: Side, two: Side, focus: tuple, layer: int, head: int, aligned: bool) -> None:
+    """Both heads side by side; where the tokens line up, the difference too (presenter mode: one
+    or the other, chosen with a switch, so nothing needs scrolling)."""
+    present = presenting()
+    sizing = PRESENTER if present else PAGE_SIZING
+    height = ROOM_HEIGHT if present else None
+    where = f"layer {layer + 1}, head {head + 1}"
+    show = present_view_ui() if present and aligned else "side"
+    r1, r2 = one.result, two.result
+    if show == "side":
+        cols = st.columns(2)
+        for n, (col, result, row) in enumerate(zip(cols, (r1, r2), focus, strict=True), start=1):
+            fig = head_map(
+                result.attentions[layer, head], result.tokens, title=f"Sentence {n} · {where}",
+                focus_row=row, share=0.5, height=height, sizing=sizing,
+            )  # fmt: skip
+            with col:
+                name = chart_filename("compare", f"sentence{n}", f"layer{layer + 1}", f"head{head + 1}")
+                chart(fig, f"compare_head{n}", name)
+        if focus[0] is not None:
+            st.caption(text.ROW_OUTLINE)
+    if not aligned or (present and show != "diff"):
+        return
+    diff = np.asarray(r2.attentions[layer, head], np.float64) - np.asarray(
+        r1.attentions[layer, head], np.float64
+    )
+    fig = difference_map(
+        diff, r1.tokens, r2.tokens, title=f"{text.DIFF_TITLE} · {where}",
+        focus_row=focus[0], share=0.6 if present else 0.5, height=height, sizing=sizing,
+    )  # fmt: skip
+    cols = st.columns([3, 2] if present else [1, 1])
+    with cols[0]:
+        chart(
+            fig,
+            "compare_diff",
+            chart_filename("compare", "difference", f"layer{layer + 1}", f"head{head + 1}"),
+        )
+    with cols[1]:
+        st.caption(text.DIFF_CAPTION)
