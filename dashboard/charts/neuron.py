@@ -1,0 +1,171 @@
+"""Figure builders for the neuron view (where one attention weight comes from): the head map's click
+targets, q_i and k_j with their elementwise products, and query i's row before and after the
+softmax. Arrays in (a core.neuron.CellArithmetic), go.Figure out; no Streamlit, no attention math.
+
+Token labels are escaped (dashboard.charts.explore.escape_label): Plotly reads a few HTML tags.
+Reference: bertviz's neuron view (Vig 2019), which draws q, k, q×k and the scores of one query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from core.neuron import CellArithmetic
+from dashboard.charts.explore import FONT, escape_label, unique_labels
+from dashboard.charts.heatmap import DIVERGING, LABEL_COLOR, OUTLINE_COLOR
+
+PICKED = OUTLINE_COLOR  # the chosen key j, red as the head map's box around the chosen cell
+TOP = "#08519c"  # the largest products
+REST = "#c6dbef"  # every other bar
+MAX_CLICK_CELLS = 64 * 64  # above this, one invisible point per cell costs the browser too much
+
+__all__ = ["MAX_CLICK_CELLS", "add_cell_targets", "row_figure", "vectors_figure"]
+
+
+def add_cell_targets(fig: go.Figure, matrix: np.ndarray, labels: Sequence[str]) -> bool:
+    """Make each cell of a head heatmap (built by charts.explore.head_heatmap on `labels`) clickable:
+    one invisible point per cell, which Streamlit reports as a selection (a heatmap cell is not
+    selectable in Plotly). The points carry the hover text (the heatmap's own hover would lose to
+    them), and customdata [row, col, weight]. Returns False, changing nothing, when the map is too
+    large for one point per cell."""
+    z = np.asarray(matrix, dtype=np.float32)
+    w = z.shape[0]
+    if w * w > MAX_CLICK_CELLS:
+        return False
+    names = unique_labels(labels)
+    rows, cols = np.meshgrid(np.arange(w), np.arange(w), indexing="ij")
+    height = fig.layout.height or 600
+    cell_px = max(6, min(40, int((height - 160) / max(w, 1))))  # about a cell: the whole cell clicks
+    heatmap = next(iter(fig.select_traces({"type": "heatmap"})))
+    # the map's own hover text (weights, or another measure) with the cell's value from customdata
+    hover = (heatmap.hovertemplate or "%{z:.4f}<extra></extra>").replace("%{z", "%{customdata[2]")
+    hover = hover.replace("<extra></extra>", "<br><i>click: where this weight comes from</i><extra></extra>")
+    heatmap.update(hoverinfo="skip", hovertemplate=None)
+    fig.add_trace(
+        go.Scatter(
+            x=[names[c] for c in cols.ravel()],
+            y=[names[r] for r in rows.ravel()],
+            mode="markers",
+            marker={"size": cell_px, "color": "rgba(0,0,0,0)", "symbol": "square"},
+            selected={"marker": {"opacity": 0}},
+            unselected={"marker": {"opacity": 0}},
+            customdata=np.stack([rows.ravel(), cols.ravel(), z.ravel()], axis=1).tolist(),
+            hovertemplate=hover,
+            hoverlabel={"bgcolor": "white", "bordercolor": "#888", "font": {"color": "#222"}},
+            showlegend=False,
+            name="cells",
+        )
+    )
+    fig.update_layout(clickmode="event+select", dragmode=False)
+    return True
+
+
+def _font(big: bool) -> dict:
+    return {**FONT, "size": 20 if big else 14}
+
+
+def vectors_figure(cell: CellArithmetic, query_label: str, key_label: str, *, big: bool = False) -> go.Figure:
+    """q_i and k_j over the head's d_k dimensions (a two-row strip, blue < 0 < red) above their
+    elementwise products q_i ⊙ k_j (bars; the `len(cell.top)` largest |products| dark, their values
+    printed). The bars add up to the score."""
+    dims = np.arange(1, cell.d_k + 1)
+    q_name, k_name = f"q  ({escape_label(query_label)})", f"k  ({escape_label(key_label)})"
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.3, 0.7], vertical_spacing=0.08)
+    strip = np.stack([cell.q, cell.k]).astype(np.float32)  # (2, d_k)
+    bound = float(np.abs(strip).max()) or 1.0
+    fig.add_trace(
+        go.Heatmap(
+            z=strip,
+            x=dims,
+            y=[q_name, k_name],
+            zmin=-bound,
+            zmax=bound,
+            colorscale=DIVERGING,
+            showscale=False,
+            xgap=1,
+            ygap=2,
+            hovertemplate="%{y}<br>dimension %{x}: %{z:.4f}<extra></extra>",
+        ),
+        row=1,
+        col=1,
+    )
+    is_top = np.zeros(cell.d_k, dtype=bool)
+    is_top[cell.top] = True
+    text = np.where(is_top, np.char.mod("%.2f", cell.products.astype(np.float64)), "")
+    fig.add_trace(
+        go.Bar(
+            x=dims,
+            y=cell.products.astype(np.float32),
+            marker={"color": np.where(is_top, TOP, REST).tolist()},
+            text=text.tolist(),
+            textposition="outside",
+            textfont={"size": 18 if big else 12, "color": LABEL_COLOR},
+            cliponaxis=False,
+            customdata=np.stack([cell.q, cell.k], axis=1).astype(np.float64).tolist(),
+            hovertemplate="dimension %{x}<br>q = %{customdata[0]:.4f}<br>k = %{customdata[1]:.4f}<br>"
+            "q × k = %{y:.4f}<extra></extra>",
+            showlegend=False,
+        ),
+        row=2,
+        col=1,
+    )
+    fig.update_layout(
+        height=560 if big else 400,
+        margin={"l": 10, "r": 10, "t": 10, "b": 10},
+        font=_font(big),
+        bargap=0.15,
+    )
+    axis_text = {"tickfont": _font(big), "title_font": _font(big)}
+    fig.update_xaxes(**axis_text, showgrid=False, dtick=1 if cell.d_k <= 32 else 4, row=1, col=1)
+    fig.update_xaxes(**axis_text, title_text=f"dimension of the head (1–{cell.d_k})", row=2, col=1)
+    fig.update_xaxes(dtick=1 if cell.d_k <= 32 and not big else 4, tick0=1, row=2, col=1)
+    fig.update_yaxes(**axis_text, autorange="reversed", row=1, col=1)
+    fig.update_yaxes(**axis_text, title_text="q × k", zeroline=True, zerolinecolor="#888", row=2, col=1)
+    return fig
+
+
+def row_figure(cell: CellArithmetic, labels: Sequence[str], *, big: bool = False) -> go.Figure:
+    """Query i's whole row: the scaled scores s'_i· (step 4) above the weights after the softmax
+    (step 5), one bar per key token, key j in red with its numbers printed."""
+    names = unique_labels(labels)
+    t = len(names)
+    picked = np.arange(t) == cell.j
+    colors = np.where(picked, PICKED, TOP).tolist()
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.1)
+    for row, values, fmt, name in (
+        (1, cell.scaled_row, "%.3f", "scaled score"),
+        (2, cell.probs_row, "%.4f", "weight"),
+    ):
+        values = np.asarray(values, dtype=np.float64)
+        text = np.where(picked, np.char.mod(fmt, values), "")
+        fig.add_trace(
+            go.Bar(
+                x=names,
+                y=values.astype(np.float32),
+                marker={"color": colors},
+                text=text.tolist(),
+                textposition="outside",
+                textfont={"size": 18 if big else 12, "color": PICKED},
+                cliponaxis=False,
+                hovertemplate=f"to (key): <b>%{{x}}</b><br>{name}: %{{y:.4f}}<extra></extra>",
+                showlegend=False,
+            ),
+            row=row,
+            col=1,
+        )
+    fig.update_layout(
+        height=(640 if big else 460) + (40 if t > 10 else 0),
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        font=_font(big),
+        bargap=0.2,
+    )
+    axis_text = {"tickfont": _font(big), "title_font": _font(big)}
+    fig.update_xaxes(**axis_text, type="category", tickangle=0 if t <= 8 else -60, showgrid=False)
+    fig.update_xaxes(title_text="to (key)", row=2, col=1)
+    fig.update_yaxes(**axis_text, title_text="s′ = score / √d_k", zeroline=True, zerolinecolor="#888", row=1)
+    fig.update_yaxes(**axis_text, title_text="weight", rangemode="tozero", row=2)
+    return fig

@@ -1,0 +1,240 @@
+"""The head view's neuron view: where one attention weight comes from (issue 16 §5).
+
+A cell (query token i, key token j) is chosen by clicking the head map (one invisible point per
+cell, dashboard.charts.neuron.add_cell_targets) or with two token pickers; it is stored as the
+page's focus → target pair (word references, explore_focus / explore_target), so the map's red box,
+the focus view and the link all name it. With no pair chosen, the cell is the first word's row and
+its largest weight. The section is a lazy expander: nothing is computed until it is open.
+
+The arithmetic (core.neuron.cell_arithmetic) works on the model's tokens, whatever the map merges
+or hides; the weights come from the engine that made the result (layer_weights), so the numbers are
+that engine's own.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+from urllib.parse import quote
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+from core.analysis import TokenView
+from core.models import BUNDLED_KEY, ModelError
+from core.neuron import CellArithmetic, cell_arithmetic
+from core.result import AttentionResult
+from dashboard.charts.neuron import add_cell_targets, row_figure, vectors_figure
+from dashboard.content import neuron as text
+from dashboard.engines import load_engine
+from dashboard.presenter import presenting
+from dashboard.views.explore import links
+from dashboard.views.explore.widgets import reset_widgets, signature
+from dashboard.widgets import chart, chart_filename, error_md, md
+
+LOG = logging.getLogger(__name__)
+OPEN_KEY = "explore_neuron_open"  # the expander's state: a click on the map opens it
+TOP = 5  # how many of the largest products q × k are singled out
+DIGITS = 4  # decimals of the weights shown; the check mark means agreement to these
+LEARN_STEP = 3  # the learn page's step where q_i · k_j is computed
+
+
+# ---- choosing the cell -----------------------------------------------------------------------------
+
+
+def _set_cell(result: AttentionResult, i: int, j: int) -> None:
+    """Store the cell as the page's focus → target pair (word references, as the focus view does)."""
+    ss = st.session_state
+    ss["explore_focus"], ss["explore_target"] = links.ref_of(result, i), links.ref_of(result, j)
+    reset_widgets("focus")  # the focus view's pickers are seeded again from the pair
+    reset_widgets("target")
+
+
+def _on_cell_click(result: AttentionResult, view: TokenView) -> None:
+    """Callback: a click on a cell of the head map picks that cell (each item's first token) and opens
+    the section."""
+    event = st.session_state.get("explore_head_chart") or {}
+    for point in event.get("selection", {}).get("points", []):
+        data = point.get("customdata")  # [row, col, value]; a typed array may arrive as {"0": r, ...}
+        if isinstance(data, dict):
+            data = [data.get("0"), data.get("1")]
+        if (
+            not isinstance(data, list)
+            or len(data) < 2
+            or not all(isinstance(v, int | float) for v in data[:2])
+        ):
+            continue
+        row, col = int(data[0]), int(data[1])
+        spans = view.shown_spans
+        if 0 <= row < len(spans) and 0 <= col < len(spans):
+            _set_cell(result, spans[row][0], spans[col][0])
+            st.session_state[OPEN_KEY] = True
+            return
+
+
+def click_kwargs(fig: go.Figure, matrix: np.ndarray, result: AttentionResult, view: TokenView) -> dict:
+    """Make the head map's cells clickable (points added to `fig`); the keyword arguments for
+    dashboard.widgets.chart that turn a click into this view's cell. {} when the map is too large."""
+    if not add_cell_targets(fig, matrix, view.labels):
+        return {}
+    return {"on_select": partial(_on_cell_click, result, view), "selection_mode": "points"}
+
+
+def current_cell(result: AttentionResult, layer: int, head: int) -> tuple[int, int, bool]:
+    """(i, j, chosen): the page's focus → target pair when both are set and name tokens of this text;
+    otherwise the first word's row and its largest weight in this head (chosen False)."""
+    ss = st.session_state
+    if ss.get("explore_focus") and ss.get("explore_target"):
+        i, j = links.token_of(result, ss["explore_focus"]), links.token_of(result, ss["explore_target"])
+        if i is not None and j is not None:
+            return i, j, True
+    words = np.flatnonzero(~np.asarray(result.special_mask, dtype=bool))
+    i = int(words[0]) if words.size else 0
+    return i, int(np.argmax(result.attentions[layer, head, i])), False
+
+
+def _on_pick(result: AttentionResult, key: str, cell: tuple[int, int], which: int) -> None:
+    picked = list(cell)
+    picked[which] = int(st.session_state[key])
+    _set_cell(result, *picked)
+
+
+def cell_picker_ui(result: AttentionResult, i: int, j: int) -> None:
+    """Two selectboxes over every token (numbered from 1). Their keys carry the cell, so a click on
+    the map (which changes it) brings fresh boxes showing the new cell."""
+    tokens = result.tokens
+    sig = signature(result.model, result.engine, tuple(tokens))
+    cols = st.columns(2)
+    for which, (col, label, value) in enumerate(
+        ((cols[0], text.QUERY_PICKER, i), (cols[1], text.KEY_PICKER, j))
+    ):
+        key = f"explore_neuron_{'ij'[which]}_{sig}_{i}_{j}"
+        with col:
+            st.selectbox(
+                label,
+                list(range(len(tokens))),
+                index=value,
+                format_func=lambda t: f"{tokens[t]}  (#{t + 1})",
+                key=key,
+                on_change=_on_pick,
+                args=(result, key, (i, j), which),
+            )
+
+
+# ---- the arithmetic --------------------------------------------------------------------------------
+
+
+def _num(x: float, digits: int = DIGITS) -> str:
+    """A number for a LaTeX formula: fixed decimals, negative ones in parentheses."""
+    s = f"{x:.{digits}f}"
+    return f"({s})" if x < 0 else s
+
+
+def _compute(result: AttentionResult, layer: int, head: int, i: int, j: int) -> CellArithmetic | None:
+    """The cell's arithmetic from the engine that made the result, or None with the reason shown."""
+    model_key = (st.session_state.get("explore_result_key") or (BUNDLED_KEY,))[0]
+    try:
+        weights = load_engine(model_key, result.engine).layer_weights(layer)
+    except ModelError as err:  # e.g. a torch architecture whose attention is not laid out like BERT's
+        st.info(text.NO_WEIGHTS.format(why=error_md(err)))
+        return None
+    return cell_arithmetic(result.hidden_states[layer], weights, head, i, j, top=TOP)
+
+
+def _learn_link(result: AttentionResult, layer: int, head: int) -> str:
+    from dashboard.views.explore.page import LEARN_TEXT_CHARS  # page imports the views: import late
+
+    sentence = st.session_state.get("explore_text", "")
+    url = (
+        f"learn?example=bert&text={quote(sentence[:LEARN_TEXT_CHARS], safe='')}"
+        f"&layer={layer}&head={head}&step={LEARN_STEP}"
+    )
+    bundled = (st.session_state.get("explore_result_key") or (BUNDLED_KEY,))[0] == BUNDLED_KEY
+    return text.TO_LEARN.format(layer=layer + 1, head=head + 1, url=url) + (
+        "" if bundled else text.TO_LEARN_BUNDLED
+    )
+
+
+def _steps_ui(cell: CellArithmetic, result: AttentionResult, layer: int, i_tok: str, j_tok: str) -> None:
+    """Steps 2 to 5 with the numbers, and the engine's weight beside the recomputed one."""
+    big = presenting()
+    name = chart_filename("explore", "neuron", f"layer{layer + 1}", f"head{cell.head + 1}")
+    st.markdown(text.STEP_2.format(d_k=cell.d_k))
+    st.latex(text.STEP_2_FORMULA.format(d_k=cell.d_k))
+    chart(
+        vectors_figure(cell, result.tokens[cell.i], result.tokens[cell.j], big=big),
+        "explore_neuron_qk",
+        name + "_qk",
+    )
+    top_sum = float(np.sum(cell.products[cell.top], dtype=np.float64))
+    st.caption(
+        text.STEP_2_CAPTION.format(
+            i_tok=i_tok, j_tok=j_tok, top=len(cell.top), top_sum=top_sum, score=cell.score
+        )
+    )
+    st.markdown(text.STEP_3.format(d_k=cell.d_k))
+    st.latex(text.STEP_3_FORMULA.format(d_k=cell.d_k, score=_num(cell.score)))
+    st.markdown(text.STEP_4)
+    st.latex(
+        text.STEP_4_FORMULA.format(
+            score=_num(cell.score), d_k=cell.d_k, root=_num(cell.sqrt_d_k), scaled=_num(cell.scaled)
+        )
+    )
+    chart(row_figure(cell, result.tokens, big=big), "explore_neuron_row", name + "_row")
+    st.caption(text.ROW_CAPTION.format(i_tok=i_tok, j_tok=j_tok))
+    st.markdown(text.STEP_5)
+    st.latex(
+        text.STEP_5_FORMULA.format(
+            t=len(cell.probs_row),
+            scaled=_num(cell.scaled),
+            row_max=_num(cell.row_max),
+            exp_j=_num(float(cell.exp_row[cell.j])),
+            exp_sum=_num(cell.exp_sum),
+            weight=_num(cell.weight),
+        )
+    )
+    st.caption(text.STEP_5_WHY.format(row_max=f"{cell.row_max:.{DIGITS}f}"))
+    engine = float(result.attentions[layer, cell.head, cell.i, cell.j])
+    if f"{engine:.{DIGITS}f}" == f"{cell.weight:.{DIGITS}f}":
+        st.success(text.AGREE.format(engine=f"{engine:.{DIGITS}f}", digits=DIGITS))
+    else:
+        st.warning(
+            text.DISAGREE.format(
+                engine=f"{engine:.{DIGITS}f}",
+                diff=abs(engine - cell.weight),
+                weight=f"{cell.weight:.{DIGITS}f}",
+            )
+        )
+
+
+def neuron_ui(result: AttentionResult, view: TokenView, layer: int, head: int) -> None:
+    """The section under the head map: a lazy expander, computed only when open."""
+    i, j, _chosen = current_cell(result, layer, head)
+    i_tok, j_tok = md(result.tokens[i]), md(result.tokens[j])
+    label = text.EXPANDER.format(layer=layer + 1, head=head + 1, i_tok=i_tok, j_tok=j_tok)
+    section = st.expander(label, key=OPEN_KEY, on_change="rerun", icon=":material/calculate:")
+    if not section.open:
+        return
+    with section:
+        st.markdown(text.INTRO.format(i_tok=i_tok, j_tok=j_tok, i=i + 1, j=j + 1))
+        cell_picker_ui(result, i, j)
+        if view.merged or view.renormalised:
+            how = " and ".join(
+                part
+                for on, part in ((view.merged, text.TOKENS_MERGED), (view.renormalised, text.TOKENS_HIDDEN))
+                if on
+            )
+            note = text.TOKENS_NOTE.format(how=how)
+            if view.item_of_token(i) is None or view.item_of_token(j) is None:
+                note += " " + text.NOT_SHOWN
+            st.caption(note)
+        st.markdown(_learn_link(result, layer, head))
+        try:
+            cell = _compute(result, layer, head, i, j)
+        except Exception as err:  # the page goes on; the log keeps the traceback
+            LOG.exception("neuron view failed")
+            st.error(f"Could not recompute this weight ({type(err).__name__}).")
+            return
+        if cell is not None:
+            _steps_ui(cell, result, layer, i_tok, j_tok)
