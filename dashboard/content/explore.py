@@ -67,7 +67,13 @@ EXAMPLES: dict[str, Example] = {
 }
 DEFAULT_EXAMPLE = "trophy-large"
 
-VIEWS = {"head": "Head", "lines": "Lines", "model": "Model (all heads)", "focus": "Token focus"}
+VIEWS = {
+    "head": "Head",
+    "lines": "Lines",
+    "model": "Model (all heads)",
+    "focus": "Token focus",
+    "rollout": "Rollout",
+}
 
 # ---- the sentence and the options ------------------------------------------------------------------
 
@@ -209,3 +215,56 @@ HOW_TO_READ = """
 """
 TO_LEARN = "Step by step: [this sentence through one layer of the bundled model, on the learn page]({url})"
 FOCUS_ROWS_CAPTION = "Where “{a}” looks, in every layer and head (rows), over all tokens (columns)"
+
+# ---- attention as vector norms (Kobayashi et al. 2020) and rollout (Abnar & Zuidema 2020) ------------
+
+MEASURE_LABEL = "Show"
+MEASURES = {"weights": "weights α", "norms": "norms ‖α f(x)‖"}
+MEASURE_HELP = (
+    "Weights: how much of each token's vector the head takes. Norms: the length of what it "
+    "actually takes, ‖α f(x)‖, where f(x) is the token's value vector after the output projection."
+)
+RESCALE_LABEL = "Norm rows rescaled to sum to 1"
+RESCALE_HELP = "Each row of norms divided by its sum, so it reads as shares, like a row of weights."
+NORMS_TITLE = "norms ‖α f(x)‖"
+NORMS_TITLE_RESCALED = "norms ‖α f(x)‖, rows rescaled to sum to 1"
+NORMS_BAR = "‖α f(x)‖"
+NORMS_BAR_RESCALED = "share of<br>row's norm"
+NORMS_HIDDEN_NOTE = "[CLS]/[SEP] hidden"
+NORMS_UNAVAILABLE = "Norms need each head's own weights, and {reason}. Showing the weights instead."
+NORMS_NOTE = (
+    "**Why norms differ from weights** (Kobayashi et al. 2020). A head hands token i the sum of "
+    "α·f(x) over the tokens it attends to, where f(x) is a token's value vector after the output "
+    "projection. A large weight on a token whose f(x) is short moves little: many heads park most of "
+    "their weight on \\[SEP\\] or \\[CLS\\], whose vectors are short, so those cells fade when "
+    "norms are shown. Each cell is ‖α_ij f(x_j)‖ for this head; rows do not sum to 1 unless rescaled."
+)
+NORMS_SPECIAL_SHARE = (
+    "In this head a token gives \\[CLS\\]/\\[SEP\\] {weight:.0%} of its weight on average, but "
+    "they make up {norm:.0%} of its norm (each row's norms as shares of their sum)."
+)
+NORMS_MERGE_NOTE = (
+    "With word pieces merged, the norm to a word is the norm of the summed vector "
+    "‖Σ α f(x)‖ over its pieces (vectors add, lengths do not); from a word, the mean of its pieces' rows."
+)
+NORMS_CAPTION_WEIGHTS = "The shares above are of the weights α, whichever is shown."
+
+ROLLOUT_LAYER_LABEL = "Up to layer (1–{n})"
+ROLLOUT_TITLE = "Rollout up to layer {layer}"
+ROLLOUT_BAR = "rollout"
+ROLLOUT_ROW_LABEL = "Row of (from)"
+ROLLOUT_ROW_TITLE = "Where “{token}” traces back to, after layer {layer}"
+ROLLOUT_ASSUMES = (
+    "**Attention rollout** (Abnar & Zuidema 2020) follows attention through the layers: each layer's "
+    "map is Ã = ½·(mean over heads of A) + ½·I with rows renormalised, and the maps are multiplied, "
+    "R = Ã(layer)·…·Ã(1). It assumes that **all heads mix equally** (the mean) and that **the residual "
+    "connection carries half** of each token's vector (the ½·I). It traces attention only: the value "
+    "vectors (see the head view's norms) and the feed-forward layers are ignored, so read it as "
+    "a rough map of mixing, not as what the model uses."
+)
+ROLLOUT_CAPTION = (
+    "Rows: a token after layer {layer} (from). Columns: the input tokens (to). Each row sums to 1: "
+    "how much of that token's representation traces back to each input token. The colour scale "
+    "ends at the largest value shown{hidden}."
+)
+ROLLOUT_CAPTION_HIDDEN = "; with \\[CLS\\]/\\[SEP\\] hidden, rows are renormalised over the rest"

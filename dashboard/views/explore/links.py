@@ -2,10 +2,12 @@
 link asks for beyond the table (an example, a model), and the checks that wait for the model and
 the text.
 
-URL parameters: text, example, model, engine, view, layer, head, focus, target, merge, hide. Layers
-and heads are 0-indexed. Focus and target name words (core.analysis.word_ref: "it", "the#2" for the
-second "the", "nlp~2" for a word's second piece), so they follow the word when the sentence changes;
-an old link's whole number is read as a token position when no word of the text is that number.
+URL parameters: text, example, model, engine, view, layer, head, focus, target, merge, hide, measure
+(weights | norms: the head view's measure), rescale (norm rows rescaled to sum to 1). Layers and
+heads are 0-indexed; the rollout view's "up to layer" is `layer`. Focus and target name words
+(core.analysis.word_ref: "it", "the#2" for the second "the", "nlp~2" for a word's second piece),
+so they follow the word when the sentence changes; an old link's whole number is read as a token
+position when no word of the text is that number.
 A link is read on the session's first run; the URL is written at the end of every run.
 """
 
@@ -17,7 +19,7 @@ from core.analysis import TokenView, find_word_ref, token_view, word_ref
 from core.models import BUNDLED_KEY, CURATED_HUB_MODELS, MAX_CHOICE_CHARS
 from core.result import AttentionResult
 from core.text import clean_input
-from dashboard.content.explore import DEFAULT_EXAMPLE, EXAMPLES, VIEWS
+from dashboard.content.explore import DEFAULT_EXAMPLE, EXAMPLES, MEASURES, VIEWS
 from dashboard.engines import allowed_engines, allowed_models, default_engine
 from dashboard.hosted import Limits
 from dashboard.state import PageLinks, Parsed, UrlParam, choice_param, flag_param, int_param, text_param
@@ -40,6 +42,8 @@ KEEP = (
     "explore_model_choice",
     "explore_model_custom",
     "explore_engine",
+    "explore_measure",  # the head view's weights / norms switch (dashboard/views/explore/flow.py)
+    "explore_rescale",
 )
 
 
@@ -74,6 +78,8 @@ def page_links(limits: Limits) -> PageLinks:
             UrlParam("target", "explore_target", None, _parse_ref),
             flag_param("merge", "explore_merge"),
             flag_param("hide", "explore_hide"),
+            choice_param("measure", "explore_measure", "weights", list(MEASURES)),
+            flag_param("rescale", "explore_rescale"),
         ),
         keep=KEEP,
     )

@@ -16,6 +16,7 @@ from dashboard.hosted import Limits, current_limits
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text
 from dashboard.views.explore import links, loading
+from dashboard.views.explore.flow import rollout_view
 from dashboard.views.explore.results import TooManyTexts, result_for, shown_token_view
 from dashboard.views.explore.views import focus_view, head_view, lines_view, model_view
 from dashboard.views.explore.widgets import downloads_ui, max_chars, options_ui, sentence_ui, signature
@@ -115,6 +116,8 @@ def _show(
         lines_view(result, view, sig, limits.max_lines, controls)
     elif view_name == "model":
         model_view(result, view, spec.key, engine, text, limits.max_tokens)
+    elif view_name == "rollout":
+        rollout_view(result, view, sig, tokens, controls)
     else:
         focus_view(result, view, sig, tokens, (spec.key, engine, limits.max_tokens), controls)
 

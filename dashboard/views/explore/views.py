@@ -20,7 +20,7 @@ from dashboard.charts.thumbnails import model_grid_figure
 from dashboard.content import explore as text
 from dashboard.content.explore import EXAMPLES
 from dashboard.presenter import presenting
-from dashboard.views.explore import find_head, links
+from dashboard.views.explore import find_head, flow, links
 from dashboard.views.explore.results import link_ranking, model_grid_data
 from dashboard.views.explore.widgets import (
     bound_key,
@@ -61,13 +61,17 @@ def head_view(
     """`controls`: where the pickers go (presenter mode: a closed panel); default here."""
     with controls or st.container():
         layer, head = layer_head_ui(result)
-    matrix = view.matrix(result.attentions[layer, head])  # (W, W)
+        measure = flow.measure_ui()
+    norms = flow.head_norms(result, view, layer, head, measure)  # None: weights (chosen, or no norms here)
+    matrix = view.matrix(result.attentions[layer, head]) if norms is None else norms.matrix  # (W, W)
     highlight = pair if pair[0] is not None and pair[1] is not None else None
-    title = _titled(f"Layer {layer + 1}, head {head + 1}", view)
-    name = chart_filename("explore", "head", f"layer{layer + 1}", f"head{head + 1}")
+    title = _titled(f"Layer {layer + 1}, head {head + 1}", view) if norms is None else norms.title
+    slug = None if norms is None else "norms-rescaled" if norms.rescaled else "norms"
+    name = chart_filename("explore", "head", f"layer{layer + 1}", f"head{head + 1}", slug)
     fig = head_heatmap(
         matrix, view.labels, title=title, highlight=highlight, height=ROOM_HEIGHT if presenting() else None
     )
+    flow.restyle(fig, norms)
     if presenting():  # a projector: larger labels and numbers, the chart filling the screen below the panel
         fig.update_layout(font_size=18, title_font_size=24).update_traces(textfont_size=17)
         fig.update_xaxes(tickfont_size=17).update_yaxes(tickfont_size=17)
@@ -75,6 +79,7 @@ def head_view(
     labels = number_repeats(view.labels)
     csv_download(matrix, labels, labels, name, "explore_head_csv", corner="query (from) \\ key (to)")
     step_ui(result)
+    flow.note_ui(norms)
     stats = head_stats(result.attentions[layer : layer + 1, head : head + 1], result.special_mask)
     caption = text.HEAD_CAPTION.format(
         special=stats["to_special"][0, 0],
