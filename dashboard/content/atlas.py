@@ -1,0 +1,176 @@
+"""The head atlas page's own text and its corpus. Data, not code: dashboard/views/atlas/ draws it.
+
+The corpus (atlas_corpus.txt, one sentence a line, "#" lines are comments) was written for this
+project: original sentences, released under the project's licence, free to reuse. They vary in
+length (5 to 30 words), topic and form: questions, relative and subordinate clauses, quotations,
+numbers and dates, lists, pronouns, semicolons. The statistics follow Clark et al. (2019), "What
+Does BERT Look At? An Analysis of BERT's Attention" (core/atlas.py).
+
+Text goes through st.markdown / st.caption, so literal brackets are escaped (\\[CLS\\]).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.atlas import BROAD, BROAD_ENTROPY, MIXED, ROLE_SHARE
+
+CORPUS_FILE = Path(__file__).with_name("atlas_corpus.txt")
+
+
+@functools.cache
+def corpus() -> tuple[str, ...]:
+    """The built-in sentences, in file order."""
+    lines = CORPUS_FILE.read_text(encoding="utf-8").splitlines()
+    return tuple(line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#"))
+
+
+@dataclass(frozen=True)
+class StatText:
+    label: str  # the picker's and the table's name
+    title: str  # the grid's title
+    fmt: str  # printf-style, for the table and the cells
+    explain: str  # one line, on the page
+    share: bool = True  # a share of attention in [0, 1] (fixed colour range)
+
+
+STAT_TEXT: dict[str, StatText] = {
+    "to_cls": StatText(
+        "→ [CLS]",
+        "Share of attention to [CLS]",
+        "%.2f",
+        "the share of each token's attention that goes to \\[CLS\\], the special token that opens the input.",
+    ),
+    "to_sep": StatText(
+        "→ [SEP]",
+        "Share of attention to [SEP]",
+        "%.2f",
+        "the share that goes to \\[SEP\\], the "
+        "special token that closes it. Clark et al. found BERT parks attention there when a head has "
+        "nothing specific to do.",
+    ),
+    "to_punct": StatText(
+        "→ punctuation",
+        "Share of attention to punctuation",
+        "%.2f",
+        "the share that goes to tokens made only of punctuation marks (. , ; ? ! quotes, dashes).",
+    ),
+    "to_self": StatText(
+        "→ itself",
+        "Share of attention to the token itself",
+        "%.2f",
+        "the share a token keeps on itself (the diagonal of the head's map).",
+    ),
+    "to_prev": StatText(
+        "→ previous",
+        "Share of attention to the previous token",
+        "%.2f",
+        "the share that goes to the token just before (averaged over the tokens that have one).",
+    ),
+    "to_next": StatText(
+        "→ next",
+        "Share of attention to the next token",
+        "%.2f",
+        "the share that goes to the token just after (averaged over the tokens that have one).",
+    ),
+    "entropy": StatText(
+        "entropy (bits)",
+        "Entropy of a row, in bits",
+        "%.2f",
+        "how spread out a token's attention "
+        "is, in bits: 0 means all of it on one token, 4 bits is as spread as an even split over 16.",
+        share=False,
+    ),
+    "entropy_norm": StatText(
+        "spread (0-1)",
+        "Spread: entropy ÷ its largest possible value",
+        "%.2f",
+        "the entropy divided "
+        "by its largest possible value for the sentence's length (log₂ of the token count), so "
+        "short and long sentences compare: 0 = one token, 1 = an even split over all of them.",
+    ),
+    "distance": StatText(
+        "distance",
+        "Mean distance attended to, in tokens",
+        "%.1f",
+        "how far away, in tokens, the "
+        "attention lands on average (Σⱼ aᵢⱼ·|i − j|): 1 for a previous-token head, larger for heads "
+        "that read across the sentence.",
+        share=False,
+    ),
+}
+ROLE_STAT = "role"  # the picker's entry for the map of roles
+ROLE_STAT_LABEL = "role of each head"
+
+
+@dataclass(frozen=True)
+class RoleText:
+    slug: str  # in the URL
+    cell: str  # printed in the role map's cells
+    color: str  # the role map's fill (light, so dark text reads on it)
+
+
+ROLE_TEXT: dict[str, RoleText] = {
+    "[CLS] sink": RoleText("cls", "[CLS]", "#8dd3c7"),
+    "[SEP] sink": RoleText("sep", "[SEP]", "#ffed6f"),
+    "punctuation": RoleText("punct", "punct.", "#bebada"),
+    "self": RoleText("self", "self", "#fb8072"),
+    "previous token": RoleText("prev", "prev.", "#80b1d3"),
+    "next token": RoleText("next", "next", "#fdb462"),
+    BROAD: RoleText("broad", "broad", "#b3de69"),
+    MIXED: RoleText("mixed", "mixed", "#e0e0e0"),
+}
+ROLE_BY_SLUG = {text.slug: role for role, text in ROLE_TEXT.items()}
+
+TITLE = "Head atlas: what each head does"
+INTRO = (
+    "Every head of the model, measured over many sentences: where its attention usually goes and "
+    "how spread out it is. Each statistic is averaged over every token of every sentence (each "
+    "token's row counts once, so longer sentences weigh more). The idea and the measures come from "
+    "Clark, Khandelwal, Levy & Manning (2019), *What Does BERT Look At? An Analysis of BERT's "
+    "Attention*."
+)
+CORPUS_CAPTION = (
+    "The built-in corpus: {n} English sentences written for this project (questions, quotations, "
+    "numbers, lists, clauses; 5 to 30 words each)."
+)
+ROLE_RULES = (
+    f"A head is named after where **at least {ROLE_SHARE:.0%}** of its attention goes "
+    "(\\[CLS\\], \\[SEP\\], punctuation, itself, the previous or the next token; the largest share "
+    f"wins). Otherwise it is **broad** when its spread is at least **{BROAD_ENTROPY:.2f}** (its "
+    "attention is nearly as even as it can be), and **mixed** when neither holds."
+)
+ROLE_RULE_LINES = (
+    f"**Sink or position role** (\\[CLS\\] sink, \\[SEP\\] sink, punctuation, self, previous token, "
+    f"next token): at least {ROLE_SHARE:.0%} of the attention goes there on average: half or "
+    "more means the head is mostly doing that one thing.",
+    f"**broad**: no such target, and a spread of at least {BROAD_ENTROPY:.2f}: the head reads "
+    "nearly evenly across the sentence (a bag-of-words average).",
+    "**mixed**: neither: the head's attention depends on the words, which is where the interesting "
+    "heads are. Open one on the explore page to see what it links.",
+)
+SENTENCE_CAPTION = (
+    "Measured on **your sentence only** ({n} tokens): one sentence is a small sample, so the "
+    "numbers and roles are noisier than the corpus's."
+)
+CORPUS_SOURCE = {
+    "memory": "opened from memory",
+    "disk": "opened from the cache on disk",
+    "computed": "computed now and saved",
+    "computed, not saved": "computed now (the cache folder cannot be written: kept in memory only)",
+}
+GRID_CAPTION = (
+    "Rows are layers, columns heads (both from 1). Hover a cell for every number; click a cell for a "
+    "link that opens that head on the explore page."
+)
+FILTER_HELP = "Show only heads with these roles; the others are greyed out in the grid. None: all heads."
+INTRO_SOURCE = (
+    "Source of the idea: K. Clark, U. Khandelwal, O. Levy, C. D. Manning (2019), “What Does BERT "
+    "Look At? An Analysis of BERT's Attention”, BlackboxNLP workshop at ACL (arXiv:1906.04341). "
+    "Their BERT's heads parked attention on \\[SEP\\]; a smaller, fine-tuned model may park it "
+    "elsewhere."
+)
+PRESENTER_CONTROLS = "Controls: what is measured, the grid, the role filter"
+EXPLAIN_LABEL = "What the numbers mean, and how roles are named"

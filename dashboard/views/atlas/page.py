@@ -1,0 +1,128 @@
+"""The atlas page put together: state from the link, the model, what the numbers are measured on,
+the atlas (memory, disk cache or computed with a progress bar), then the grid, the table and the
+explanations. Each step that can fail says why in the page and stops there."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import streamlit as st
+
+from core.atlas import HeadAtlas, head_roles
+from core.models import ModelError, ModelSpec
+from dashboard.content import atlas as text
+from dashboard.hosted import Limits, current_limits
+from dashboard.model_pick import model_pick_ui
+from dashboard.presenter import presenting
+from dashboard.state import clean_widget_text
+from dashboard.views.atlas import links
+from dashboard.views.atlas.compute import corpus_atlas, sentence_atlas
+from dashboard.views.atlas.widgets import (
+    explain_ui,
+    grid_ui,
+    pick_link_ui,
+    roles_ui,
+    sentence_ui,
+    source_ui,
+    stat_ui,
+    table_ui,
+)
+from dashboard.widgets import copy_link_ui, error_md, md
+
+LOG = logging.getLogger(__name__)
+
+
+def render() -> None:
+    limits = current_limits()  # read on every run: the setting can change without a restart
+    try:
+        _render(limits)
+    except Exception as err:  # the page never shows a traceback; the log keeps it
+        LOG.exception("atlas page failed")
+        st.error(f"Something went wrong while drawing the atlas ({type(err).__name__}). Try another model.")
+    finally:
+        links.page_links(limits).save()
+
+
+def _start(limits: Limits) -> None:
+    """State from the link (first run), widget state back from other pages, the text box cleaned."""
+    for note in links.init_state(limits):
+        st.info(note)
+    links.page_links(limits).restore()
+    # the text box holds user input: cleaned before the widget is drawn (see dashboard.state)
+    if note := clean_widget_text("atlas_text", limits.max_text_chars, "sentence"):
+        st.warning(note)
+
+
+def _measure(
+    spec: ModelSpec, engine: str, on: str, sentence: str, limits: Limits
+) -> tuple[HeadAtlas, str] | None:
+    """The atlas to show and the line that says what it was measured on; None after saying why not."""
+    if on == "corpus":
+        measured = corpus_atlas(spec.key, engine)
+        atlas = measured.atlas
+        how = text.CORPUS_SOURCE.get(measured.source, measured.source)
+        return atlas, (
+            f"Measured on the built-in corpus: {atlas.n_sentences} sentences, {atlas.n_rows:,} tokens "
+            f"({how}, {measured.seconds:.2f} s). " + text.CORPUS_CAPTION.format(n=atlas.n_sentences)
+        )
+    if not sentence.strip():
+        st.info("Type a sentence above to measure every head on it, or switch back to the built-in corpus.")
+        return None
+    try:
+        atlas, result = sentence_atlas(spec.key, engine, sentence, limits.max_tokens)
+    except (ModelError, ValueError) as err:  # ValueError: text the engine cannot read (TextError)
+        st.error(f"Could not run the model on this sentence: {error_md(err)}")
+        return None
+    if result.truncated:
+        st.warning(f"Only the sentence's first {result.n_tokens} tokens were measured.")
+    return atlas, text.SENTENCE_CAPTION.format(n=result.n_tokens)
+
+
+def _render(limits: Limits) -> None:
+    _start(limits)
+    if not presenting():  # on a projector the chart comes first
+        st.title(text.TITLE)
+        st.markdown(text.INTRO)
+    picked = model_pick_ui("atlas", limits)
+    controls = (
+        st.expander(text.PRESENTER_CONTROLS, icon=":material/tune:") if presenting() else st.container()
+    )
+    with controls:
+        left, right = st.columns(2)
+        with left:
+            on = source_ui()
+        with right:
+            stat = stat_ui()
+        roles_slot = st.container()
+        sentence = sentence_ui(limits.max_text_chars) if on == "sentence" else ""
+    if picked is None:
+        links.write_url(limits)
+        return
+    spec, engine = picked
+    measured = _measure(spec, engine, on, sentence, limits)
+    if measured is None:
+        links.write_url(limits, model=spec.key)
+        return
+    atlas, caption = measured
+    roles = head_roles(atlas)
+    with roles_slot:
+        chosen = roles_ui(roles)
+    shown = np.isin(roles, chosen) if chosen else np.ones(roles.shape, dtype=bool)
+    measured_on = "your sentence" if on == "sentence" else f"{atlas.n_sentences} sentences"
+    grid_ui(atlas, roles, shown, stat, f"{spec.label} · {measured_on}")
+    link_text = sentence if on == "sentence" else None
+    pick_link_ui(atlas, roles, spec.key, engine, link_text)
+    st.caption(caption)
+    if not shown.any():
+        st.info("No head has the chosen roles.")
+    table_ui(atlas, roles, shown, spec.key, engine, link_text)
+    if presenting():
+        with st.expander(text.EXPLAIN_LABEL):
+            explain_ui()
+    else:
+        explain_ui()
+    links.write_url(limits, model=spec.key)
+    with st.sidebar:  # after write_url: the link names what is on screen
+        st.caption(f"{atlas.n_layers} layers × {atlas.n_heads} heads · {md(spec.label)}")
+        copy_link_ui()

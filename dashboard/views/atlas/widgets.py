@@ -1,0 +1,208 @@
+"""The atlas page's widgets: what the numbers are measured on, the grid's statistic, the role
+filter, the grid itself with its click-to-open link, the table of heads and the explanations.
+Each *_ui function draws and returns its values; the numbers come from compute.py."""
+
+from __future__ import annotations
+
+from collections import Counter
+from urllib.parse import quote
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core.atlas import ROLES, STATS, HeadAtlas
+from dashboard.charts.atlas import role_grid, stat_grid
+from dashboard.charts.explore import escape_label
+from dashboard.charts.heatmap import PAGE, PRESENTER
+from dashboard.content import atlas as text
+from dashboard.presenter import presenting
+from dashboard.views.atlas.links import STAT_CHOICES
+from dashboard.widgets import chart, chart_filename
+
+EXPLORE_TEXT_CHARS = 2000  # a sentence carried to the explore page is cut to this many characters
+
+
+def _md_brackets(label: str) -> str:
+    """Our own labels ("[CLS] sink") in markdown: brackets escaped so they never read as links."""
+    return str(label).replace("[", "\\[").replace("]", "\\]")
+
+
+def source_ui() -> str:
+    """Built-in corpus or the user's sentence."""
+    return (
+        st.segmented_control(
+            "Measured on",
+            ("corpus", "sentence"),
+            format_func={"corpus": "Built-in corpus", "sentence": "Your sentence"}.get,
+            key="atlas_on",
+            required=True,
+            help="The corpus: the same few hundred sentences for every model. Your sentence: the same "
+            "statistics on one sentence you type.",
+        )
+        or "corpus"
+    )
+
+
+def stat_ui() -> str:
+    def label(name: str) -> str:
+        return text.ROLE_STAT_LABEL.capitalize() if name == text.ROLE_STAT else text.STAT_TEXT[name].title
+
+    return st.selectbox("Grid shows", STAT_CHOICES, format_func=label, key="atlas_stat")
+
+
+def sentence_ui(max_chars: int) -> str:
+    return st.text_area(
+        "Your sentence",
+        key="atlas_text",
+        max_chars=max_chars,
+        height=80,
+        placeholder="Type a sentence, e.g. The keys to the cabinet are on the table.",
+    )
+
+
+def roles_ui(roles: np.ndarray) -> list[str]:
+    """The role filter (pills with each role's head count); returns the roles chosen (none = all)."""
+    counts = Counter(roles.ravel())
+    slugs = [text.ROLE_TEXT[role].slug for role in ROLES if counts[role]]
+    ss = st.session_state
+    if any(s not in slugs for s in ss.get("atlas_roles") or []):  # roles this model has no head of
+        ss["atlas_roles"] = [s for s in ss["atlas_roles"] if s in slugs]
+    chosen = st.pills(
+        "Show roles",
+        slugs,
+        selection_mode="multi",
+        format_func=lambda s: f"{text.ROLE_BY_SLUG[s]} · {counts[text.ROLE_BY_SLUG[s]]}",
+        key="atlas_roles",
+        help=text.FILTER_HELP,
+    )
+    return [text.ROLE_BY_SLUG[s] for s in chosen or []]
+
+
+def explore_url(model: str, engine: str, layer: int, head: int, sentence: str | None) -> str:
+    """The explore page's head view of this head (0-indexed in the URL); user text only URL-encoded."""
+    url = f"explore?view=head&layer={layer}&head={head}&model={quote(model, safe='')}&engine={engine}"
+    return url + (f"&text={quote(sentence[:EXPLORE_TEXT_CHARS], safe='')}" if sentence else "")
+
+
+def _hover(atlas: HeadAtlas, roles: np.ndarray) -> list[str]:
+    lines = []
+    for layer in range(atlas.n_layers):
+        for head in range(atlas.n_heads):
+            numbers = "<br>".join(
+                f"{text.STAT_TEXT[name].label}: {text.STAT_TEXT[name].fmt % atlas.stat(name)[layer, head]}"
+                for name in STATS
+            )
+            lines.append(f"<b>Layer {layer + 1}, head {head + 1}</b> · {roles[layer, head]}<br>{numbers}")
+    return lines
+
+
+def grid_ui(atlas: HeadAtlas, roles: np.ndarray, shown: np.ndarray, stat: str, measured_on: str) -> None:
+    """The layers x heads grid of `stat` (or the role map), clickable."""
+    sizing = PRESENTER if presenting() else PAGE
+    hover = _hover(atlas, roles)
+    if stat == text.ROLE_STAT:
+        title = f"Role of each head · {measured_on}"
+        fig = role_grid(
+            roles,
+            shown,
+            hover,
+            order=ROLES,
+            cells={r: t.cell for r, t in text.ROLE_TEXT.items()},
+            colors={r: t.color for r, t in text.ROLE_TEXT.items()},
+            title=escape_label(title),
+            sizing=sizing,
+        )
+    else:
+        info = text.STAT_TEXT[stat]
+        title = f"{info.title} · {measured_on}"
+        fig = stat_grid(
+            atlas.stat(stat),
+            shown,
+            hover,
+            title=escape_label(title),
+            fmt=info.fmt,
+            share=info.share,
+            sizing=sizing,
+        )
+    name = chart_filename("atlas", stat, atlas.model.rsplit("/", 1)[-1])
+    chart(fig, "atlas_grid", name, on_select=_on_grid_select, selection_mode="points")
+
+
+def _on_grid_select() -> None:
+    """Callback: a click on a grid cell picks that head (its point's customdata is [layer, head])."""
+    event = st.session_state.get("atlas_grid")
+    points = (event or {}).get("selection", {}).get("points", []) if event else []
+    for point in points:
+        data = point.get("customdata")  # a typed array may arrive as {"0": l, "1": h}
+        if isinstance(data, dict):
+            data = [data.get("0"), data.get("1")]
+        if isinstance(data, list) and len(data) == 2 and all(isinstance(v, int | float) for v in data):
+            st.session_state["atlas_pick"] = (int(data[0]), int(data[1]))
+            return
+
+
+def pick_link_ui(atlas: HeadAtlas, roles: np.ndarray, model: str, engine: str, sentence: str | None) -> None:
+    """After a click on the grid: the head's role and a link that opens it on explore."""
+    pick = st.session_state.get("atlas_pick")
+    if not pick or not (0 <= pick[0] < atlas.n_layers and 0 <= pick[1] < atlas.n_heads):
+        st.caption(text.GRID_CAPTION)
+        return
+    layer, head = pick
+    cols = st.columns([3, 2], vertical_alignment="center")
+    cols[0].markdown(f"**Layer {layer + 1}, head {head + 1}**: {_md_brackets(roles[layer, head])}")
+    cols[1].link_button(
+        f"Open layer {layer + 1}, head {head + 1} on explore",
+        explore_url(model, engine, layer, head, sentence),
+        icon=":material/open_in_new:",
+        type="primary",
+    )
+
+
+def head_table(
+    atlas: HeadAtlas, roles: np.ndarray, model: str, engine: str, sentence: str | None
+) -> pd.DataFrame:
+    rows = []
+    for layer in range(atlas.n_layers):
+        for head in range(atlas.n_heads):
+            row = {"layer": layer + 1, "head": head + 1, "role": roles[layer, head]}
+            row |= {name: float(atlas.stat(name)[layer, head]) for name in STATS}
+            row["explore"] = explore_url(model, engine, layer, head, sentence)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def table_ui(
+    atlas: HeadAtlas, roles: np.ndarray, shown: np.ndarray, model: str, engine: str, sentence
+) -> None:
+    """Every head shown by the filter, with all statistics; sortable by any column."""
+    table = head_table(atlas, roles, model, engine, sentence)
+    table = table[shown.ravel()].reset_index(drop=True)
+    config = {
+        "layer": st.column_config.NumberColumn("layer", format="%d", width="small"),
+        "head": st.column_config.NumberColumn("head", format="%d", width="small"),
+        "role": st.column_config.TextColumn("role"),
+        **{
+            name: st.column_config.NumberColumn(
+                text.STAT_TEXT[name].label, format=text.STAT_TEXT[name].fmt, help=text.STAT_TEXT[name].title
+            )
+            for name in STATS
+        },
+        "explore": st.column_config.LinkColumn("open", display_text="Open on explore", width="medium"),
+    }
+    st.dataframe(
+        table, column_config=config, hide_index=True, key="atlas_table", height=min(38 + 35 * len(table), 460)
+    )
+
+
+def explain_ui() -> None:
+    """What each statistic means and how roles are named (the thresholds, one line each)."""
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**What the numbers mean** (per head, averaged over every token)")
+        lines = (f"- **{_md_brackets(t.label)}**: {t.explain}" for t in text.STAT_TEXT.values())
+        st.markdown("\n".join(lines))
+    with right:
+        st.markdown("**How a head's role is named**")
+        st.markdown("\n".join(f"- {line}" for line in text.ROLE_RULE_LINES))
+        st.caption(text.INTRO_SOURCE)
