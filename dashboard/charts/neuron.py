@@ -114,8 +114,8 @@ def vectors_figure(cell: CellArithmetic, query_label: str, key_label: str, *, bi
         col=1,
     )
     fig.update_layout(
-        height=560 if big else 400,
-        margin={"l": 10, "r": 10, "t": 10, "b": 10},
+        height=580 if big else 420,
+        margin={"l": 10, "r": 10, "t": 34, "b": 10},  # the top: room for the toolbar above the strip
         font=_font(big),
         bargap=0.15,
     )

@@ -30,9 +30,9 @@ STEP_2_CAPTION = (
 STEP_3 = "**3 · Scores** · the dot product: add up all {d_k} products"
 STEP_3_FORMULA = r"s_{{ij}} = q_i \cdot k_j = \sum_{{m=1}}^{{{d_k}}} q_{{im}}\, k_{{jm}} = {score}"
 STEP_4 = "**4 · Scaling** · divide by √d_k, here and for every key of row i"
-STEP_4_FORMULA = (
-    r"s'_{{ij}} = \frac{{s_{{ij}}}}{{\sqrt{{d_k}}}} = \frac{{{score}}}{{\sqrt{{{d_k}}}}}"
-    r" = \frac{{{score}}}{{{root}}} = {scaled}"
+STEP_4_FORMULA = (  # divisions written inline: KaTeX's stacked fractions of numbers got clipped
+    r"s'_{{ij}} = s_{{ij}} \,/\, \sqrt{{d_k}} = {score} \,/\, \sqrt{{{d_k}}}"
+    r" = {score} \,/\, {root} = {scaled}"
 )
 ROW_CAPTION = (
     "Row “{i_tok}” over every key: top, the scaled scores s′ (step 4); bottom, the weights after the "
@@ -48,11 +48,15 @@ STEP_5_WHY = (
     "Subtracting the row's largest score (here {row_max}) changes nothing, since it cancels "
     "between top and bottom, but keeps e^s from overflowing: that is how every engine computes it."
 )
-AGREE = "The engine's weight for this cell (the map above): **{engine}** ✓ the same to {digits} decimals."
+AGREE = (
+    "The engine's weight for this cell (the map above): **{engine}** :green[**✓ the same to {digits} "
+    "decimals**]"
+)
 DISAGREE = (
     "The engine's weight for this cell (the map above): **{engine}**, {diff:.1e} away from the "
     "recomputed {weight} (float rounding between engines)."
 )
 TO_LEARN = "Every step of this layer, for all tokens: [layer {layer}, head {head} on the learn page]({url})"
 TO_LEARN_BUNDLED = " (the learn page runs the bundled model)"
+HEADING = "Where “{i_tok}” → “{j_tok}” comes from: layer {layer}, head {head}"
 NO_WEIGHTS = "This model's weights cannot be shown step by step here: {why}"

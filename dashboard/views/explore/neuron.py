@@ -131,6 +131,11 @@ def _num(x: float, digits: int = DIGITS) -> str:
     return f"({s})" if x < 0 else s
 
 
+def _latex(formula: str) -> None:
+    """A formula; on a projector at large size (the presenter stylesheet enlarges text, not KaTeX)."""
+    st.latex((r"\Large " if presenting() else "") + formula)
+
+
 def _compute(result: AttentionResult, layer: int, head: int, i: int, j: int) -> CellArithmetic | None:
     """The cell's arithmetic from the engine that made the result, or None with the reason shown."""
     model_key = (st.session_state.get("explore_result_key") or (BUNDLED_KEY,))[0]
@@ -161,7 +166,7 @@ def _steps_ui(cell: CellArithmetic, result: AttentionResult, layer: int, i_tok: 
     big = presenting()
     name = chart_filename("explore", "neuron", f"layer{layer + 1}", f"head{cell.head + 1}")
     st.markdown(text.STEP_2.format(d_k=cell.d_k))
-    st.latex(text.STEP_2_FORMULA.format(d_k=cell.d_k))
+    _latex(text.STEP_2_FORMULA.format(d_k=cell.d_k))
     chart(
         vectors_figure(cell, result.tokens[cell.i], result.tokens[cell.j], big=big),
         "explore_neuron_qk",
@@ -174,9 +179,9 @@ def _steps_ui(cell: CellArithmetic, result: AttentionResult, layer: int, i_tok: 
         )
     )
     st.markdown(text.STEP_3.format(d_k=cell.d_k))
-    st.latex(text.STEP_3_FORMULA.format(d_k=cell.d_k, score=_num(cell.score)))
+    _latex(text.STEP_3_FORMULA.format(d_k=cell.d_k, score=_num(cell.score)))
     st.markdown(text.STEP_4)
-    st.latex(
+    _latex(
         text.STEP_4_FORMULA.format(
             score=_num(cell.score), d_k=cell.d_k, root=_num(cell.sqrt_d_k), scaled=_num(cell.scaled)
         )
@@ -184,7 +189,7 @@ def _steps_ui(cell: CellArithmetic, result: AttentionResult, layer: int, i_tok: 
     chart(row_figure(cell, result.tokens, big=big), "explore_neuron_row", name + "_row")
     st.caption(text.ROW_CAPTION.format(i_tok=i_tok, j_tok=j_tok))
     st.markdown(text.STEP_5)
-    st.latex(
+    _latex(
         text.STEP_5_FORMULA.format(
             t=len(cell.probs_row),
             scaled=_num(cell.scaled),
@@ -197,9 +202,9 @@ def _steps_ui(cell: CellArithmetic, result: AttentionResult, layer: int, i_tok: 
     st.caption(text.STEP_5_WHY.format(row_max=f"{cell.row_max:.{DIGITS}f}"))
     engine = float(result.attentions[layer, cell.head, cell.i, cell.j])
     if f"{engine:.{DIGITS}f}" == f"{cell.weight:.{DIGITS}f}":
-        st.success(text.AGREE.format(engine=f"{engine:.{DIGITS}f}", digits=DIGITS))
+        st.markdown(text.AGREE.format(engine=f"{engine:.{DIGITS}f}", digits=DIGITS))
     else:
-        st.warning(
+        st.markdown(
             text.DISAGREE.format(
                 engine=f"{engine:.{DIGITS}f}",
                 diff=abs(engine - cell.weight),
@@ -217,6 +222,8 @@ def neuron_ui(result: AttentionResult, view: TokenView, layer: int, head: int) -
     if not section.open:
         return
     with section:
+        if presenting():  # the expander's label stays small; a room needs a heading
+            st.subheader(text.HEADING.format(i_tok=i_tok, j_tok=j_tok, layer=layer + 1, head=head + 1))
         st.markdown(text.INTRO.format(i_tok=i_tok, j_tok=j_tok, i=i + 1, j=j + 1))
         cell_picker_ui(result, i, j)
         if view.merged or view.renormalised:
