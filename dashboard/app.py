@@ -42,7 +42,23 @@ EXPLORE = st.Page(
     explore_page, title="Explore: a pretrained BERT", icon=":material/biotech:", url_path="explore"
 )
 
-page = st.navigation([LEARN, LEARN_LINK, EXPLORE])
+
+def compare_page() -> None:
+    from dashboard.views import compare
+
+    compare.render()
+
+
+def atlas_page() -> None:
+    from dashboard.views import atlas
+
+    atlas.render()
+
+
+COMPARE = st.Page(compare_page, title="Compare two sentences", icon=":material/compare:", url_path="compare")
+ATLAS = st.Page(atlas_page, title="Head atlas: what heads do", icon=":material/grid_view:", url_path="atlas")
+
+page = st.navigation([LEARN, LEARN_LINK, EXPLORE, COMPARE, ATLAS])
 with st.sidebar:
     presenter.presenter_toggle_ui()
     image_format_ui()
