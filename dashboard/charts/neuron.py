@@ -29,9 +29,9 @@ __all__ = ["MAX_CLICK_CELLS", "add_cell_targets", "row_figure", "vectors_figure"
 def add_cell_targets(fig: go.Figure, matrix: np.ndarray, labels: Sequence[str]) -> bool:
     """Make each cell of a head heatmap (built by charts.explore.head_heatmap on `labels`) clickable:
     one invisible point per cell, which Streamlit reports as a selection (a heatmap cell is not
-    selectable in Plotly). The points carry the hover text (the heatmap's own hover would lose to
-    them), and customdata [row, col, weight]. Returns False, changing nothing, when the map is too
-    large for one point per cell."""
+    selectable in Plotly). The points repeat the map's hover text (Plotly shows the nearest point's
+    over the heatmap's, which stays for the gaps), and carry customdata [row, col, value]. Returns
+    False, changing nothing, when the map is too large for one point per cell."""
     z = np.asarray(matrix, dtype=np.float32)
     w = z.shape[0]
     if w * w > MAX_CLICK_CELLS:
@@ -44,7 +44,6 @@ def add_cell_targets(fig: go.Figure, matrix: np.ndarray, labels: Sequence[str]) 
     # the map's own hover text (weights, or another measure) with the cell's value from customdata
     hover = (heatmap.hovertemplate or "%{z:.4f}<extra></extra>").replace("%{z", "%{customdata[2]")
     hover = hover.replace("<extra></extra>", "<br><i>click: where this weight comes from</i><extra></extra>")
-    heatmap.update(hoverinfo="skip", hovertemplate=None)
     fig.add_trace(
         go.Scatter(
             x=[names[c] for c in cols.ravel()],

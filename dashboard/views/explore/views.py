@@ -20,7 +20,7 @@ from dashboard.charts.thumbnails import model_grid_figure
 from dashboard.content import explore as text
 from dashboard.content.explore import EXAMPLES
 from dashboard.presenter import presenting
-from dashboard.views.explore import find_head, flow, links
+from dashboard.views.explore import find_head, flow, links, neuron
 from dashboard.views.explore.results import link_ranking, model_grid_data
 from dashboard.views.explore.widgets import (
     bound_key,
@@ -75,7 +75,7 @@ def head_view(
     if presenting():  # a projector: larger labels and numbers, the chart filling the screen below the panel
         fig.update_layout(font_size=18, title_font_size=24).update_traces(textfont_size=17)
         fig.update_xaxes(tickfont_size=17).update_yaxes(tickfont_size=17)
-    chart(fig, "explore_head_chart", name)
+    chart(fig, "explore_head_chart", name, **neuron.click_kwargs(fig, matrix, result, view))
     labels = number_repeats(view.labels)
     csv_download(matrix, labels, labels, name, "explore_head_csv", corner="query (from) \\ key (to)")
     step_ui(result)
@@ -89,6 +89,7 @@ def head_view(
         hidden=text.HEAD_CAPTION_HIDDEN if view.renormalised else "",
     )
     st.caption(caption + (text.HEAD_CAPTION_PAIR if highlight else ""))
+    neuron.neuron_ui(result, view, layer, head)  # where the chosen cell's weight comes from
 
 
 # ---- lines -----------------------------------------------------------------------------------------
