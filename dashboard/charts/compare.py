@@ -16,7 +16,15 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dashboard.charts.explore import escape_label
-from dashboard.charts.heatmap import OUTLINE_COLOR, PAGE, Sizing, matrix_heatmap
+from dashboard.charts.heatmap import (
+    AXIS_TITLE_PX,
+    COLORBAR_PX,
+    OUTLINE_COLOR,
+    PAGE,
+    Sizing,
+    matrix_heatmap,
+    top_title,
+)
 
 FROM, TO = "from (query)", "to (key)"
 
@@ -48,8 +56,79 @@ def _quiet(fig: go.Figure) -> go.Figure:
     return fig
 
 
+def square_height(n: int, share: float, label_chars: int, colorbar: bool, sizing: Sizing = PAGE) -> int:
+    """A height that keeps the cells about square in a chart spanning `share` of the page (rows no
+    shorter than the labels need, no taller than the shared builder's rows)."""
+    cells = sizing.page_px * share - 30 - sizing.label_char_px * label_chars - AXIS_TITLE_PX
+    cells -= COLORBAR_PX if colorbar else 0
+    row = min(max(cells / max(n, 1), 1.3 * sizing.font), sizing.row_px)
+    return int(60 + row * n)
+
+
+def _titled(fig: go.Figure, title: str, sizing: Sizing = PAGE) -> go.Figure:
+    """The title pinned at the top, in room of its own above the column axis (its title and tick
+    labels, which may stand slanted): the shared builder makes that room for an untitled chart."""
+    top, height = fig.layout.margin.t or 0, fig.layout.height or 400
+    heading = top_title(title) | {"font": {"size": sizing.font + 2}}
+    room = 2 * sizing.font
+    return fig.update_layout(title=heading, margin_t=top + room, height=height + room)
+
+
 def _outline(focus_row: int | None, n: int) -> list[dict]:
     return [row_outline(focus_row, n)] if focus_row is not None and 0 <= focus_row < n else []
+
+
+def _map(
+    values: np.ndarray,
+    labels: list[str],
+    *,
+    title: str,
+    probabilities: bool,
+    hover: str,
+    focus_row: int | None,
+    share: float,
+    height: int | None,
+    sizing: Sizing,
+    colorbar: bool,
+    max_height: int,
+) -> go.Figure:
+    chars = max((len(label) for label in labels), default=0)
+    fig = matrix_heatmap(
+        np.asarray(values, dtype=np.float32),
+        labels,
+        labels,
+        row_title=FROM,
+        col_title=TO,
+        decimals=2,
+        probabilities=probabilities,
+        hover_value_name=hover,
+        share=share,
+        height=height or min(square_height(len(labels), share, chars, colorbar, sizing), max_height),
+        shapes=_outline(focus_row, len(labels)),
+        show_colorbar=colorbar,
+        sizing=sizing,
+    )
+    return _titled(_every_label(_quiet(fig), len(labels), chars, sizing), title, sizing)
+
+
+ALL_LABELS_UP_TO = 40  # up to this many tokens every label is drawn (Plotly skips some when crowded)
+
+
+def _every_label(fig: go.Figure, n: int, chars: int, sizing: Sizing) -> go.Figure:
+    """Every token labelled on both axes up to ALL_LABELS_UP_TO tokens, the column labels standing
+    upright where they would not fit level (at 45° Plotly would drop every other one); beyond that,
+    Plotly's own thinning, and no gaps between cells (at 1 px each they would hide the cells)."""
+    if n > ALL_LABELS_UP_TO:
+        return fig.update_traces(xgap=0, ygap=0)
+    fig.update_yaxes(dtick=1)
+    fig.update_xaxes(dtick=1)
+    if fig.layout.xaxis.tickangle not in (0, None):
+        extra = int(0.3 * sizing.label_char_px * chars)  # upright labels stand taller than slanted ones
+        fig.update_xaxes(tickangle=-90)
+        fig.update_layout(
+            margin_t=(fig.layout.margin.t or 0) + extra, height=(fig.layout.height or 400) + extra
+        )
+    return fig
 
 
 def head_map(
@@ -60,27 +139,19 @@ def head_map(
     focus_row: int | None = None,
     share: float = 0.5,
     height: int | None = None,
+    max_height: int = 900,
     sizing: Sizing = PAGE,
+    colorbar: bool = False,
 ) -> go.Figure:
-    """One head's (T, T) attention on one sentence, on a fixed 0–1 scale (so two maps compare)."""
+    """`height`: fixed; else cells about square, at most `max_height` (before the room for labels).
+
+    One head's (T, T) attention on one sentence, on a fixed 0–1 scale (so two maps compare; side
+    by side they leave out the colour bar, and the page says the scale once)."""
     labels = [escape_label(t) for t in tokens]
-    return _quiet(
-        matrix_heatmap(
-            np.asarray(matrix, dtype=np.float32),
-            labels,
-            labels,
-            title=title,
-            row_title=FROM,
-            col_title=TO,
-            decimals=2,
-            probabilities=True,
-            hover_value_name="weight",
-            share=share,
-            height=height,
-            shapes=_outline(focus_row, len(labels)),
-            sizing=sizing,
-        )
-    )
+    return _map(
+        matrix, labels, title=title, probabilities=True, hover="weight", focus_row=focus_row,
+        share=share, height=height, sizing=sizing, colorbar=colorbar, max_height=max_height,
+    )  # fmt: skip
 
 
 def pair_labels(tokens1: Sequence[str], tokens2: Sequence[str]) -> list[str]:
@@ -97,25 +168,14 @@ def difference_map(
     focus_row: int | None = None,
     share: float = 0.5,
     height: int | None = None,
+    max_height: int = 900,
     sizing: Sizing = PAGE,
 ) -> go.Figure:
     """(T, T) sentence 2 − sentence 1 for aligned sentences: diverging colours centred on 0, the
-    range symmetric (matrix_heatmap's signed scale)."""
+    range symmetric (matrix_heatmap's signed scale), with its colour bar."""
     labels = [escape_label(t) for t in pair_labels(tokens1, tokens2)]
-    return _quiet(
-        matrix_heatmap(
-            np.asarray(diff, dtype=np.float32),
-            labels,
-            labels,
-            title=title,
-            row_title=FROM,
-            col_title=TO,
-            decimals=2,
-            probabilities=False,
-            hover_value_name="sentence 2 − sentence 1",
-            share=share,
-            height=height,
-            shapes=_outline(focus_row, len(labels)),
-            sizing=sizing,
-        )
-    )
+    return _map(
+        diff, labels, title=title, probabilities=False, hover="sentence 2 − sentence 1",
+        focus_row=focus_row, share=share, height=height, sizing=sizing, colorbar=True,
+        max_height=max_height,
+    )  # fmt: skip

@@ -41,9 +41,10 @@ PRESET_TITLES = {**{name: p.title for name, p in PRESETS.items()}, OWN: "Your ow
 DEFAULT_PRESET = "trophy"
 OWN_CAPTION = "Type two sentences below. Pairs that differ in one word line up token by token."
 
-TITLE = "Compare: one word changed, which heads noticed?"
+TITLE = "Compare two sentences"
 INTRO = (
-    "The same model reads two sentences. Pick a layer and head to see both attention maps side by "
+    "Change one word: which heads notice? The same model reads both sentences. Pick a layer and "
+    "head to see both attention maps side by "
     "side (rows: the token that attends, *from*; columns: the token attended to, *to*), and use the "
     "ranking below to find the heads whose attention moved most."
 )
@@ -57,11 +58,12 @@ NOT_ALIGNED = (
     "The sentences do not line up token by token ({n1} vs {n2} tokens), so there is no difference "
     "map: the two heads are shown side by side only."
 )
-DIFF_TITLE = "sentence 2 − sentence 1"
+DIFF_TITLE = "Difference: sentence 2 − sentence 1"
 DIFF_CAPTION = (
     "Red: sentence 2 gives this pair more weight; blue: less. The colour scale is symmetric "
     "around 0 and ends at the largest change in this head."
 )
+SCALE_NOTE = "Colour: the weight, from 0 (white) to 1 (dark blue), on the same scale in both maps."
 ROW_OUTLINE = "The red box marks the focus word's row."
 
 FOCUS_LABEL = "Focus word (in both sentences)"
@@ -71,8 +73,7 @@ FOCUS_HELP = (
 )
 FOCUS_RULE_PRESET = "Focus: the preset's word."
 FOCUS_RULE_DEFAULT = (
-    "Focus by default: the shared word just before the first word that differs (or the first shared "
-    "word)."
+    "Focus by default: the shared word just before the first word that differs (or the first shared word)."
 )
 NO_SHARED = (
     "The two sentences share no word, so there is no focus word to compare: the heads are shown "

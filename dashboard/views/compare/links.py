@@ -72,6 +72,8 @@ def init_state(limits: Limits) -> list[str]:
             ss["compare_focus"] = p.focus
     ss["compare_preset"] = preset
     ss["compare_check_link"] = any(name in params for name in ("layer", "head", "focus"))
+    # a preset opens on the head whose focus row changed most, unless the link names a head
+    ss["compare_pending_best"] = preset in PRESETS and "layer" not in params and "head" not in params
     return notes
 
 

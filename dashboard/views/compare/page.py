@@ -29,6 +29,7 @@ from dashboard.views.compare import links
 from dashboard.views.compare.widgets import (
     focus_ui,
     layer_head_ui,
+    open_head,
     present_view_ui,
     ranking_ui,
     sentences_ui,
@@ -77,9 +78,18 @@ class Side:
         return None if token is None or self.result.special_mask[token] else token
 
 
+def _note(message: str) -> None:
+    """A note about the link or the input: shown, and kept for one more run, so the run that opens
+    a preset's most changed head (st.rerun) says it too."""
+    st.info(message)
+    st.session_state.setdefault("compare_said", []).append(message)
+
+
 def _start(limits: Limits) -> None:
-    for note in links.init_state(limits):
-        st.info(note)
+    ss = st.session_state
+    replay, ss["compare_said"] = ss.pop("compare_replay", []), []
+    for note in [*replay, *links.init_state(limits)]:
+        _note(note)
     links.page_links(limits).restore()
     for key, what in (("compare_text", "first sentence"), ("compare_text2", "second sentence")):
         if note := clean_widget_text(key, links.max_chars(limits), what):
@@ -140,14 +150,15 @@ def _render(limits: Limits) -> None:
         links.write_url(limits, model=spec.key)
         return
     for note in links.check_link_positions(shown[0].n_layers, shown[0].n_heads):
-        st.info(note)
+        _note(note)
     with controls:
-        layer, head = layer_head_ui(shown[0].n_layers, shown[0].n_heads)
+        cols = st.columns(3)
+        layer, head = layer_head_ui(shown[0].n_layers, shown[0].n_heads, cols[:2])
     if len(shown) == 1:  # one sentence is missing or unreadable: still show the other
         n = 1 if results[0] is not None else 2
         _one(shown[0], n, layer, head)
     else:
-        _both(Side.of(results[0]), Side.of(results[1]), layer, head, spec.key, engine, controls)
+        _both(Side.of(results[0]), Side.of(results[1]), layer, head, spec.key, engine, cols[2])
     links.write_url(limits, model=spec.key)
 
 
@@ -157,7 +168,7 @@ def _one(result: AttentionResult, n: int, layer: int, head: int) -> None:
         result.tokens,
         title=f"Sentence {n} · layer {layer + 1}, head {head + 1}",
         share=1.0 if presenting() else 0.5,
-        height=ROOM_HEIGHT if presenting() else None,
+        max_height=ROOM_HEIGHT if presenting() else 900,
         sizing=PRESENTER if presenting() else PAGE_SIZING,
     )
     with st.columns(2)[n - 1] if not presenting() else st.container():
@@ -194,12 +205,12 @@ def _focus(one: Side, two: Side, notes: list[str]) -> str | None:
     return focus
 
 
-def _both(one: Side, two: Side, layer: int, head: int, model_key: str, engine: str, controls) -> None:
+def _both(one: Side, two: Side, layer: int, head: int, model_key: str, engine: str, focus_place) -> None:
     notes: list[str] = []
-    with controls:
+    with focus_place:
         focus = _focus(one, two, notes)
     for note in notes:
-        st.info(note)
+        _note(note)
     f1, f2 = (one.token_of(focus), two.token_of(focus)) if focus else (None, None)
     r1, r2 = one.result, two.result
     alignment = align_tokens(r1.tokens, r2.tokens)
@@ -212,20 +223,20 @@ def _both(one: Side, two: Side, layer: int, head: int, model_key: str, engine: s
         st.markdown(text.ALIGNED.format(n=r1.n_tokens, swaps=swaps))
     else:
         st.markdown(text.IDENTICAL)
+    ranked, rowwise = None, False
+    if focus is not None and f1 is not None and f2 is not None:
+        ranked, rowwise = rank_changes(
+            r1.attentions, r2.attentions, f1, f2, r1.special_mask, r2.special_mask,
+            one.words.spans, two.words.spans,
+        )  # fmt: skip
+    if st.session_state.pop("compare_pending_best", False) and ranked:
+        open_head(ranked[0].layer, ranked[0].head)  # a preset was chosen: show its most changed head
+        st.session_state["compare_replay"] = st.session_state.get("compare_said", [])
+        st.rerun()
     _charts(one, two, (f1, f2), layer, head, alignment.aligned)
-    if focus is None or f1 is None or f2 is None:
+    if ranked is None:
         return
     st.subheader(text.RANK_TITLE)
-    ranked, rowwise = rank_changes(
-        r1.attentions,
-        r2.attentions,
-        f1,
-        f2,
-        r1.special_mask,
-        r2.special_mask,
-        one.words.spans,
-        two.words.spans,
-    )
     rule = text.RANK_RULE_ALIGNED if rowwise else text.RANK_RULE_BINS
     st.caption(rule.format(focus=md(focus)))
     sig = signature(model_key, engine, r1.tokens, r2.tokens, focus)
@@ -237,7 +248,7 @@ def _charts(one: Side, two: Side, focus: tuple, layer: int, head: int, aligned: 
     or the other, chosen with a switch, so nothing needs scrolling)."""
     present = presenting()
     sizing = PRESENTER if present else PAGE_SIZING
-    height = ROOM_HEIGHT if present else None
+    height = ROOM_HEIGHT if present else 900
     where = f"layer {layer + 1}, head {head + 1}"
     show = present_view_ui() if present and aligned else "side"
     r1, r2 = one.result, two.result
@@ -246,13 +257,12 @@ def _charts(one: Side, two: Side, focus: tuple, layer: int, head: int, aligned: 
         for n, (col, result, row) in enumerate(zip(cols, (r1, r2), focus, strict=True), start=1):
             fig = head_map(
                 result.attentions[layer, head], result.tokens, title=f"Sentence {n} · {where}",
-                focus_row=row, share=0.5, height=height, sizing=sizing,
+                focus_row=row, share=0.5, max_height=height, sizing=sizing,
             )  # fmt: skip
             with col:
                 name = chart_filename("compare", f"sentence{n}", f"layer{layer + 1}", f"head{head + 1}")
                 chart(fig, f"compare_head{n}", name)
-        if focus[0] is not None:
-            st.caption(text.ROW_OUTLINE)
+        st.caption(text.SCALE_NOTE + (" " + text.ROW_OUTLINE if focus[0] is not None else ""))
     if not aligned or (present and show != "diff"):
         return
     diff = np.asarray(r2.attentions[layer, head], np.float64) - np.asarray(
@@ -260,9 +270,9 @@ def _charts(one: Side, two: Side, focus: tuple, layer: int, head: int, aligned: 
     )
     fig = difference_map(
         diff, r1.tokens, r2.tokens, title=f"{text.DIFF_TITLE} · {where}",
-        focus_row=focus[0], share=0.6 if present else 0.5, height=height, sizing=sizing,
+        focus_row=focus[0], share=0.6, max_height=height, sizing=sizing,
     )  # fmt: skip
-    cols = st.columns([3, 2] if present else [1, 1])
+    cols = st.columns([3, 2])
     with cols[0]:
         chart(
             fig,

@@ -51,6 +51,7 @@ def _on_preset() -> None:
         preset = PRESETS[name]
         ss["compare_text"], ss["compare_text2"] = preset.text, preset.text2
         ss["compare_focus"] = preset.focus
+        ss["compare_pending_best"] = True  # open the head that changed most, once it is known
         reset_widgets("focus")
 
 
@@ -110,12 +111,12 @@ def sentences_ui(limits: Limits) -> tuple[str, str]:
 # ---- layer, head, focus ------------------------------------------------------------------------------
 
 
-def layer_head_ui(n_layers: int, n_heads: int) -> tuple[int, int]:
-    """Layer and head sliders, shown 1-indexed, bound to compare_layer / compare_head."""
+def layer_head_ui(n_layers: int, n_heads: int, cols) -> tuple[int, int]:
+    """Layer and head sliders (in the two columns `cols`), shown 1-indexed, bound to compare_layer /
+    compare_head."""
     ss = st.session_state
     layer = min(max(int(ss.get("compare_layer", 0)), 0), n_layers - 1)
     head = min(max(int(ss.get("compare_head", 0)), 0), n_heads - 1)
-    cols = st.columns(2)
     with cols[0]:
         layer = st.select_slider(
             f"Layer (1–{n_layers})",

@@ -1,0 +1,221 @@
+"""AppTest of the compare page with the bundled model: the presets, the aligned difference (checked
+against the two results computed directly by the engine), the not-aligned message, the ranking and
+its one-click head openers, the URL round trip, bad URL values, one bad sentence, and presenter
+mode."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.compare import total_variation
+from dashboard.content.compare import PRESETS
+from tests.dashboard.harness import plotly_array
+
+pytestmark = pytest.mark.usefixtures("fast_apptest")
+
+
+def _compare_page():
+    from dashboard.views import compare
+
+    compare.render()
+
+
+def open_page(present: bool = False, **params) -> AppTest:
+    at = AppTest.from_function(_compare_page, default_timeout=120)
+    at.query_params.update({k: str(v) for k, v in params.items()})
+    if present:
+        at.session_state["present"] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def specs(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def titles(at: AppTest) -> list[str]:
+    return [(s["layout"].get("title") or {}).get("text", "") for s in specs(at)]
+
+
+def shown(at: AppTest) -> str:
+    return " ".join(
+        str(m.value) for kind in ("error", "warning", "info", "markdown", "caption") for m in at.get(kind)
+    )
+
+
+@pytest.fixture(scope="module")
+def engine():
+    from dashboard.engines import load_engine
+
+    return load_engine("bundled", "numpy")
+
+
+def test_trophy_preset_aligned_difference_equals_the_engines_results(engine):
+    at = open_page()
+    preset = PRESETS["trophy"]
+    assert at.text_area(key="compare_text").value == preset.text
+    assert at.text_area(key="compare_text2").value == preset.text2
+    assert "Swapped: “large → small”" in shown(at).replace("\\", "")
+    assert not at.error
+    layer, head = at.session_state["compare_layer"], at.session_state["compare_head"]
+    heads = titles(at)
+    assert len(heads) == 3
+    assert heads[0].startswith("Sentence 1 · ") and heads[1].startswith("Sentence 2 · ")
+    assert "sentence 2 − sentence 1" in heads[2]
+    assert all(f"layer {layer + 1}, head {head + 1}" in t for t in heads)
+    one, two = engine.run(preset.text), engine.run(preset.text2)  # computed directly, not the page's cache
+    diff = plotly_array(specs(at)[2]["data"][0]["z"])
+    want = two.attentions[layer, head].astype(np.float64) - one.attentions[layer, head]
+    assert diff.shape == want.shape == (17, 17)
+    assert np.allclose(diff, want, atol=1e-6)
+    trace = specs(at)[2]["data"][0]
+    assert trace["zmid"] == 0 and trace["zmin"] == pytest.approx(-trace["zmax"])
+    assert trace["zmax"] == pytest.approx(np.abs(want).max(), rel=1e-5)
+    ticks = trace["x"]
+    assert ticks[14] == "large→small" and ticks[:2] == ["[CLS]", "the"]
+    side = plotly_array(specs(at)[0]["data"][0]["z"])
+    assert np.allclose(side, one.attentions[layer, head], atol=1e-6)
+
+
+def test_preset_opens_the_most_changed_head_and_the_ranking_is_right(engine):
+    at = open_page()
+    preset = PRESETS["trophy"]
+    one, two = engine.run(preset.text), engine.run(preset.text2)
+    focus = one.tokens.index("it")
+    change = total_variation(one.attentions[:, :, focus], two.attentions[:, :, focus])  # (L, H)
+    best = np.unravel_index(np.argmax(change), change.shape)
+    assert (at.session_state["compare_layer"], at.session_state["compare_head"]) == tuple(
+        int(x) for x in best
+    )
+    table = at.dataframe[0].value
+    assert len(table) == one.n_layers * one.n_heads
+    top = table.iloc[0]
+    assert (top["layer"], top["head"]) == (best[0] + 1, best[1] + 1)
+    assert top["change"] == pytest.approx(change.max(), abs=1e-6)
+    assert list(table["change"]) == sorted(table["change"], reverse=True)
+    assert "total variation" in shown(at)
+
+
+def test_a_ranking_button_opens_that_head():
+    at = open_page()
+    table = at.dataframe[0].value
+    third = table.iloc[2]
+    at.button(key="compare_top_3").click().run()
+    assert (at.session_state["compare_layer"] + 1, at.session_state["compare_head"] + 1) == (
+        third["layer"],
+        third["head"],
+    )
+    assert f"layer {third['layer']}, head {third['head']}" in titles(at)[0]
+    assert at.query_params["layer"] == str(third["layer"] - 1)
+
+
+def test_sliders_change_the_head_shown():
+    at = open_page(layer=0, head=0)
+    assert "layer 1, head 1" in titles(at)[0]  # the link names a head: the preset does not move it
+    at.select_slider[0].set_value(3).run()
+    at.select_slider[1].set_value(7).run()
+    assert all("layer 4, head 8" in t for t in titles(at))
+    assert at.query_params["layer"] == "3" and at.query_params["head"] == "7"
+
+
+def test_bank_preset_is_not_aligned_and_ranks_by_roles():
+    at = open_page(preset="bank")
+    assert at.text_area(key="compare_text2").value == PRESETS["bank"].text2
+    text = shown(at)
+    assert "do not line up token by token (8 vs 9 tokens)" in text
+    assert len(titles(at)) == 2 and not any("sentence 2 − sentence 1" in t for t in titles(at))
+    assert "six roles" in text
+    focus = next(s for s in at.selectbox if s.key.startswith("compare_w_focus_"))
+    assert focus.value == "bank" and "bank" in focus.options
+
+
+def test_editing_a_box_makes_the_pair_your_own_and_the_url_round_trips():
+    at = open_page()
+    at.text_area(key="compare_text2").set_value(
+        "The trophy wouldn't fit in the suitcase because it was too big."
+    )
+    at.run()
+    assert at.session_state["compare_preset"] == "own"
+    params = {k: at.query_params[k] for k in at.query_params}
+    assert params["preset"] == "own" and params["text2"].endswith("too big.")
+    again = open_page(**params)
+    assert again.text_area(key="compare_text").value == PRESETS["trophy"].text
+    assert again.text_area(key="compare_text2").value.endswith("too big.")
+    for name in ("layer", "head", "focus"):
+        assert again.query_params[name] == params[name]
+    assert titles(again) == titles(at)
+
+
+def test_link_with_texts_and_focus():
+    at = open_page(text="The cat saw the dog.", text2="The cat saw the bird.", focus="the#2", layer=2, head=5)
+    assert at.session_state["compare_preset"] == "own"
+    focus = next(s for s in at.selectbox if s.key.startswith("compare_w_focus_"))
+    assert focus.value == "the#2"
+    assert "layer 3, head 6" in titles(at)[0] and len(titles(at)) == 3
+    assert "Swapped: “dog → bird”" in shown(at).replace("\\", "")
+
+
+def test_default_focus_rule_for_own_pairs():
+    at = open_page(text="The cat saw the dog.", text2="The cat saw a dog.")
+    focus = next(s for s in at.selectbox if s.key.startswith("compare_w_focus_"))
+    assert focus.value == "saw"  # the shared word just before the first word that differs
+    assert "just before the first word that differs" in shown(at)
+
+
+@pytest.mark.parametrize(
+    ("params", "note"),
+    [
+        ({"layer": "99"}, "past this model's 6 layers"),
+        ({"head": "-3"}, "outside 0–999"),
+        ({"layer": "x"}, "not a whole number"),
+        ({"preset": "nope"}, "unknown `preset`"),
+        ({"show": "<b>"}, "unknown `show`"),
+        ({"focus": "zebra"}, "not a word both sentences share"),
+        ({"engine": "quantum"}, "unknown `engine`"),
+    ],
+)
+def test_bad_url_values_are_said_and_the_page_still_draws(params, note):
+    at = open_page(**params)
+    assert note in shown(at).replace("\\", ""), shown(at)
+    assert len(titles(at)) == 3 and not at.error
+
+
+def test_one_bad_sentence_keeps_the_other():
+    at = open_page(text="The cat sat.", text2="")
+    assert "Type sentence 2" in shown(at)
+    assert len(titles(at)) == 1 and titles(at)[0].startswith("Sentence 1")
+    at = open_page(text="\u200b\u200d", text2="A dog ran.")
+    assert "Sentence 1: could not run the model on this text: the text has no tokens" in shown(at)
+    assert len(titles(at)) == 1 and titles(at)[0].startswith("Sentence 2")
+
+
+def test_markup_is_shown_as_text():
+    payload = "<b>bold</b> [x](javascript:1) **star**"
+    at = open_page(text=payload, text2=payload.replace("bold", "thin"))
+    assert not at.error and len(titles(at)) == 3
+    labels = specs(at)[0]["data"][0]["x"]
+    assert "&lt;" in labels and "<" not in "".join(labels)
+
+
+def test_long_text_is_cut_with_a_note(monkeypatch):
+    monkeypatch.setenv("ATTENTION_EXPLORER_HOSTED", "1")  # hosted mode reads at most 128 tokens
+    long = "word " * 300
+    at = open_page(text=long, text2=long + "cat")
+    assert "reads at most 128" in shown(at)
+    assert len(plotly_array(specs(at)[0]["data"][0]["z"])) == 128
+
+
+def test_presenter_mode_charts_first_and_a_switch_for_the_difference():
+    at = open_page(present=True)
+    assert not at.title  # the chart first
+    assert any("Controls" in e.label for e in at.expander)
+    assert len(titles(at)) == 2
+    at.segmented_control(key="compare_show").set_value("diff").run()
+    assert len(titles(at)) == 1 and "sentence 2 − sentence 1" in titles(at)[0]
+    assert at.query_params["show"] == "diff"
+    assert specs(at)[0]["layout"]["font"]["size"] == 20  # presenter sizing
