@@ -89,8 +89,8 @@ def _figure(
     traces.append(_points(n_layers, n_heads, hover, cell))
     layout = {
         **_axes(n_layers, n_heads, sizing),
-        "height": 150 + cell * n_layers,
-        "margin": {"l": 10, "r": 10, "t": 110, "b": 10},
+        "height": 110 + cell * n_layers,
+        "margin": {"l": 10, "r": 10, "t": 84, "b": 10},
         "font": {"size": sizing.font, "color": LABEL_COLOR},
         "title": top_title(title) | {"font": {"size": sizing.font + 2}},
         "plot_bgcolor": "white",

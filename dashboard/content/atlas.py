@@ -52,19 +52,19 @@ STAT_TEXT: dict[str, StatText] = {
         "nothing specific to do.",
     ),
     "to_punct": StatText(
-        "→ punctuation",
+        "→ punct.",
         "Share of attention to punctuation",
         "%.2f",
         "the share that goes to tokens made only of punctuation marks (. , ; ? ! quotes, dashes).",
     ),
     "to_self": StatText(
-        "→ itself",
+        "→ self",
         "Share of attention to the token itself",
         "%.2f",
         "the share a token keeps on itself (the diagonal of the head's map).",
     ),
     "to_prev": StatText(
-        "→ previous",
+        "→ prev.",
         "Share of attention to the previous token",
         "%.2f",
         "the share that goes to the token just before (averaged over the tokens that have one).",
@@ -76,7 +76,7 @@ STAT_TEXT: dict[str, StatText] = {
         "the share that goes to the token just after (averaged over the tokens that have one).",
     ),
     "entropy": StatText(
-        "entropy (bits)",
+        "entropy",
         "Entropy of a row, in bits",
         "%.2f",
         "how spread out a token's attention "
@@ -84,7 +84,7 @@ STAT_TEXT: dict[str, StatText] = {
         share=False,
     ),
     "entropy_norm": StatText(
-        "spread (0-1)",
+        "spread",
         "Spread: entropy ÷ its largest possible value",
         "%.2f",
         "the entropy divided "

@@ -181,14 +181,17 @@ def table_ui(
     config = {
         "layer": st.column_config.NumberColumn("layer", format="%d", width="small"),
         "head": st.column_config.NumberColumn("head", format="%d", width="small"),
-        "role": st.column_config.TextColumn("role"),
+        "role": st.column_config.TextColumn("role", width="medium"),
         **{
             name: st.column_config.NumberColumn(
-                text.STAT_TEXT[name].label, format=text.STAT_TEXT[name].fmt, help=text.STAT_TEXT[name].title
+                text.STAT_TEXT[name].label,
+                format=text.STAT_TEXT[name].fmt,
+                help=text.STAT_TEXT[name].title,
+                width="small",
             )
             for name in STATS
         },
-        "explore": st.column_config.LinkColumn("open", display_text="Open on explore", width="medium"),
+        "explore": st.column_config.LinkColumn("explore", display_text="Open ↗", width="small"),
     }
     st.dataframe(
         table, column_config=config, hide_index=True, key="atlas_table", height=min(38 + 35 * len(table), 460)
