@@ -18,12 +18,18 @@ from dashboard.charts.heatmap import OUTLINE_COLOR, SEQUENTIAL, top_title
 
 
 def restyle_heatmap(
-    fig: go.Figure, matrix: np.ndarray, bar_title: str, value_name: str, *, fixed: bool
+    fig: go.Figure,
+    matrix: np.ndarray,
+    bar_title: str,
+    value_name: str,
+    *,
+    fixed: bool,
+    min_text: float | None = None,
 ) -> go.Figure:
     """A head_heatmap figure of `matrix` (W, W) relabelled for another measure: the colour bar's
     title, the hover's value name, and the colour scale 0..1 (`fixed`, for rows that sum to 1) or
     0..the largest value (norms have no upper bound); cell numbers printed where they are at least
-    5 % of the scale, as for weights."""
+    `min_text` (default 5 % of the scale, as 0.05 is for weights)."""
     z = np.asarray(matrix, dtype=np.float32)
     top = 1.0 if fixed else float(max(z.max(), 1e-6)) if z.size else 1.0
     trace = fig.data[0]
@@ -31,7 +37,9 @@ def restyle_heatmap(
     fig.update_traces(
         zmax=top,
         colorbar={"title": {"text": bar_title}},
-        text=np.where(z >= 0.05 * top, np.char.mod("%.2f", z), "") if numbers else None,
+        text=np.where(z >= (0.05 * top if min_text is None else min_text), np.char.mod("%.2f", z), "")
+        if numbers
+        else None,
         hovertemplate="from (query): <b>%{y}</b><br>to (key): <b>%{x}</b><br>"
         f"{value_name}: %{{z:.4f}}<extra></extra>",
     )

@@ -160,8 +160,8 @@ def test_rollout_view_with_layer_and_row_pickers(fast_apptest):
     assert title(specs[0]) == "Rollout up to layer 4"
     result, _, _, _ = shown(at)
     np.testing.assert_allclose(plotly_array(specs[0]["data"][0]["z"]), _rollout(result, 3), atol=1e-5)
-    assert specs[0]["layout"]["xaxis"]["title"]["text"] == "to (key)"
-    assert specs[0]["layout"]["yaxis"]["title"]["text"] == "from (query)"
+    assert specs[0]["layout"]["xaxis"]["title"]["text"] == "to (input token)"
+    assert specs[0]["layout"]["yaxis"]["title"]["text"] == "from (token after layer 4)"
     # the row of the example's focus word ("it"), as bars
     it = list(result.tokens).index("it")
     assert title(specs[1]) == "Where “it” traces back to, after layer 4"

@@ -189,7 +189,11 @@ def rollout_view(result: AttentionResult, view: TokenView, sig: str, tokens: tup
     notes += [text.HIDDEN_NOTE] if view.renormalised else []
     title = " · ".join([text.ROLLOUT_TITLE.format(layer=layer + 1), *notes])
     fig = head_heatmap(matrix, view.labels, title=title, height=ROOM_HEIGHT if presenting() else None)
-    restyle_heatmap(fig, matrix, text.ROLLOUT_BAR, "rollout", fixed=False)
+    # rows sum to 1, as weights do: numbers from 0.05 as in the head view, the scale to the largest value
+    restyle_heatmap(fig, matrix, text.ROLLOUT_BAR, "rollout", fixed=False, min_text=0.05)
+    fig.update_xaxes(title_text=text.ROLLOUT_X).update_yaxes(
+        title_text=text.ROLLOUT_Y.format(layer=layer + 1)
+    )
     fig.add_shape(row_outline(item, view.n_items))
     if presenting():  # as the head view: larger labels and numbers on a projector
         fig.update_layout(font_size=18, title_font_size=24).update_traces(textfont_size=17)
