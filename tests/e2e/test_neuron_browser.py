@@ -1,0 +1,73 @@
+"""The neuron view in a real browser (Playwright + chromium): a click on a cell of explore's head map
+chooses that cell, opens "Where this weight comes from" on it, and the numbers shown are the map's.
+AppTest cannot click a Plotly chart (tests/dashboard/test_neuron.py covers the rest)."""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+
+import pytest
+
+from tests.e2e.harness import wait_charts
+
+PROBLEMS = "[data-testid='stException'], [data-testid='stAlertContentError']"
+# the trophy example's tokens: [CLS] the trophy wouldn ' t fit in the suitcase because it was ...
+SUITCASE, THE = 9, 1
+
+
+def _click_cell(page, row: int, col: int) -> None:
+    """Click the head map's cell (row, col) of the shown tokens: its invisible point, one per cell in
+    row-major order (dashboard.charts.neuron.add_cell_targets), clicked at its centre."""
+    chart = page.locator(".js-plotly-plot").first
+    n = chart.locator(".scatterlayer .point").count()
+    w = round(n**0.5)
+    assert w * w == n and w > max(row, col), n
+    point = chart.locator(".scatterlayer .point").nth(row * w + col)
+    point.scroll_into_view_if_needed()  # the mouse only reaches what is on screen
+    page.wait_for_timeout(300)
+    box = point.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_timeout(200)  # Plotly's hover picks the point; the click then selects it
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+
+
+@pytest.mark.slow
+def test_a_click_on_the_map_opens_that_cells_arithmetic(page, app_server, screenshot_dir):
+    page.goto(f"{app_server.url}/explore?view=head")
+    wait_charts(page, 1, 180_000)
+    assert page.get_by_text("Where this weight comes from").count() == 1  # closed: no charts of its own
+    _click_cell(page, SUITCASE, THE)
+    page.wait_for_function(
+        "() => { const q = new URLSearchParams(location.search);"
+        " return q.get('focus') === 'suitcase' && q.get('target') === 'the'; }",
+        timeout=60_000,
+    )
+    wait_charts(page, 3, 120_000)  # the map, then q/k and the row of the open section
+    params = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)
+    layer, head = int(params["layer"][0]), int(params["head"][0])
+    label = f"Where this weight comes from (layer {layer + 1}, head {head + 1}: “suitcase” → “the”)"
+    assert page.get_by_text(label, exact=True).count() == 1
+    # the pickers show the clicked cell, numbered from 1
+    for label, shown in (("Query token i", "suitcase  (#10)"), ("Key token j", "the  (#2)")):
+        box = page.locator("[data-testid='stSelectbox']").filter(has_text=label)
+        assert box.locator("input").first.input_value() == shown
+    # the engine's weight equals the map's number in that cell (its hover text, 4 decimals)
+    line = page.get_by_text(re.compile(r"^The engine's weight for this cell")).inner_text()
+    engine = re.search(r"([0-9]\.[0-9]{4})", line).group(1)
+    assert "✓" in line
+    hover = page.evaluate(
+        f"""() => {{
+        const plot = document.querySelector('.js-plotly-plot');
+        const cells = plot.data[1];
+        const w = Math.round(Math.sqrt(cells.customdata.length));
+        return cells.customdata[{SUITCASE} * w + {THE}][2];
+    }}"""
+    )
+    assert f"{hover:.4f}" == engine
+    problems = page.locator(PROBLEMS)
+    assert not problems.count(), problems.first.inner_text()
+    assert not page.js_errors, page.js_errors
+    page.get_by_text("Where this weight comes from").scroll_into_view_if_needed()
+    page.screenshot(path=screenshot_dir / "explore-neuron.png")
