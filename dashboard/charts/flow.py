@@ -14,7 +14,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dashboard.charts.explore import AXIS_TEXT, FONT, escape_label, unique_labels
-from dashboard.charts.heatmap import OUTLINE_COLOR, SEQUENTIAL, top_title
+from dashboard.charts.heatmap import OUTLINE_COLOR, top_title
+
+BAR_COLOR = "#2171b5"  # a dark blue of the heatmaps' "Blues" scale
 
 
 def restyle_heatmap(
@@ -72,7 +74,7 @@ def rollout_row_bars(
         go.Bar(
             x=names,
             y=y,
-            marker={"color": y, "colorscale": SEQUENTIAL, "cmin": 0.0, "cmax": float(max(y.max(), 1e-6))},
+            marker={"color": BAR_COLOR},  # one solid colour: a pale bar on white would vanish
             text=np.char.mod("%.2f", y) if w <= 24 else None,
             textposition="outside",
             cliponaxis=False,

@@ -247,7 +247,11 @@ NORMS_MERGE_NOTE = (
     "With word pieces merged, the norm to a word is the norm of the summed vector "
     "‖Σ α f(x)‖ over its pieces (vectors add, lengths do not); from a word, the mean of its pieces' rows."
 )
-NORMS_CAPTION_WEIGHTS = "The shares above are of the weights α, whichever is shown."
+NORMS_CAPTION = (
+    "Rows: the token that attends (query). Columns: the token attended to (key). Each cell is the "
+    "length of the vector the head moves from the column's token into the row's; hover for the exact "
+    "norm. The head's weights α, for comparison: "
+)
 
 ROLLOUT_LAYER_LABEL = "Up to layer (1–{n})"
 ROLLOUT_TITLE = "Rollout up to layer {layer}"

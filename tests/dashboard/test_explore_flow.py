@@ -75,6 +75,8 @@ def test_norms_switch_draws_the_heads_norms(fast_apptest):
     np.testing.assert_allclose(z, expected, rtol=1e-5, atol=1e-6 * expected.max())
     assert spec["data"][0]["zmax"] == pytest.approx(float(z.max()), rel=1e-6)
     assert "Why norms differ from weights" in " ".join(m.value for m in at.markdown)
+    captions = " ".join(c.value for c in at.caption)
+    assert content.NORMS_CAPTION in captions and "Each row sums to 1" not in captions
     assert at.query_params["measure"] == "norms"
     # the rescale toggle: rows sum to 1, and the title and colour bar say so
     at.toggle(key="explore_rescale").set_value(True).run()

@@ -24,6 +24,7 @@ from core.models import ModelError
 from core.result import AttentionResult
 from dashboard.charts.explore import head_heatmap
 from dashboard.charts.flow import restyle_heatmap, rollout_row_bars, row_outline
+from dashboard.charts.heatmap import number_repeats
 from dashboard.content import explore as text
 from dashboard.engines import compute_attention, load_engine
 from dashboard.presenter import presenting
@@ -143,6 +144,14 @@ def restyle(fig, norms: Norms | None) -> None:
         )
 
 
+def head_caption(norms: Norms | None, caption: str) -> str:
+    """The head view's caption; for norms, its opening (rows sum to 1, hover for the weight) is
+    replaced by how to read norms, and the head's statistics are said to be of the weights."""
+    if norms is None or "On average" not in caption:
+        return caption
+    return text.NORMS_CAPTION + caption[caption.index("On average") :]
+
+
 def note_ui(norms: Norms | None) -> None:
     """Under the head chart, when norms are shown: why they differ from weights, measured here."""
     if norms is None:
@@ -200,13 +209,17 @@ def rollout_view(result: AttentionResult, view: TokenView, sig: str, tokens: tup
         fig.update_xaxes(tickfont_size=17).update_yaxes(tickfont_size=17)
     name = chart_filename("explore", "rollout", f"layer{layer + 1}")
     chart(fig, "explore_rollout_chart", name)
+    labels = number_repeats(view.labels)
+    csv_download(matrix, labels, labels, name, "explore_rollout_csv", corner="from \\ to (input token)")
     step_ui(result, "layer")
     hidden = text.ROLLOUT_CAPTION_HIDDEN if view.renormalised else ""
     st.caption(text.ROLLOUT_CAPTION.format(layer=layer + 1, hidden=hidden))
-    label = view.labels[item]
-    row_title = text.ROLLOUT_ROW_TITLE.format(token=label, layer=layer + 1)
-    bars = rollout_row_bars(matrix[item], view.labels, title=row_title, height=420 if presenting() else None)
-    chart(bars, "explore_rollout_row", chart_filename("explore", "rollout", f"layer{layer + 1}", "row"))
     st.markdown(text.ROLLOUT_ASSUMES)
-    labels = view.labels
-    csv_download(matrix, labels, labels, name, "explore_rollout_csv", corner="from \\ to (input token)")
+    row_title = text.ROLLOUT_ROW_TITLE.format(token=view.labels[item], layer=layer + 1)
+    bars = rollout_row_bars(matrix[item], view.labels, title=row_title, height=460 if presenting() else None)
+    if presenting():
+        bars.update_layout(font_size=18, title_font_size=24).update_traces(textfont_size=17)
+        bars.update_xaxes(tickfont_size=17, title_font_size=18).update_yaxes(
+            tickfont_size=17, title_font_size=18
+        )
+    chart(bars, "explore_rollout_row", chart_filename("explore", "rollout", f"layer{layer + 1}", "row"))

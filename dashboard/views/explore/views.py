@@ -88,7 +88,7 @@ def head_view(
         next=stats["to_next"][0, 0],
         hidden=text.HEAD_CAPTION_HIDDEN if view.renormalised else "",
     )
-    st.caption(caption + (text.HEAD_CAPTION_PAIR if highlight else ""))
+    st.caption(flow.head_caption(norms, caption) + (text.HEAD_CAPTION_PAIR if highlight else ""))
     neuron.neuron_ui(result, view, layer, head)  # where the chosen cell's weight comes from
 
 
