@@ -1,0 +1,144 @@
+"""The compare page in a real browser: it renders (both heads and their difference drawn, no script
+error), a click in the ranking opens that head, injection payloads typed into either box or carried
+by the link are shown as text and never run, and no label is cut at 1280x800 and 1920x1080 (normal
+and presenter mode). One server and one browser for the module (tests/e2e/conftest.py)."""
+
+from __future__ import annotations
+
+import urllib.parse
+
+import pytest
+
+from tests.e2e.harness import wait_charts
+from tests.e2e.test_injection import SENTENCES, assert_nothing_ran, strip_repeat
+from tests.e2e.test_layout import CUT_TEXT_JS
+
+pytestmark = pytest.mark.slow
+
+TITLES_JS = """() => [...document.querySelectorAll('.js-plotly-plot .gtitle')].map((t) => t.textContent)"""
+TICKS_JS = """() => {
+  const plot = document.querySelector('.js-plotly-plot');
+  return plot ? [...plot.querySelectorAll('.ytick text')].map((t) => t.textContent) : [];
+}"""
+
+
+def titles(page) -> list[str]:
+    return page.evaluate(TITLES_JS)
+
+
+def wait_title(page, text: str) -> None:
+    page.wait_for_function(
+        "(t) => [...document.querySelectorAll('.js-plotly-plot .gtitle')]"
+        ".some((e) => e.textContent.includes(t))"
+        " && document.querySelector(\"[data-testid='stApp']\").getAttribute('data-test-script-state')"
+        " === 'notRunning'",
+        arg=text,
+        timeout=60_000,
+    )
+
+
+def test_renders_both_heads_and_the_difference(page, app_server, screenshot_dir):
+    page.goto(f"{app_server.url}/compare")
+    wait_charts(page, 3, 120_000)
+    shown = titles(page)
+    assert shown[0].startswith("Sentence 1 · layer") and shown[1].startswith("Sentence 2 · layer")
+    assert "sentence 2 − sentence 1" in shown[2]
+    assert page.get_by_text("Swapped: “large → small”").count() == 1
+    assert not page.js_errors
+    assert not page.locator("[data-testid='stException'], [data-testid='stAlertContentError']").count()
+    page.screenshot(path=screenshot_dir / "compare.png")
+
+
+def test_ranking_opens_a_head(page, app_server):
+    page.goto(f"{app_server.url}/compare?layer=0&head=0")
+    wait_charts(page, 3, 120_000)
+    assert "layer 1, head 1" in titles(page)[0]
+    button = page.locator("[class*='st-key-compare_top_2'] button")
+    label = button.inner_text()  # "Layer 3, head 4: 0.12"
+    where = label.split(":")[0].replace("Layer", "layer")
+    button.click()
+    wait_title(page, where)
+    assert all(where in t for t in titles(page))
+    assert f"layer={int(where.split()[1].rstrip(',')) - 1}" in page.url
+    # a row of the table: its selection box, in the first column of the grid (a canvas)
+    grid = page.locator("[data-testid='stDataFrame']").first
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    row_px, header_px = 35, 35
+    page.mouse.click(box["x"] + 16, box["y"] + header_px + row_px * 3 + row_px / 2)  # the 4th row
+    page.wait_for_function(
+        "(w) => !document.querySelector('.js-plotly-plot .gtitle').textContent.includes(w)",
+        arg=where,
+        timeout=60_000,
+    )
+    wait_charts(page, 3)
+    assert len({t.split(" · ")[-1] for t in titles(page)}) == 1  # all three show the same head
+
+
+def _tokens(text: str) -> list[str]:
+    from tokenizers import Tokenizer
+
+    from core.bundled import bundled_model_dir
+
+    tok = Tokenizer.from_file(str(bundled_model_dir() / "tokenizer.json"))
+    tok.no_padding()
+    tok.no_truncation()
+    return tok.encode(text).tokens
+
+
+@pytest.fixture(scope="module")
+def own_page(chromium, app_server):
+    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.js_errors = []
+    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
+    page.goto(f"{app_server.url}/compare?preset=own&text=warm&text2=cold")
+    wait_charts(page, 3, 120_000)
+    yield page
+    context.close()
+
+
+@pytest.mark.parametrize("group", list(SENTENCES))
+def test_payloads_typed_into_either_box_do_not_run(own_page, group):
+    page, payload = own_page, SENTENCES[group]
+    for label, param in (("Sentence 1", "text"), ("Sentence 2", "text2")):
+        box = page.get_by_label(label, exact=True)
+        box.fill(payload)
+        box.press("Control+Enter")
+        page.wait_for_function(
+            "([n, t]) => new URLSearchParams(location.search).get(n) === t",
+            arg=[param, payload],
+            timeout=60_000,
+        )
+        wait_charts(page, 2)
+        assert_nothing_ran(page)
+    shown = [strip_repeat(label) for label in page.evaluate(TICKS_JS)]
+    assert shown and set(shown) <= set(_tokens(payload))  # the payload's tokens, as text
+
+
+@pytest.mark.parametrize("group", list(SENTENCES))
+def test_payloads_in_the_link_do_not_run(page, app_server, group):
+    payload = SENTENCES[group]
+    query = urllib.parse.urlencode({"text": payload, "text2": payload + " again", "focus": payload[:40]})
+    page.goto(f"{app_server.url}/compare?{query}")
+    wait_charts(page, 2, 120_000)
+    assert_nothing_ran(page)
+    assert page.get_by_label("Sentence 1", exact=True).input_value() == payload
+
+
+VIEWPORTS = ((1280, 800), (1920, 1080))
+PATHS = ("/compare", "/compare?preset=bank", "/compare?present=1", "/compare?present=1&show=diff")
+
+
+@pytest.mark.parametrize("size", VIEWPORTS, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_no_label_is_cut(chromium, app_server, size):
+    context = chromium.new_context(viewport={"width": size[0], "height": size[1]})
+    page = context.new_page()
+    found = []
+    for path in PATHS:
+        page.goto(app_server.url + path)
+        wait_charts(page, 1, 120_000)
+        page.wait_for_timeout(500)
+        found += [f"{path} at {size[0]}x{size[1]}: {text!r}" for text in page.evaluate(CUT_TEXT_JS)]
+    context.close()
+    assert not found, "cut or ellipsised text:\n" + "\n".join(found)
