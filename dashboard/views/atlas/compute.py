@@ -17,7 +17,7 @@ import streamlit as st
 
 from core.atlas import HeadAtlas, compute_atlas, corpus_hash, load_or_compute, measure_sentences
 from core.result import AttentionResult
-from dashboard.content.atlas import corpus
+from dashboard.content import atlas as content
 from dashboard.engines import compute_attention, load_engine
 
 MEMORY_ENTRIES = 4  # atlases kept in memory (each is a few kB: 9 arrays of L x H)
@@ -62,7 +62,7 @@ class Measured:
 def corpus_atlas(model_key: str, engine: str, sentences: tuple[str, ...] | None = None) -> Measured:
     """The atlas of `model_key` on the built-in corpus (or `sentences`), from memory, the disk cache,
     or computed now with a progress bar in the page."""
-    sentences = corpus() if sentences is None else sentences
+    sentences = content.corpus() if sentences is None else sentences  # looked up here: tests swap it
     start = time.perf_counter()
     store = memory_store()
     key = (model_key, corpus_hash(sentences))
