@@ -7,9 +7,11 @@ from __future__ import annotations
 EXPANDER = "Where this weight comes from (layer {layer}, head {head}: “{i_tok}” → “{j_tok}”)"
 INTRO = (
     "The weight in row “{i_tok}” (#{i}), column “{j_tok}” (#{j}) of this head's map, computed again "
-    "from the model's own numbers: this layer's input x and its query and key weights. Click a cell "
-    "of the map above, or pick the two tokens here. Steps numbered as on the learn page."
+    "from the model's own numbers: this layer's input x and its query and key weights. {how} "
+    "Steps numbered as on the learn page."
 )
+HOW_CLICK = "Click a cell of the map above, or pick the two tokens here."
+HOW_PICK = "Pick the two tokens here (a map of more than {most} tokens takes no clicks)."
 QUERY_PICKER = "Query token i (from: the row)"
 KEY_PICKER = "Key token j (to: the column)"
 TOKENS_NOTE = (

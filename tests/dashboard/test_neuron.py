@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.models import ModelError
 from dashboard.views.explore.neuron import OPEN_KEY
+from tests.dashboard.harness import plotly_array
 
 TROPHY = "The trophy wouldn't fit in the suitcase because it was too large."
 
@@ -159,10 +160,11 @@ def test_the_map_cells_are_click_targets():
     heatmap, points = spec["data"]
     w = len(heatmap["x"])
     assert heatmap["type"] == "heatmap" and "weight" in heatmap["hovertemplate"]
-    assert points["type"] == "scatter" and len(points["customdata"]) == w * w
+    customdata = plotly_array(points["customdata"])  # (W², 3): row, column, the map's value
+    assert points["type"] == "scatter" and customdata.shape == (w * w, 3)
     result = shown_result(at)
     layer, head = at.session_state["explore_layer"], at.session_state["explore_head"]
-    row, col, value = points["customdata"][5 * w + 2]  # row 5, column 2
+    row, col, value = customdata[5 * w + 2]  # row 5, column 2
     assert (row, col) == (5, 2) and abs(value - result.attentions[layer, head, 5, 2]) < 1e-6
     assert (points["y"][5 * w + 2], points["x"][5 * w + 2]) == (heatmap["y"][5], heatmap["x"][2])
     assert "weight" in points["hovertemplate"] and spec["layout"]["clickmode"] == "event+select"
@@ -225,3 +227,16 @@ def test_an_engine_without_per_head_weights_says_why(monkeypatch):
     assert any("not laid out like BERT" in i.value for i in at.info)
     assert not at.error and not at.exception
     assert len(at.get("plotly_chart")) == 1  # the head map stays
+
+
+def test_a_long_map_takes_no_clicks_and_says_to_pick():
+    text = " ".join(["word"] * 70)  # 72 tokens: more cells than the map's click points allow
+    at = open_neuron(text=text)
+    spec = head_chart_spec(at)
+    assert [trace["type"] for trace in spec["data"]] == ["heatmap"]
+    assert any("takes no clicks" in m.value for m in at.markdown)
+    result = shown_result(at)
+    layer, head = at.session_state["explore_layer"], at.session_state["explore_head"]
+    i, j = pickers(at)
+    expected = f"{result.attentions[layer, head, i.value, j.value]:.4f}"
+    assert shown_weight(at) == (expected, expected)

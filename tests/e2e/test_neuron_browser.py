@@ -60,9 +60,11 @@ def test_a_click_on_the_map_opens_that_cells_arithmetic(page, app_server, screen
     hover = page.evaluate(
         f"""() => {{
         const plot = document.querySelector('.js-plotly-plot');
-        const cells = plot.data[1];
-        const w = Math.round(Math.sqrt(cells.customdata.length));
-        return cells.customdata[{SUITCASE} * w + {THE}][2];
+        const cells = plot.data[1];  // customdata: (W², 3) rows of [row, column, value]
+        const w = Math.round(Math.sqrt(cells.x.length));
+        const data = cells.customdata;
+        const at = {SUITCASE} * w + {THE};
+        return Array.isArray(data[at]) ? data[at][2] : plot._fullData[1].customdata[at][2];
     }}"""
     )
     assert f"{hover:.4f}" == engine

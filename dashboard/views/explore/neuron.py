@@ -14,6 +14,7 @@ that engine's own.
 from __future__ import annotations
 
 import logging
+import math
 from functools import partial
 from urllib.parse import quote
 
@@ -25,7 +26,7 @@ from core.analysis import TokenView
 from core.models import BUNDLED_KEY, ModelError
 from core.neuron import CellArithmetic, cell_arithmetic
 from core.result import AttentionResult
-from dashboard.charts.neuron import add_cell_targets, row_figure, vectors_figure
+from dashboard.charts.neuron import MAX_CLICK_CELLS, add_cell_targets, row_figure, vectors_figure
 from dashboard.content import neuron as text
 from dashboard.engines import load_engine
 from dashboard.presenter import presenting
@@ -224,7 +225,9 @@ def neuron_ui(result: AttentionResult, view: TokenView, layer: int, head: int) -
     with section:
         if presenting():  # the expander's label stays small; a room needs a heading
             st.subheader(text.HEADING.format(i_tok=i_tok, j_tok=j_tok, layer=layer + 1, head=head + 1))
-        st.markdown(text.INTRO.format(i_tok=i_tok, j_tok=j_tok, i=i + 1, j=j + 1))
+        clickable = view.n_items**2 <= MAX_CLICK_CELLS
+        how = text.HOW_CLICK if clickable else text.HOW_PICK.format(most=math.isqrt(MAX_CLICK_CELLS))
+        st.markdown(text.INTRO.format(i_tok=i_tok, j_tok=j_tok, i=i + 1, j=j + 1, how=how))
         cell_picker_ui(result, i, j)
         if view.merged or view.renormalised:
             how = " and ".join(
