@@ -136,7 +136,7 @@ def row_figure(cell: CellArithmetic, labels: Sequence[str], *, big: bool = False
     colors = np.where(picked, PICKED, TOP).tolist()
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.1)
     for row, values, fmt, name in (
-        (1, cell.scaled_row, "%.3f", "scaled score"),
+        (1, cell.scaled_row, "%.4f", "scaled score"),
         (2, cell.probs_row, "%.4f", "weight"),
     ):
         values = np.asarray(values, dtype=np.float64)

@@ -22,16 +22,16 @@ TOKENS_MERGED = "merges word pieces (a word's row is the mean of its pieces' row
 TOKENS_HIDDEN = "hides \\[CLS\\]/\\[SEP\\] and rescales each row to sum to 1"
 NOT_SHOWN = "(This cell is not on the map above: it hides \\[CLS\\]/\\[SEP\\].)"
 
-STEP_2 = "**2 · Q, K** · project the two tokens with this head's {d_k} columns of W^Q and W^K"
+STEP_2 = "**2 · Q, K** · project the two tokens with this head's {d_k} columns of $W^Q$ and $W^K$"
 STEP_2_FORMULA = r"q_i = x_i W^Q_h + b^Q_h, \qquad k_j = x_j W^K_h + b^K_h \qquad (d_k = {d_k})"
 STEP_2_CAPTION = (
     "Top: q (from “{i_tok}”) and k (to “{j_tok}”), one cell per dimension (red > 0 > blue). Bottom: "
     "their products q × k, one bar per dimension; dark bars: the {top} largest by size (|q × k|), "
-    "their values printed. Together those {top} give {top_sum:+.3f} of the score {score:.3f}."
+    "their values printed. Together those {top} give {top_sum:+.4f} of the score {score:.4f}."
 )
 STEP_3 = "**3 · Scores** · the dot product: add up all {d_k} products"
 STEP_3_FORMULA = r"s_{{ij}} = q_i \cdot k_j = \sum_{{m=1}}^{{{d_k}}} q_{{im}}\, k_{{jm}} = {score}"
-STEP_4 = "**4 · Scaling** · divide by √d_k, here and for every key of row i"
+STEP_4 = "**4 · Scaling** · divide by $\\sqrt{d_k}$, here and for every key of row i"
 STEP_4_FORMULA = (  # divisions written inline: KaTeX's stacked fractions of numbers got clipped
     r"s'_{{ij}} = s_{{ij}} \,/\, \sqrt{{d_k}} = {score} \,/\, \sqrt{{{d_k}}}"
     r" = {score} \,/\, {root} = {scaled}"
@@ -48,7 +48,8 @@ STEP_5_FORMULA = (
 )
 STEP_5_WHY = (
     "Subtracting the row's largest score (here {row_max}) changes nothing, since it cancels "
-    "between top and bottom, but keeps e^s from overflowing: that is how every engine computes it."
+    "between top and bottom, but keeps $e^{{s'}}$ from overflowing: that is how every engine "
+    "computes it."
 )
 AGREE = (
     "The engine's weight for this cell (the map above): **{engine}** :green[**✓ the same to {digits} "

@@ -240,3 +240,20 @@ def test_a_long_map_takes_no_clicks_and_says_to_pick():
     i, j = pickers(at)
     expected = f"{result.attentions[layer, head, i.value, j.value]:.4f}"
     assert shown_weight(at) == (expected, expected)
+
+
+def test_a_recomputed_weight_off_the_engines_gets_no_check_mark(monkeypatch):
+    """The check mark compares the two numbers: a recomputation 0.002 off is shown as off."""
+    import dataclasses
+
+    from core import neuron as core_neuron
+    from dashboard.views.explore import neuron
+
+    def off(*args, **kwargs):
+        cell = core_neuron.cell_arithmetic(*args, **kwargs)
+        return dataclasses.replace(cell, weight=cell.weight + 0.002)
+
+    monkeypatch.setattr(neuron, "cell_arithmetic", off)
+    at = open_neuron()
+    line = engine_line(at)
+    assert "✓" not in line and "2.0e-03 away" in line
