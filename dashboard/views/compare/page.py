@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import streamlit as st
@@ -55,7 +56,7 @@ def render() -> None:
         links.page_links(limits).save()
 
 
-@dataclass(frozen=True)
+@dataclass
 class Side:
     """One sentence's result and its words (word pieces merged, for focus references)."""
 
@@ -66,6 +67,7 @@ class Side:
     def of(result: AttentionResult) -> Side:
         return Side(result, token_view(result.tokens, result.word_ids, result.special_mask, merge_words=True))
 
+    @cached_property
     def refs(self) -> list[str]:
         """Each word's reference ("it", "the#2"), special tokens left out."""
         special = self.result.special_mask
@@ -183,7 +185,7 @@ def _focus(one: Side, two: Side, notes: list[str]) -> str | None:
     """The focus word's reference: the link's or the user's when both sentences have it, else the
     preset's, else the shared word just before the first word that differs."""
     ss = st.session_state
-    shared = [ref for ref in one.refs() if two.token_of(ref) is not None]
+    shared = [ref for ref in one.refs if two.token_of(ref) is not None]
     if not shared:
         st.info(text.NO_SHARED)
         return None
@@ -196,7 +198,7 @@ def _focus(one: Side, two: Side, notes: list[str]) -> str | None:
     if preset is not None and preset.focus in shared:
         default, rule = preset.focus, text.FOCUS_RULE_PRESET
     else:
-        refs1, refs2 = one.refs(), two.refs()
+        refs1, refs2 = one.refs, two.refs
         k = first_difference(refs1, refs2)
         before = refs1[k - 1] if 0 < k <= len(refs1) else None
         default, rule = (before if before in shared else shared[0]), text.FOCUS_RULE_DEFAULT
