@@ -12,7 +12,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from core.neuron import CellArithmetic
 from dashboard.charts.explore import FONT, escape_label, unique_labels
@@ -67,64 +66,72 @@ def _font(big: bool) -> dict:
     return {**FONT, "size": 20 if big else 14}
 
 
+def _two_panels(big: bool, top_share: float, gap: float, x_axis: dict, y_top: dict, y_bottom: dict) -> dict:
+    """A layout of two panels sharing one x axis (the bottom one's), as one dict: make_subplots and
+    update_*axes validate the figure again at each call, which cost about 100 ms a chart here."""
+    text = {"tickfont": _font(big), "title_font": _font(big)}
+    split = 1 - top_share
+    return {
+        "xaxis": {**text, **x_axis, "anchor": "y"},  # the bottom panel's, with the ticks and title
+        "xaxis2": {**text, **x_axis, "matches": "x", "anchor": "y2", "showticklabels": False, "title": None},
+        "yaxis": {**text, **y_bottom, "domain": [0, split - gap / 2]},
+        "yaxis2": {**text, **y_top, "domain": [split + gap / 2, 1]},
+        "font": _font(big),
+    }
+
+
 def vectors_figure(cell: CellArithmetic, query_label: str, key_label: str, *, big: bool = False) -> go.Figure:
     """q_i and k_j over the head's d_k dimensions (a two-row strip, blue < 0 < red) above their
     elementwise products q_i ⊙ k_j (bars; the `len(cell.top)` largest |products| dark, their values
     printed). The bars add up to the score."""
     dims = np.arange(1, cell.d_k + 1)
     q_name, k_name = f"q  ({escape_label(query_label)})", f"k  ({escape_label(key_label)})"
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.3, 0.7], vertical_spacing=0.08)
     strip = np.stack([cell.q, cell.k]).astype(np.float32)  # (2, d_k)
     bound = float(np.abs(strip).max()) or 1.0
-    fig.add_trace(
-        go.Heatmap(
-            z=strip,
-            x=dims,
-            y=[q_name, k_name],
-            zmin=-bound,
-            zmax=bound,
-            colorscale=DIVERGING,
-            showscale=False,
-            xgap=1,
-            ygap=2,
-            hovertemplate="%{y}<br>dimension %{x}: %{z:.4f}<extra></extra>",
-        ),
-        row=1,
-        col=1,
-    )
     is_top = np.zeros(cell.d_k, dtype=bool)
     is_top[cell.top] = True
     text = np.where(is_top, np.char.mod("%.2f", cell.products.astype(np.float64)), "")
-    fig.add_trace(
-        go.Bar(
-            x=dims,
-            y=cell.products.astype(np.float32),
-            marker={"color": np.where(is_top, TOP, REST).tolist()},
-            text=text.tolist(),
-            textposition="outside",
-            textfont={"size": 18 if big else 12, "color": LABEL_COLOR},
-            cliponaxis=False,
-            customdata=np.stack([cell.q, cell.k], axis=1).astype(np.float64).tolist(),
-            hovertemplate="dimension %{x}<br>q = %{customdata[0]:.4f}<br>k = %{customdata[1]:.4f}<br>"
-            "q × k = %{y:.4f}<extra></extra>",
-            showlegend=False,
-        ),
-        row=2,
-        col=1,
+    strip_trace = go.Heatmap(
+        z=strip,
+        x=dims,
+        y=[q_name, k_name],
+        xaxis="x2",
+        yaxis="y2",
+        zmin=-bound,
+        zmax=bound,
+        colorscale=DIVERGING,
+        showscale=False,
+        xgap=1,
+        ygap=2,
+        hovertemplate="%{y}<br>dimension %{x}: %{z:.4f}<extra></extra>",
     )
-    fig.update_layout(
-        height=580 if big else 420,
-        margin={"l": 10, "r": 10, "t": 34, "b": 10},  # the top: room for the toolbar above the strip
-        font=_font(big),
-        bargap=0.15,
+    bars = go.Bar(
+        x=dims,
+        y=cell.products.astype(np.float32),
+        marker={"color": np.where(is_top, TOP, REST)},
+        text=text,
+        textposition="outside",
+        textfont={"size": 18 if big else 12, "color": LABEL_COLOR},
+        cliponaxis=False,
+        customdata=np.stack([cell.q, cell.k], axis=1).astype(np.float32),
+        hovertemplate="dimension %{x}<br>q = %{customdata[0]:.4f}<br>k = %{customdata[1]:.4f}<br>"
+        "q × k = %{y:.4f}<extra></extra>",
+        showlegend=False,
     )
-    axis_text = {"tickfont": _font(big), "title_font": _font(big)}
-    fig.update_xaxes(**axis_text, showgrid=False, dtick=1 if cell.d_k <= 32 else 4, row=1, col=1)
-    fig.update_xaxes(**axis_text, title_text=f"dimension of the head (1–{cell.d_k})", row=2, col=1)
-    fig.update_xaxes(dtick=1 if cell.d_k <= 32 and not big else 4, tick0=1, row=2, col=1)
-    fig.update_yaxes(**axis_text, autorange="reversed", row=1, col=1)
-    fig.update_yaxes(**axis_text, title_text="q × k", zeroline=True, zerolinecolor="#888", row=2, col=1)
-    return fig
+    x_axis = {
+        "title": {"text": f"dimension of the head (1–{cell.d_k})"},
+        "dtick": 1 if cell.d_k <= 32 and not big else 4,
+        "tick0": 1,
+        "showgrid": False,
+    }
+    y_bottom = {"title": {"text": "q × k"}, "zeroline": True, "zerolinecolor": "#888"}
+    layout = _two_panels(big, 0.3, 0.08, x_axis, {"autorange": "reversed"}, y_bottom)
+    layout |= {
+        "height": 580 if big else 420,
+        "margin": {"l": 10, "r": 10, "t": 34, "b": 10},  # the top: room for the toolbar above the strip
+        "bargap": 0.15,
+    }
+    return go.Figure([strip_trace, bars], layout)
 
 
 def row_figure(cell: CellArithmetic, labels: Sequence[str], *, big: bool = False) -> go.Figure:
@@ -133,38 +140,36 @@ def row_figure(cell: CellArithmetic, labels: Sequence[str], *, big: bool = False
     names = unique_labels(labels)
     t = len(names)
     picked = np.arange(t) == cell.j
-    colors = np.where(picked, PICKED, TOP).tolist()
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.1)
-    for row, values, fmt, name in (
-        (1, cell.scaled_row, "%.4f", "scaled score"),
-        (2, cell.probs_row, "%.4f", "weight"),
-    ):
+    colors = np.where(picked, PICKED, TOP)
+    traces = []
+    for axes, values, name in (("y2", cell.scaled_row, "scaled score"), ("y", cell.probs_row, "weight")):
         values = np.asarray(values, dtype=np.float64)
-        text = np.where(picked, np.char.mod(fmt, values), "")
-        fig.add_trace(
+        traces.append(
             go.Bar(
                 x=names,
                 y=values.astype(np.float32),
+                xaxis="x2" if axes == "y2" else "x",
+                yaxis=axes,
                 marker={"color": colors},
-                text=text.tolist(),
+                text=np.where(picked, np.char.mod("%.4f", values), ""),
                 textposition="outside",
                 textfont={"size": 18 if big else 12, "color": PICKED},
                 cliponaxis=False,
                 hovertemplate=f"to (key): <b>%{{x}}</b><br>{name}: %{{y:.4f}}<extra></extra>",
                 showlegend=False,
-            ),
-            row=row,
-            col=1,
+            )
         )
-    fig.update_layout(
-        height=(640 if big else 460) + (40 if t > 10 else 0),
-        margin={"l": 10, "r": 10, "t": 30, "b": 10},
-        font=_font(big),
-        bargap=0.2,
-    )
-    axis_text = {"tickfont": _font(big), "title_font": _font(big)}
-    fig.update_xaxes(**axis_text, type="category", tickangle=0 if t <= 8 else -60, showgrid=False)
-    fig.update_xaxes(title_text="to (key)", row=2, col=1)
-    fig.update_yaxes(**axis_text, title_text="s′ = score / √d_k", zeroline=True, zerolinecolor="#888", row=1)
-    fig.update_yaxes(**axis_text, title_text="weight", rangemode="tozero", row=2)
-    return fig
+    x_axis = {
+        "title": {"text": "to (key)"},
+        "type": "category",
+        "tickangle": 0 if t <= 8 else -60,
+        "showgrid": False,
+    }
+    y_top = {"title": {"text": "s′ = score / √d_k"}, "zeroline": True, "zerolinecolor": "#888"}
+    layout = _two_panels(big, 0.5, 0.1, x_axis, y_top, {"title": {"text": "weight"}, "rangemode": "tozero"})
+    layout |= {
+        "height": (640 if big else 460) + (40 if t > 10 else 0),
+        "margin": {"l": 10, "r": 10, "t": 30, "b": 10},
+        "bargap": 0.2,
+    }
+    return go.Figure(traces, layout)
