@@ -11,11 +11,12 @@ import sys
 from urllib.parse import parse_qs, quote, urlparse
 
 import numpy as np
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.models import ModelError
 from dashboard.views.explore.neuron import OPEN_KEY
-from tests.dashboard.harness import plotly_array
+from tests.dashboard.harness import NAMED_TEXTS, assert_no_crash, messages, plotly_array, utf8_safe
 
 TROPHY = "The trophy wouldn't fit in the suitcase because it was too large."
 
@@ -257,3 +258,25 @@ def test_a_recomputed_weight_off_the_engines_gets_no_check_mark(monkeypatch):
     at = open_neuron()
     line = engine_line(at)
     assert "✓" not in line and "2.0e-03 away" in line
+
+
+ODD_TEXTS = {
+    name: text
+    for name, text in NAMED_TEXTS.items()
+    if utf8_safe(text) and len(text) <= 10_000  # a link carries UTF-8; the 1 MB ones take minutes here
+}
+
+
+@pytest.mark.parametrize("name", list(ODD_TEXTS))
+def test_odd_text_with_the_section_open(name):
+    """Every kind of bad text the other pages are fuzzed with, with the section open: no crash, and
+    where the page shows a map, the section shows the engine's weight; token text is escaped."""
+    at = open_neuron(text=ODD_TEXTS[name])
+    assert_no_crash(at, name)
+    assert not any("Could not recompute" in m for m in messages(at)), name
+    if not at.get("plotly_chart"):
+        return  # the page said why there is nothing to show (empty text, no tokens)
+    recomputed, engine = shown_weight(at)
+    assert recomputed == engine, name
+    label = next(e.label for e in at.expander if e.label.startswith("Where this weight"))
+    assert not re.search(r"(?<!\\)[*_`<>\[\]$]", label.split(":", 1)[1]), label  # all escaped
