@@ -280,3 +280,15 @@ def test_odd_text_with_the_section_open(name):
     assert recomputed == engine, name
     label = next(e.label for e in at.expander if e.label.startswith("Where this weight"))
     assert not re.search(r"(?<!\\)[*_`<>\[\]$]", label.split(":", 1)[1]), label  # all escaped
+
+
+def test_the_torch_engine_shows_its_own_weight():
+    """On the PyTorch reference engine the arithmetic runs on its input and weights (layer_weights,
+    transposed from torch's Linear) and agrees with its attentions to the printed digits."""
+    at = open_neuron(engine="torch")
+    result = shown_result(at)
+    assert result.engine == "torch" and at.session_state["explore_result_key"][1] == "torch"
+    layer, head = at.session_state["explore_layer"], at.session_state["explore_head"]
+    i, j = pickers(at)
+    expected = f"{result.attentions[layer, head, i.value, j.value]:.4f}"
+    assert shown_weight(at) == (expected, expected) and "✓" in engine_line(at)
