@@ -73,3 +73,23 @@ def test_a_click_on_the_map_opens_that_cells_arithmetic(page, app_server, screen
     assert not page.js_errors, page.js_errors
     page.get_by_text("Where this weight comes from").scroll_into_view_if_needed()
     page.screenshot(path=screenshot_dir / "explore-neuron.png")
+
+
+@pytest.mark.slow
+def test_with_merged_words_a_click_picks_the_words_first_piece(page, app_server):
+    # merged: [CLS] the unaffable cat sat . [SEP]; tokens: [CLS] the una ##ffa ##ble cat sat . [SEP]
+    page.goto(f"{app_server.url}/explore?view=head&merge=1&text=The+unaffable+cat+sat.")
+    wait_charts(page, 1, 180_000)
+    _click_cell(page, 2, 3)  # row "unaffable", column "cat"
+    page.wait_for_function(
+        "() => { const q = new URLSearchParams(location.search);"
+        " return q.get('focus') === 'unaffable' && q.get('target') === 'cat'; }",
+        timeout=60_000,
+    )
+    wait_charts(page, 3, 120_000)
+    for label, shown in (("Query token i", "una  (#3)"), ("Key token j", "cat  (#6)")):
+        box = page.locator("[data-testid='stSelectbox']").filter(has_text=label)
+        assert box.locator("input").first.input_value() == shown
+    assert page.get_by_text(re.compile("merges word pieces")).count() == 1
+    assert "✓" in page.get_by_text(re.compile(r"^The engine's weight for this cell")).inner_text()
+    assert not page.locator(PROBLEMS).count() and not page.js_errors
