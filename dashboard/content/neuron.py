@@ -12,6 +12,10 @@ INTRO = (
 )
 HOW_CLICK = "Click a cell of the map above, or pick the two tokens here."
 HOW_PICK = "Pick the two tokens here (a map of more than {most} tokens takes no clicks)."
+DEFAULT_CELL = (
+    "No pair is chosen yet, so this is the first word's row and the key it gives the most weight in "
+    "this head."
+)
 QUERY_PICKER = "Query token i (from: the row)"
 KEY_PICKER = "Key token j (to: the column)"
 TOKENS_NOTE = (

@@ -140,6 +140,7 @@ def test_a_typed_sentence_starts_on_its_first_word_and_largest_weight():
     assert i.value == 1 and result.tokens[1] == "cats"
     assert j.value == int(np.argmax(result.attentions[2, 4, 1]))
     assert at.session_state["explore_focus"] is None  # a default, not a choice: no box on the map
+    assert any(c.value.startswith("No pair is chosen yet") for c in at.caption)
     assert not head_chart_spec(at)["layout"].get("shapes")
 
 

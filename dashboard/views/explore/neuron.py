@@ -216,7 +216,7 @@ def _steps_ui(cell: CellArithmetic, result: AttentionResult, layer: int, i_tok: 
 
 def neuron_ui(result: AttentionResult, view: TokenView, layer: int, head: int) -> None:
     """The section under the head map: a lazy expander, computed only when open."""
-    i, j, _chosen = current_cell(result, layer, head)
+    i, j, chosen = current_cell(result, layer, head)
     i_tok, j_tok = md(result.tokens[i]), md(result.tokens[j])
     label = text.EXPANDER.format(layer=layer + 1, head=head + 1, i_tok=i_tok, j_tok=j_tok)
     section = st.expander(label, key=OPEN_KEY, on_change="rerun", icon=":material/calculate:")
@@ -229,6 +229,8 @@ def neuron_ui(result: AttentionResult, view: TokenView, layer: int, head: int) -
         how = text.HOW_CLICK if clickable else text.HOW_PICK.format(most=math.isqrt(MAX_CLICK_CELLS))
         st.markdown(text.INTRO.format(i_tok=i_tok, j_tok=j_tok, i=i + 1, j=j + 1, how=how))
         cell_picker_ui(result, i, j)
+        if not chosen:
+            st.caption(text.DEFAULT_CELL)
         if view.merged or view.renormalised:
             how = " and ".join(
                 part
