@@ -1,0 +1,131 @@
+"""The atlas page in a real browser (issue 16 §2): it renders the bundled model's grid and table,
+a click on a grid cell gives a link that opens that head on explore, payloads typed or linked never
+run, and nothing is cut off at 1280x800 and 1920x1080, normal and presenter. What AppTest cannot do:
+click a Plotly cell, follow a link into a new tab, draw the page.
+
+The server has a cache folder of its own (XDG_CACHE_HOME), so the first visit computes the atlas
+(with its progress bar) and never touches the user's cache.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+
+import pytest
+
+from tests.e2e.harness import StreamlitServer, wait_charts
+from tests.e2e.test_injection import SENTENCES, assert_nothing_ran, text_param
+from tests.e2e.test_layout import CUT_TEXT_JS
+
+pytestmark = pytest.mark.slow
+VIEWPORTS = ((1280, 800), (1920, 1080))
+N_HEADS = 12
+
+
+@pytest.fixture(scope="module")
+def atlas_server(tmp_path_factory):
+    with StreamlitServer(env={"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("atlas_cache"))}) as server:
+        yield server
+
+
+def new_page(chromium, size=(1400, 1000)):
+    context = chromium.new_context(viewport={"width": size[0], "height": size[1]})
+    page = context.new_page()
+    page.js_errors = []
+    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
+    return context, page
+
+
+def open_atlas(page, server, query: str = "") -> None:
+    page.goto(f"{server.url}/atlas{query}")
+    wait_charts(page, 1, 180_000)  # the first visit computes the atlas
+
+
+def test_atlas_renders_grid_and_table(chromium, atlas_server, screenshot_dir):
+    context, page = new_page(chromium)
+    open_atlas(page, atlas_server)
+    # 6 x 12 invisible click targets over the grid, one per head
+    assert page.locator(".js-plotly-plot .scatterlayer .point").count() == 6 * N_HEADS
+    assert page.locator("[data-testid='stDataFrame']").count() == 1
+    assert page.get_by_text("Measured on the built-in corpus:", exact=False).count() == 1
+    assert_nothing_ran(page)
+    page.screenshot(path=screenshot_dir / "atlas-1400.png")
+    context.close()
+
+
+def test_click_on_a_cell_opens_that_head_on_explore(chromium, atlas_server):
+    context, page = new_page(chromium)
+    open_atlas(page, atlas_server, "?stat=to_prev")
+    layer, head = 0, 2  # 0-based: layer 1, head 3, the previous-token head
+    point = page.locator(".js-plotly-plot .scatterlayer .point").nth(layer * N_HEADS + head)
+    box = point.bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    link = page.get_by_role("link", name=f"Open layer {layer + 1}, head {head + 1} on explore")
+    link.wait_for(timeout=60_000)
+    href = link.get_attribute("href")
+    query = urllib.parse.parse_qs(urllib.parse.urlparse(href).query)
+    assert query["layer"] == [str(layer)] and query["head"] == [str(head)] and query["view"] == ["head"]
+    with context.expect_page() as opened:
+        link.click()
+    explore = opened.value
+    explore.wait_for_load_state()
+    wait_charts(explore, 1, 120_000)
+    title = explore.locator(".js-plotly-plot .gtitle").first.text_content()
+    assert title.startswith(f"Layer {layer + 1}, head {head + 1}")
+    context.close()
+
+
+@pytest.mark.parametrize("group", list(SENTENCES))
+def test_payloads_in_the_sentence_box_do_not_run(chromium, atlas_server, group):
+    context, page = new_page(chromium)
+    open_atlas(page, atlas_server, "?on=sentence&text=warm")
+    payload = SENTENCES[group]
+    box = page.locator("[data-testid='stTextArea'] textarea")
+    box.fill(payload)
+    box.press("Control+Enter")
+    page.wait_for_function(
+        "(t) => new URLSearchParams(location.search).get('text') === t", arg=payload, timeout=60_000
+    )
+    wait_charts(page, 1)
+    assert_nothing_ran(page)
+    assert box.input_value() == payload and text_param(page) == payload
+    assert page.get_by_text("your sentence only", exact=False).count() == 1
+    context.close()
+
+
+@pytest.mark.parametrize("group", list(SENTENCES))
+def test_payloads_in_the_link_do_not_run(chromium, atlas_server, group):
+    context, page = new_page(chromium)
+    payload = SENTENCES[group]
+    query = urllib.parse.urlencode({"on": "sentence", "text": payload, "stat": payload, "roles": payload})
+    open_atlas(page, atlas_server, "?" + query)
+    assert_nothing_ran(page)
+    assert page.locator("[data-testid='stTextArea'] textarea").input_value() == payload
+    assert page.get_by_text("The link asks for an unknown", exact=False).count() == 1  # its `stat`
+    context.close()
+
+
+PAGES = (
+    "",
+    "?stat=to_prev&roles=prev,cls",
+    "?on=sentence&text=The+keys+to+the+cabinet+are+on+the+table.",
+    "?present=1",
+    "?present=1&stat=entropy_norm",
+)
+
+
+@pytest.mark.parametrize("size", VIEWPORTS, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_nothing_is_cut(chromium, atlas_server, size, screenshot_dir):
+    context, page = new_page(chromium, size)
+    found = []
+    for n, query in enumerate(PAGES):
+        open_atlas(page, atlas_server, query)
+        page.wait_for_timeout(500)
+        found += [f"{query} at {size[0]}x{size[1]}: {text!r}" for text in page.evaluate(CUT_TEXT_JS)]
+        if n in (0, 3):
+            mode = "presenter" if "present" in query else "normal"
+            page.screenshot(path=screenshot_dir / f"atlas-{mode}-{size[0]}x{size[1]}.png")
+    assert not found, "cut or ellipsised text:\n" + "\n".join(found)
+    assert not page.js_errors, page.js_errors
+    context.close()
