@@ -61,7 +61,7 @@ def square_height(n: int, share: float, label_chars: int, colorbar: bool, sizing
     shorter than the labels need, no taller than the shared builder's rows)."""
     cells = sizing.page_px * share - 30 - sizing.label_char_px * label_chars - AXIS_TITLE_PX
     cells -= COLORBAR_PX if colorbar else 0
-    row = min(max(cells / max(n, 1), 1.3 * sizing.font), sizing.row_px)
+    row = min(max(cells / max(n, 1), 1.6 * sizing.font), sizing.row_px)
     return int(60 + row * n)
 
 
@@ -111,13 +111,13 @@ def _map(
     # sent as float32 bytes, half the payload (None first: Plotly ignores an equal value's new dtype)
     fig.data[0].z = None
     fig.data[0].z = np.asarray(values, dtype=np.float32)
-    return _titled(_every_label(_quiet(fig), len(labels), chars, sizing), title, sizing)
+    return _titled(_every_label(_quiet(fig), len(labels)), title, sizing)
 
 
 ALL_LABELS_UP_TO = 40  # up to this many tokens every label is drawn (Plotly skips some when crowded)
 
 
-def _every_label(fig: go.Figure, n: int, chars: int, sizing: Sizing) -> go.Figure:
+def _every_label(fig: go.Figure, n: int) -> go.Figure:
     """Every token labelled on both axes up to ALL_LABELS_UP_TO tokens, the column labels standing
     upright where they would not fit level (at 45° Plotly would drop every other one); beyond that,
     Plotly's own thinning, and no gaps between cells (at 1 px each they would hide the cells)."""
@@ -126,11 +126,9 @@ def _every_label(fig: go.Figure, n: int, chars: int, sizing: Sizing) -> go.Figur
     fig.update_yaxes(dtick=1)
     fig.update_xaxes(dtick=1)
     if fig.layout.xaxis.tickangle not in (0, None):
-        extra = int(0.3 * sizing.label_char_px * chars)  # upright labels stand taller than slanted ones
+        # upright (at 45° Plotly drops every other label); the room the shared builder made for
+        # slanted labels plus its axis-title padding holds them
         fig.update_xaxes(tickangle=-90)
-        fig.update_layout(
-            margin_t=(fig.layout.margin.t or 0) + extra, height=(fig.layout.height or 400) + extra
-        )
     return fig
 
 
