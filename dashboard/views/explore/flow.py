@@ -118,7 +118,7 @@ def head_norms(
         return None
     try:
         f = value_vectors(*_source(), layer)[head]  # (T, D)
-    except ModelError as err:
+    except (ModelError, ValueError) as err:  # an unknown layout; heads that do not split W_V, W_O
         st.info(text.NORMS_UNAVAILABLE.format(reason=md(str(err))))
         return None
     probs = result.attentions[layer, head]  # (T, T)
