@@ -89,8 +89,9 @@ def _figure(
     traces.append(_points(n_layers, n_heads, hover, cell))
     layout = {
         **_axes(n_layers, n_heads, sizing),
-        "height": 110 + cell * n_layers,
-        "margin": {"l": 10, "r": 10, "t": 84, "b": 10},
+        "height": 40 + round(4.4 * sizing.font) + cell * n_layers,
+        # room above the cells for the title, the "head" axis title and the head numbers, stacked
+        "margin": {"l": 10, "r": 10, "t": 30 + round(4.4 * sizing.font), "b": 10},
         "font": {"size": sizing.font, "color": LABEL_COLOR},
         "title": top_title(title) | {"font": {"size": sizing.font + 2}},
         "plot_bgcolor": "white",
@@ -166,7 +167,7 @@ def role_grid(
         y=[str(la + 1) for la in range(n_layers)],
         text=np.vectorize(cells.__getitem__)(roles),
         texttemplate="%{text}",
-        textfont={"size": max(sizing.min_number, sizing.font - 2), "color": "#111"},
+        textfont={"size": max(sizing.min_number, sizing.font), "color": "#111"},
         colorscale=scale,
         zmin=-0.5,
         zmax=n - 0.5,

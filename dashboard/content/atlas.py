@@ -126,11 +126,9 @@ ROLE_BY_SLUG = {text.slug: role for role, text in ROLE_TEXT.items()}
 
 TITLE = "Head atlas: what each head does"
 INTRO = (
-    "Every head of the model, measured over many sentences: where its attention usually goes and "
-    "how spread out it is. Each statistic is averaged over every token of every sentence (each "
-    "token's row counts once, so longer sentences weigh more). The idea and the measures come from "
-    "Clark, Khandelwal, Levy & Manning (2019), *What Does BERT Look At? An Analysis of BERT's "
-    "Attention*."
+    "Every head of the model, measured over a few hundred sentences: where its attention usually "
+    "goes and how spread out it is, averaged over every token (longer sentences weigh more). After "
+    "Clark, Khandelwal, Levy & Manning (2019), *What Does BERT Look At?*"
 )
 CORPUS_CAPTION = (
     "The built-in corpus: {n} English sentences written for this project (questions, quotations, "
