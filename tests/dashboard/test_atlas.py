@@ -308,3 +308,21 @@ def test_bundled_model_on_the_whole_corpus(fresh_caches):
     assert np.asarray(spec["data"][0]["text"])[0, 2] == "prev."
     again = open_page(FULL_SCRIPT)
     assert "opened from memory" in caption_text(again)
+
+
+def test_hosted_mode_bounds_new_sentences_a_minute(monkeypatch):
+    from dataclasses import replace
+
+    from dashboard import hosted
+
+    monkeypatch.setenv("ATTENTION_EXPLORER_HOSTED", "1")
+    monkeypatch.setattr(hosted, "HOSTED", replace(hosted.HOSTED, max_texts_per_minute=2))
+    at = open_page(on="sentence", text="The first sentence.")
+    assert len(chart_specs(at)) == 1 and not at.warning
+    at.text_area(key="atlas_text").set_value("The second sentence.").run()
+    assert len(chart_specs(at)) == 1 and not at.warning
+    at.selectbox(key="atlas_stat").set_value("to_prev").run()  # the same sentence is not counted again
+    assert len(chart_specs(at)) == 1 and not at.warning
+    at.text_area(key="atlas_text").set_value("A third one, too soon.").run()
+    assert_no_crash(at)
+    assert not chart_specs(at) and "at most 2 new sentences a minute" in at.warning[0].value

@@ -89,6 +89,25 @@ def _compute(model_key: str, engine: str, sentences: tuple[str, ...]) -> HeadAtl
     return atlas
 
 
+class TooManyTexts(Exception):
+    """Hosted mode: this session measured more new sentences in the last minute than allowed."""
+
+
+def _count_new_text(key: tuple, limit: int | None) -> None:
+    """Hosted mode: at most `limit` new sentences a minute per session (as on the explore page), so
+    one visitor cannot keep the shared CPU busy; a sentence already shown is not counted again."""
+    ss = st.session_state
+    if limit is None or ss.get("atlas_counted_key") == key:
+        return
+    now = time.monotonic()
+    recent = [t for t in ss.get("atlas_text_times", []) if now - t < 60.0]
+    if len(recent) >= limit:
+        ss["atlas_text_times"] = recent
+        raise TooManyTexts
+    ss["atlas_text_times"] = [*recent, now]
+    ss["atlas_counted_key"] = key
+
+
 @st.cache_resource(max_entries=8, show_spinner=False)
 def _sentence_atlas(model_key: str, engine: str, text: str, max_tokens: int) -> HeadAtlas:
     result = compute_attention(model_key, engine, text, max_tokens)
@@ -96,9 +115,10 @@ def _sentence_atlas(model_key: str, engine: str, text: str, max_tokens: int) -> 
 
 
 def sentence_atlas(
-    model_key: str, engine: str, text: str, max_tokens: int
+    model_key: str, engine: str, text: str, max_tokens: int, per_minute: int | None = None
 ) -> tuple[HeadAtlas, AttentionResult]:
-    """The atlas of one sentence, and the result it was measured on. Raises what the engine raises
-    (ModelError, TextError for text it cannot read)."""
+    """The atlas of one sentence, and the result it was measured on. Raises TooManyTexts past
+    `per_minute` new sentences, and what the engine raises (ModelError, TextError)."""
+    _count_new_text((model_key, engine, text, max_tokens), per_minute)
     result = compute_attention(model_key, engine, text, max_tokens)
     return _sentence_atlas(model_key, engine, text, max_tokens), result

@@ -17,7 +17,7 @@ from dashboard.model_pick import model_pick_ui
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text
 from dashboard.views.atlas import links
-from dashboard.views.atlas.compute import corpus_atlas, sentence_atlas
+from dashboard.views.atlas.compute import TooManyTexts, corpus_atlas, sentence_atlas
 from dashboard.views.atlas.widgets import (
     explain_ui,
     grid_ui,
@@ -70,7 +70,15 @@ def _measure(
         st.info("Type a sentence above to measure every head on it, or switch back to the built-in corpus.")
         return None
     try:
-        atlas, result = sentence_atlas(spec.key, engine, sentence, limits.max_tokens)
+        atlas, result = sentence_atlas(
+            spec.key, engine, sentence, limits.max_tokens, limits.max_texts_per_minute
+        )
+    except TooManyTexts:
+        st.warning(
+            f"This public demo measures at most {limits.max_texts_per_minute} new sentences a minute "
+            "for each visitor, so that everyone gets a turn. Wait a few seconds, then try again."
+        )
+        return None
     except (ModelError, ValueError) as err:  # ValueError: text the engine cannot read (TextError)
         st.error(f"Could not run the model on this sentence: {error_md(err)}")
         return None
