@@ -48,8 +48,8 @@ STAT_TEXT: dict[str, StatText] = {
         "Share of attention to [SEP]",
         "%.2f",
         "the share that goes to \\[SEP\\], the "
-        "special token that closes it. Clark et al. found BERT parks attention there when a head has "
-        "nothing specific to do.",
+        "special token that closes it. Clark et al. found many of BERT's heads put most of their "
+        "attention there, perhaps as a no-op when the head's pattern does not apply.",
     ),
     "to_punct": StatText(
         "→ punct.",
@@ -86,7 +86,7 @@ STAT_TEXT: dict[str, StatText] = {
     "entropy_norm": StatText(
         "spread",
         "Spread: entropy ÷ its largest possible value",
-        "%.2f",
+        "%.3f",  # three decimals: the "broad" threshold (0.8) is read from it
         "the entropy divided "
         "by its largest possible value for the sentence's length (log₂ of the token count), so "
         "short and long sentences compare: 0 = one token, 1 = an even split over all of them.",
@@ -96,8 +96,8 @@ STAT_TEXT: dict[str, StatText] = {
         "Mean distance attended to, in tokens",
         "%.1f",
         "how far away, in tokens, the "
-        "attention lands on average (Σⱼ aᵢⱼ·|i − j|): 1 for a previous-token head, larger for heads "
-        "that read across the sentence.",
+        "attention lands on average (Σⱼ aᵢⱼ·|i − j|): about 1 for a previous-token head, more for "
+        "heads that read across the sentence.",
         share=False,
     ),
 }
