@@ -22,6 +22,10 @@ BENCHMARKS = [
     "bert_speed",
     "explore_server",
     "explore_browser",
+    "explore_flow",
+    "neuron",
+    "compare",
+    "atlas",
     "load",
     "cloud",
 ]
