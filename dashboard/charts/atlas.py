@@ -16,7 +16,8 @@ import plotly.graph_objects as go
 
 from dashboard.charts.heatmap import LABEL_COLOR, PAGE, SEQUENTIAL, Sizing, top_title
 
-GREY_OUT = "rgba(255,255,255,0.82)"  # over heads the role filter leaves out: faint, still legible
+GREY_OUT = "rgba(255,255,255,0.82)"  # over heads the role filter leaves out
+GREYED_TEXT = "#8a8a8a"  # their numbers: faint, still legible
 
 
 def _axes(n_layers: int, n_heads: int, sizing: Sizing) -> dict:
@@ -62,12 +63,16 @@ def _points(n_layers: int, n_heads: int, hover: Sequence[str], cell_px: int) -> 
     )
 
 
-def _grey_layer(shown: np.ndarray, x: list[str], y: list[str]) -> go.Heatmap:
-    """A translucent white cover over the heads not shown (NaN elsewhere draws nothing)."""
+def _grey_layer(shown: np.ndarray, text: np.ndarray, x: list[str], y: list[str], font: int) -> go.Heatmap:
+    """A translucent white cover over the heads not shown (NaN elsewhere draws nothing), carrying
+    their values in grey: the base layer's contrast colour (white on dark cells) would vanish."""
     return go.Heatmap(
         z=np.where(shown, np.nan, 1.0),
         x=x,
         y=y,
+        text=np.where(shown, "", text),
+        texttemplate="%{text}",
+        textfont={"size": font, "color": GREYED_TEXT},
         colorscale=[[0, GREY_OUT], [1, GREY_OUT]],
         showscale=False,
         hoverinfo="skip",
@@ -85,7 +90,9 @@ def _figure(
     cell = _cell_px(sizing)
     traces = [base]
     if not shown.all():
-        traces.append(_grey_layer(shown, x, y))
+        text = np.asarray(base.text, dtype=object)
+        base.text = np.where(shown, text, "")  # the cover prints the greyed heads' text itself
+        traces.append(_grey_layer(shown, text, x, y, base.textfont.size))
     traces.append(_points(n_layers, n_heads, hover, cell))
     layout = {
         **_axes(n_layers, n_heads, sizing),
