@@ -76,6 +76,26 @@ def test_click_on_a_cell_opens_that_head_on_explore(chromium, atlas_server):
     context.close()
 
 
+def test_table_link_opens_that_head_on_explore(chromium, atlas_server):
+    """The table's "Open" link (a canvas cell): the third row is layer 1, head 3."""
+    context, page = new_page(chromium, (1400, 2000))  # tall: the table in view without scrolling
+    open_atlas(page, atlas_server)
+    page.wait_for_timeout(1000)
+    box = page.locator("[data-testid='stDataFrame']").bounding_box()
+    # the link column comes fourth, after layer (52 px), head (52 px) and role (118 px); rows 35 px
+    x, y = box["x"] + 52 + 52 + 118 + 30, box["y"] + 35 + 35 * 2 + 17
+    page.mouse.move(x, y)
+    with context.expect_page() as opened:
+        page.mouse.click(x, y)
+    explore = opened.value
+    explore.wait_for_load_state()
+    query = urllib.parse.parse_qs(urllib.parse.urlparse(explore.url).query)
+    assert query["layer"] == ["0"] and query["head"] == ["2"] and query["model"] == ["bundled"]
+    wait_charts(explore, 1, 120_000)
+    assert explore.locator(".js-plotly-plot .gtitle").first.text_content().startswith("Layer 1, head 3")
+    context.close()
+
+
 @pytest.mark.parametrize("group", list(SENTENCES))
 def test_payloads_in_the_sentence_box_do_not_run(chromium, atlas_server, group):
     context, page = new_page(chromium)

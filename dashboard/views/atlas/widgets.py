@@ -179,9 +179,9 @@ def table_ui(
     table = head_table(atlas, roles, model, engine, sentence)
     table = table[shown.ravel()].reset_index(drop=True)
     config = {
-        "layer": st.column_config.NumberColumn("layer", format="%d", width="small"),
-        "head": st.column_config.NumberColumn("head", format="%d", width="small"),
-        "role": st.column_config.TextColumn("role", width="medium"),
+        "layer": st.column_config.NumberColumn("layer", format="%d", width=52),
+        "head": st.column_config.NumberColumn("head", format="%d", width=52),
+        "role": st.column_config.TextColumn("role", width=118),
         **{
             name: st.column_config.NumberColumn(
                 text.STAT_TEXT[name].label,
@@ -191,10 +191,15 @@ def table_ui(
             )
             for name in STATS
         },
-        "explore": st.column_config.LinkColumn("explore", display_text="Open ↗", width="small"),
+        "explore": st.column_config.LinkColumn("explore", display_text="Open ↗", width=72),
     }
     st.dataframe(
-        table, column_config=config, hide_index=True, key="atlas_table", height=min(38 + 35 * len(table), 460)
+        table,
+        column_config=config,
+        column_order=("layer", "head", "role", "explore", *STATS),  # the link in view at any width
+        hide_index=True,
+        key="atlas_table",
+        height=min(38 + 35 * len(table), 460),
     )
 
 
