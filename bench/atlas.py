@@ -6,7 +6,8 @@ or in memory) the page opens in under 1 s.
 How each is measured (medians over repeats, a temporary XDG_CACHE_HOME, the engine already loaded):
 - compute: core.atlas.measure_sentences over the whole built-in corpus with the NumPy engine, as
   the page runs it (OpenBLAS on one thread for the duration); also with OpenBLAS' default threads,
-  for comparison (what the page would cost without core.atlas.one_blas_thread).
+  for comparison (what the page would cost without core.atlas.one_blas_thread). The comparison
+  depends on the machine's load: run it both idle and while other work runs.
 - open from disk: the atlas page's whole script run in AppTest (the server's script runner: widgets,
   figure, table, serialisation; not the browser drawing) with the in-memory store emptied before
   each run, so the atlas comes from the .npz file; and core.atlas.load_atlas alone.
@@ -82,7 +83,8 @@ def _compute_rows(repeats: int) -> list[Row]:
             "atlas: compute with OpenBLAS' default threads (not used)",
             default_threads,
             "s",
-            note="for comparison: why the page runs the corpus on one BLAS thread",
+            note="for comparison: a little faster on an idle machine, many times slower when other "
+            "processes compete for the two cores (the page's case on a shared server)",
         ),
     ]
 
