@@ -5,9 +5,9 @@ or in memory) the page opens in under 1 s.
 
 How each is measured (medians over repeats, a temporary XDG_CACHE_HOME, the engine already loaded):
 - compute: core.atlas.measure_sentences over the whole built-in corpus with the NumPy engine, as
-  the page runs it (OpenBLAS on one thread for the duration); also with OpenBLAS' default threads,
-  for comparison (what the page would cost without core.atlas.one_blas_thread). The comparison
-  depends on the machine's load: run it both idle and while other work runs.
+  the page runs it. On a machine whose cores are busy with other work, OpenBLAS' threads wait on
+  each other and the compute can take many times longer; the setting for that is the deployer's
+  (OPENBLAS_NUM_THREADS=1 in the server's environment), not the app's.
 - open from disk: the atlas page's whole script run in AppTest (the server's script runner: widgets,
   figure, table, serialisation; not the browser drawing) with the in-memory store emptied before
   each run, so the atlas comes from the .npz file; and core.atlas.load_atlas alone.
@@ -69,24 +69,9 @@ def _compute_rows(repeats: int) -> list[Row]:
     def compute():
         return core_atlas.measure_sentences(engine.run, sentences, model="bundled", engine="numpy")
 
-    one_thread = _median(compute, repeats)
-    original = core_atlas.one_blas_thread
-    core_atlas.one_blas_thread = contextlib.nullcontext  # OpenBLAS' default threads
-    try:
-        default_threads = _median(compute, max(1, repeats // 2))
-    finally:
-        core_atlas.one_blas_thread = original
+    seconds = _median(compute, repeats)
     note = f"{len(sentences)} sentences, NumPy engine, median of {repeats}"
-    return [
-        Row("atlas: compute, bundled model, whole corpus", one_thread, "s", COMPUTE_TARGET_S, note=note),
-        Row(
-            "atlas: compute with OpenBLAS' default threads (not used)",
-            default_threads,
-            "s",
-            note="for comparison: a little faster on an idle machine, many times slower when other "
-            "processes compete for the two cores (the page's case on a shared server)",
-        ),
-    ]
+    return [Row("atlas: compute, bundled model, whole corpus", seconds, "s", COMPUTE_TARGET_S, note=note)]
 
 
 def _page_run(at: AppTest) -> None:

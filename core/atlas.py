@@ -28,8 +28,6 @@ and recomputed; a directory that cannot be written leaves the atlas in memory on
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import hashlib
 import logging
 import os
@@ -66,7 +64,6 @@ __all__ = [
     "load_atlas",
     "load_or_compute",
     "measure_sentences",
-    "one_blas_thread",
     "save_atlas",
 ]
 
@@ -224,50 +221,6 @@ def compute_atlas(
 
 Progress = Callable[[int, int], None]  # (sentences done, sentences in all)
 
-# OpenBLAS' thread-count functions under the names its builds export (numpy's wheels: scipy_openblas
-# with 64-bit ints; a system OpenBLAS: the plain names).
-_BLAS_SETTERS = (
-    ("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
-    ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
-    ("openblas_get_num_threads", "openblas_set_num_threads"),
-)
-
-
-def _openblas_libraries() -> list[tuple[Callable[[], int], Callable[[int], None]]]:
-    """(get, set) thread-count functions of each OpenBLAS loaded in this process (Linux: read from
-    /proc/self/maps); [] where there is none or it cannot be found (macOS' Accelerate, say)."""
-    try:
-        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
-            paths = sorted({line.split()[-1] for line in maps if "openblas" in line.lower()})
-    except OSError:
-        return []
-    found = []
-    for path in paths:
-        with contextlib.suppress(OSError):
-            lib = ctypes.CDLL(path)
-            for get, put in _BLAS_SETTERS:
-                if hasattr(lib, get) and hasattr(lib, put):
-                    found.append((getattr(lib, get), getattr(lib, put)))
-                    break
-    return found
-
-
-@contextlib.contextmanager
-def one_blas_thread():
-    """OpenBLAS on one thread for the duration. A corpus of short sentences is many small matrix
-    products, where OpenBLAS' threads cost more in hand-offs than they save (several times slower
-    on a busy two-core machine; bench/atlas.py). The setting is process-wide: while it lasts, other
-    sessions' products also run on one thread."""
-    libs = _openblas_libraries()
-    before = [get() for get, _ in libs]
-    for _, put in libs:
-        put(1)
-    try:
-        yield
-    finally:
-        for (_, put), n in zip(libs, before, strict=True):
-            put(n)
-
 
 def measure_sentences(
     run: Callable[[str], AttentionResult],
@@ -281,11 +234,10 @@ def measure_sentences(
     after each sentence."""
     acc = AtlasAccumulator()
     total = len(sentences)
-    with one_blas_thread():
-        for done, sentence in enumerate(sentences, 1):
-            acc.add(run(sentence))
-            if progress is not None:
-                progress(done, total)
+    for done, sentence in enumerate(sentences, 1):
+        acc.add(run(sentence))
+        if progress is not None:
+            progress(done, total)
     return acc.finish(model=model, corpus_hash=corpus_hash(sentences), engine=engine)
 
 

@@ -11,7 +11,10 @@ offered, so torch is never imported. The setting is read on every run (`current_
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
+
+import streamlit as st
 
 TRUE_WORDS = {"1", "true", "yes", "on"}
 
@@ -24,7 +27,7 @@ class Limits:
     allow_torch_engine: bool  # the PyTorch reference engine (imports torch: ~4 s, ~450 MB)
     max_text_chars: int  # characters kept from a text box or URL before tokenising
     max_lines: int  # lines view: at most this many lines in one figure (fewer per token beyond it)
-    max_texts_per_minute: int | None  # explore page: new texts one session may analyse a minute
+    max_texts_per_minute: int | None  # new texts one session may analyse a minute, over every page
 
 
 LOCAL = Limits(
@@ -49,8 +52,6 @@ HOSTED = Limits(
 
 def _secret_flag() -> bool:
     try:
-        import streamlit as st
-
         return str(st.secrets.get("hosted", "")).strip().lower() in TRUE_WORDS
     except Exception:  # no secrets file, or not running under Streamlit: not hosted
         return False
@@ -59,3 +60,37 @@ def _secret_flag() -> bool:
 def current_limits() -> Limits:
     env = os.environ.get("ATTENTION_EXPLORER_HOSTED", "").strip().lower()
     return HOSTED if env in TRUE_WORDS or _secret_flag() else LOCAL
+
+
+# ---- new texts a minute ---------------------------------------------------------------------------
+
+
+class TooManyTexts(Exception):
+    """This session sent more new texts in the last minute than hosted mode allows."""
+
+
+TOO_MANY_TEXTS = (
+    "This public demo analyses at most {limit} new texts a minute for each visitor, so that everyone "
+    "gets a turn. Wait a few seconds, then try again."
+)
+
+
+def _clock() -> float:
+    return time.monotonic()
+
+
+def count_new_text(place: str, key: tuple, limit: int | None) -> None:
+    """Hosted mode: raise TooManyTexts past `limit` new texts in 60 s for this session, counted over
+    every page, so one visitor cannot keep the shared CPU busy. `key` names the input (model,
+    engine, text, token cap); `place` is where it is shown ("explore", "compare2"…): an input already
+    shown there is not counted again."""
+    ss = st.session_state
+    if limit is None or ss.get(f"{place}_counted_key") == key:
+        return
+    now = _clock()
+    recent = [t for t in ss.get("hosted_text_times", []) if now - t < 60.0]
+    if len(recent) >= limit:
+        ss["hosted_text_times"] = recent
+        raise TooManyTexts
+    ss["hosted_text_times"] = [*recent, now]
+    ss[f"{place}_counted_key"] = key

@@ -6,7 +6,6 @@ damaged files, unwritable folder, what the key depends on). Every test uses a te
 from __future__ import annotations
 
 import math
-import sys
 import unicodedata
 import zipfile
 
@@ -30,7 +29,6 @@ from core.atlas import (
     load_atlas,
     load_or_compute,
     measure_sentences,
-    one_blas_thread,
     save_atlas,
 )
 from core.result import AttentionResult
@@ -256,16 +254,6 @@ def test_progress_and_corpus_hash():
     )
     assert calls == [(1, 3), (2, 3), (3, 3)]
     assert atlas.corpus_hash == corpus_hash(["x", "y", "z"]) != corpus_hash(["x", "y"])
-
-
-def test_one_blas_thread_restores_the_setting():
-    libs = atlas_mod._openblas_libraries()
-    if sys.platform == "linux":  # numpy's wheels carry OpenBLAS there
-        assert libs
-    before = [get() for get, _ in libs]
-    with one_blas_thread():
-        assert all(get() == 1 for get, _ in libs)
-    assert [get() for get, _ in libs] == before
 
 
 # ---- the disk cache -------------------------------------------------------------------------------

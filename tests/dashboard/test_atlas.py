@@ -325,4 +325,4 @@ def test_hosted_mode_bounds_new_sentences_a_minute(monkeypatch):
     assert len(chart_specs(at)) == 1 and not at.warning
     at.text_area(key="atlas_text").set_value("A third one, too soon.").run()
     assert_no_crash(at)
-    assert not chart_specs(at) and "at most 2 new sentences a minute" in at.warning[0].value
+    assert not chart_specs(at) and "at most 2 new texts a minute" in at.warning[0].value

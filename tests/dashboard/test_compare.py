@@ -219,3 +219,21 @@ def test_presenter_mode_charts_first_and_a_switch_for_the_difference():
     assert len(titles(at)) == 1 and "sentence 2 − sentence 1" in titles(at)[0]
     assert at.query_params["show"] == "diff"
     assert specs(at)[0]["layout"]["font"]["size"] == 20  # presenter sizing
+
+
+def test_hosted_mode_bounds_new_texts_a_minute_over_both_sentences(monkeypatch):
+    """The public demo's new-texts-a-minute bound (dashboard.hosted) counts each new sentence: the
+    pair costs two, and a third new text is refused with the page's message, not an error."""
+    from dataclasses import replace
+
+    from dashboard import hosted
+
+    monkeypatch.setenv("ATTENTION_EXPLORER_HOSTED", "1")
+    monkeypatch.setattr(hosted, "HOSTED", replace(hosted.HOSTED, max_texts_per_minute=2))
+    at = open_page(text="The cat sat.", text2="The dog sat.")
+    assert len(specs(at)) >= 2 and not at.warning
+    at.select_slider[0].set_value(1).run()  # the same sentences are not counted again
+    assert len(specs(at)) >= 2 and not at.warning
+    at.text_area(key="compare_text2").set_value("The bird sat.").run()
+    assert not at.exception
+    assert "at most 2 new texts a minute" in shown(at)

@@ -239,10 +239,10 @@ def test_hosted_mode_caps_the_lines_view(hosted):
 
 
 def test_hosted_mode_bounds_new_texts_per_visitor(hosted, monkeypatch):
-    from dashboard.views.explore import results
+    from dashboard import hosted
 
     now = [1000.0]
-    monkeypatch.setattr(results, "_clock", lambda: now[0])
+    monkeypatch.setattr(hosted, "_clock", lambda: now[0])
     at = open_explore(text="sentence number 0")
     for i in range(1, HOSTED.max_texts_per_minute):
         at.text_area(key="explore_text").set_value(f"sentence number {i}").run()

@@ -19,6 +19,7 @@ from core.atlas import HeadAtlas, compute_atlas, corpus_hash, load_or_compute, m
 from core.result import AttentionResult
 from dashboard.content import atlas as content
 from dashboard.engines import compute_attention, load_engine
+from dashboard.hosted import count_new_text
 
 MEMORY_ENTRIES = 4  # atlases kept in memory (each is a few kB: 9 arrays of L x H)
 PROGRESS_EVERY = 5  # sentences between progress-bar updates
@@ -89,25 +90,6 @@ def _compute(model_key: str, engine: str, sentences: tuple[str, ...]) -> HeadAtl
     return atlas
 
 
-class TooManyTexts(Exception):
-    """Hosted mode: this session measured more new sentences in the last minute than allowed."""
-
-
-def _count_new_text(key: tuple, limit: int | None) -> None:
-    """Hosted mode: at most `limit` new sentences a minute per session (as on the explore page), so
-    one visitor cannot keep the shared CPU busy; a sentence already shown is not counted again."""
-    ss = st.session_state
-    if limit is None or ss.get("atlas_counted_key") == key:
-        return
-    now = time.monotonic()
-    recent = [t for t in ss.get("atlas_text_times", []) if now - t < 60.0]
-    if len(recent) >= limit:
-        ss["atlas_text_times"] = recent
-        raise TooManyTexts
-    ss["atlas_text_times"] = [*recent, now]
-    ss["atlas_counted_key"] = key
-
-
 @st.cache_resource(max_entries=8, show_spinner=False)
 def _sentence_atlas(model_key: str, engine: str, text: str, max_tokens: int) -> HeadAtlas:
     result = compute_attention(model_key, engine, text, max_tokens)
@@ -119,6 +101,6 @@ def sentence_atlas(
 ) -> tuple[HeadAtlas, AttentionResult]:
     """The atlas of one sentence, and the result it was measured on. Raises TooManyTexts past
     `per_minute` new sentences, and what the engine raises (ModelError, TextError)."""
-    _count_new_text((model_key, engine, text, max_tokens), per_minute)
+    count_new_text("atlas", (model_key, engine, text, max_tokens), per_minute)
     result = compute_attention(model_key, engine, text, max_tokens)
     return _sentence_atlas(model_key, engine, text, max_tokens), result

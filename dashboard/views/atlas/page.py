@@ -12,12 +12,12 @@ import streamlit as st
 from core.atlas import HeadAtlas, head_roles
 from core.models import ModelError, ModelSpec
 from dashboard.content import atlas as text
-from dashboard.hosted import Limits, current_limits
+from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, current_limits
 from dashboard.model_pick import model_pick_ui
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text
 from dashboard.views.atlas import links
-from dashboard.views.atlas.compute import TooManyTexts, corpus_atlas, sentence_atlas
+from dashboard.views.atlas.compute import corpus_atlas, sentence_atlas
 from dashboard.views.atlas.widgets import (
     explain_ui,
     grid_ui,
@@ -74,10 +74,7 @@ def _measure(
             spec.key, engine, sentence, limits.max_tokens, limits.max_texts_per_minute
         )
     except TooManyTexts:
-        st.warning(
-            f"This public demo measures at most {limits.max_texts_per_minute} new sentences a minute "
-            "for each visitor, so that everyone gets a turn. Wait a few seconds, then try again."
-        )
+        st.warning(TOO_MANY_TEXTS.format(limit=limits.max_texts_per_minute))
         return None
     except (ModelError, ValueError) as err:  # ValueError: text the engine cannot read (TextError)
         st.error(f"Could not run the model on this sentence: {error_md(err)}")

@@ -22,7 +22,7 @@ from dashboard.charts.heatmap import PRESENTER
 from dashboard.content import compare as text
 from dashboard.content.compare import PRESETS
 from dashboard.engines import compute_attention
-from dashboard.hosted import Limits, current_limits
+from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text, current_limits
 from dashboard.model_pick import model_pick_ui
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text
@@ -104,7 +104,12 @@ def _compute(model_key: str, engine: str, sentence: str, n: int, limits: Limits)
         st.info(f"Type sentence {n} above, or pick a pair.")
         return None
     try:
+        key = (model_key, engine, sentence, limits.max_tokens)
+        count_new_text(f"compare{n}", key, limits.max_texts_per_minute)
         result = compute_attention(model_key, engine, sentence, limits.max_tokens)
+    except TooManyTexts:
+        st.warning(TOO_MANY_TEXTS.format(limit=limits.max_texts_per_minute))
+        return None
     except (ModelError, ValueError) as err:  # ValueError: text an engine cannot read (TextError)
         st.error(f"Sentence {n}: could not run the model on this text: {error_md(err)}")
         return None

@@ -12,12 +12,12 @@ from core.models import MAX_CHOICE_CHARS, ModelError, ModelSpec
 from core.result import AttentionResult
 from dashboard.content.explore import HOW_TO_READ, HOW_TO_READ_LABEL, TO_LEARN
 from dashboard.engines import ENGINES, allowed_engines
-from dashboard.hosted import Limits, current_limits
+from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, current_limits
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text
 from dashboard.views.explore import links, loading
 from dashboard.views.explore.flow import rollout_view
-from dashboard.views.explore.results import TooManyTexts, result_for, shown_token_view
+from dashboard.views.explore.results import result_for, shown_token_view
 from dashboard.views.explore.views import focus_view, head_view, lines_view, model_view
 from dashboard.views.explore.widgets import downloads_ui, max_chars, options_ui, sentence_ui, signature
 from dashboard.widgets import copy_link_ui, md
@@ -62,10 +62,7 @@ def _compute(spec: ModelSpec, engine: str, text: str, limits: Limits) -> Attenti
     try:
         return result_for(spec.key, engine, text, limits)
     except TooManyTexts:
-        st.warning(
-            f"This public demo analyses at most {limits.max_texts_per_minute} new texts a minute for "
-            "each visitor, so that everyone gets a turn. Wait a few seconds, then try again."
-        )
+        st.warning(TOO_MANY_TEXTS.format(limit=limits.max_texts_per_minute))
     except (ModelError, ValueError) as err:  # ValueError: text an engine cannot read (TextError)
         st.error(f"Could not run the model on this text: {loading.error_md(err)}")
     except Exception as err:

@@ -6,8 +6,6 @@ The arrays live in dashboard.engines' shared cache; a session remembers only whi
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import streamlit as st
 
@@ -16,28 +14,7 @@ from core.result import AttentionResult
 from dashboard.charts.thumbnails import thumbnail_grid_png
 from dashboard.content.explore import THUMBNAIL_HOVER
 from dashboard.engines import compute_attention
-from dashboard.hosted import Limits
-
-
-class TooManyTexts(Exception):
-    """This session sent more new texts in the last minute than hosted mode allows."""
-
-
-def _clock() -> float:
-    return time.monotonic()
-
-
-def _count_new_text(limit: int | None) -> None:
-    """Hosted mode: raise TooManyTexts past `limit` new texts in 60 s for this session, so one
-    visitor cannot keep the shared CPU busy. Views of a text already shown are not counted."""
-    if limit is None:
-        return
-    now = _clock()
-    recent = [t for t in st.session_state.get("explore_text_times", []) if now - t < 60.0]
-    if len(recent) >= limit:
-        st.session_state["explore_text_times"] = recent
-        raise TooManyTexts
-    st.session_state["explore_text_times"] = [*recent, now]
+from dashboard.hosted import Limits, count_new_text
 
 
 def result_for(model_key: str, engine: str, text: str, limits: Limits) -> AttentionResult:
@@ -45,9 +22,7 @@ def result_for(model_key: str, engine: str, text: str, limits: Limits) -> Attent
     (for the new-texts-per-minute limit); the shared cache holds the arrays."""
     ss = st.session_state
     key = (model_key, engine, text, limits.max_tokens)
-    if ss.get("explore_counted_key") != key:
-        _count_new_text(limits.max_texts_per_minute)
-        ss["explore_counted_key"] = key
+    count_new_text("explore", key, limits.max_texts_per_minute)
     result = compute_attention(model_key, engine, text, limits.max_tokens)
     ss["explore_result_key"] = key  # only once it ran: tests and the page read what is shown
     return result
