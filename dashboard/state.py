@@ -17,6 +17,7 @@ message to show instead of raising. Text is cleaned by core.text.clean_input (re
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -221,3 +222,30 @@ class PageLinks:
             values[param.name] = None if omit else param.show(value)
         values.update({name: value for name, value in overrides.items() if name not in values})
         write_params(**values)
+
+
+# ---- widgets bound to a canonical value -------------------------------------------------------------
+# A widget whose options depend on the data (a slider over this model's layers, a picker over this
+# sentence's tokens) gets a key that names those options (`signature`), so Streamlit never keeps a
+# value the new options lack; its first value is seeded from the page's canonical session key.
+
+
+def signature(*parts: object) -> str:
+    """A short stable name for what a widget's options depend on."""
+    return hashlib.sha1(repr(parts).encode("utf-8")).hexdigest()[:10]
+
+
+def bound_key(page: str, name: str, sig: object, value: object) -> str:
+    """The key of `page`'s widget showing canonical state `name` whose options depend on `sig`,
+    seeded with `value` the first time."""
+    key = f"{page}_w_{name}_{sig}"
+    if key not in st.session_state:
+        st.session_state[key] = value
+    return key
+
+
+def reset_widgets(page: str, name: str) -> None:
+    """Forget `page`'s bound widgets for `name`, so they are seeded again from the canonical value."""
+    prefix = f"{page}_w_{name}_"
+    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith(prefix)]:
+        del st.session_state[key]

@@ -25,7 +25,7 @@ from dashboard.engines import compute_attention
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text, current_limits
 from dashboard.model_pick import model_pick_ui
 from dashboard.presenter import presenting
-from dashboard.state import clean_widget_text
+from dashboard.state import clean_widget_text, signature
 from dashboard.views.compare import links
 from dashboard.views.compare.widgets import (
     focus_ui,
@@ -34,7 +34,6 @@ from dashboard.views.compare.widgets import (
     present_view_ui,
     ranking_ui,
     sentences_ui,
-    signature,
 )
 from dashboard.widgets import chart, chart_filename, error_md, md
 

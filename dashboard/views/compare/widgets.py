@@ -8,37 +8,28 @@ model or text never meets a stale widget value.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
 import pandas as pd
 import streamlit as st
 
 from core.compare import HeadChange
+from dashboard import state
 from dashboard.content import compare as text
 from dashboard.content.compare import OWN, PRESENT_VIEWS, PRESET_TITLES, PRESETS
 from dashboard.hosted import Limits
+from dashboard.state import signature
 from dashboard.views.compare.links import max_chars
 
 TOP_BUTTONS = 5  # the top heads offered as buttons above the table
 
 
-def signature(*parts: object) -> str:
-    return hashlib.sha1(repr(parts).encode("utf-8")).hexdigest()[:10]
-
-
 def reset_widgets(name: str) -> None:
-    """Forget a bound widget's own state so it is seeded again from the canonical value."""
-    prefix = f"compare_w_{name}_"
-    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith(prefix)]:
-        del st.session_state[key]
+    state.reset_widgets("compare", name)
 
 
 def bound_key(name: str, sig: object, value: object) -> str:
-    key = f"compare_w_{name}_{sig}"
-    if key not in st.session_state:
-        st.session_state[key] = value
-    return key
+    return state.bound_key("compare", name, sig, value)
 
 
 # ---- callbacks -------------------------------------------------------------------------------------

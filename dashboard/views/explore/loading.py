@@ -40,6 +40,7 @@ from dashboard.engines import (
     torch_hint,
 )
 from dashboard.hosted import Limits
+from dashboard.model_pick import model_label as shared_model_label
 from dashboard.views.explore.links import OTHER_MODEL
 from dashboard.widgets import error_md, md
 
@@ -47,13 +48,7 @@ LOG = logging.getLogger(__name__)
 
 
 def model_label(key: str) -> str:
-    if key == BUNDLED_KEY:
-        return "all-MiniLM-L6-v2 · bundled"
-    if key in CURATED_HUB_MODELS:
-        return f"{key} (Hub)"
-    if key == OTHER_MODEL:
-        return "Other: a Hub id or a local folder…"
-    return key
+    return "Other: a Hub id or a local folder…" if key == OTHER_MODEL else shared_model_label(key)
 
 
 def _forget_failure(model: str) -> None:

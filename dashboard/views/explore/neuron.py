@@ -30,8 +30,9 @@ from dashboard.charts.neuron import MAX_CLICK_CELLS, add_cell_targets, row_figur
 from dashboard.content import neuron as text
 from dashboard.engines import load_engine
 from dashboard.presenter import presenting
+from dashboard.state import signature
 from dashboard.views.explore import links
-from dashboard.views.explore.widgets import reset_widgets, signature
+from dashboard.views.explore.widgets import reset_widgets
 from dashboard.widgets import chart, chart_filename, error_md, md
 
 LOG = logging.getLogger(__name__)

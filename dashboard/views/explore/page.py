@@ -14,12 +14,12 @@ from dashboard.content.explore import HOW_TO_READ, HOW_TO_READ_LABEL, TO_LEARN
 from dashboard.engines import ENGINES, allowed_engines
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, current_limits
 from dashboard.presenter import presenting
-from dashboard.state import clean_widget_text
+from dashboard.state import clean_widget_text, signature
 from dashboard.views.explore import links, loading
 from dashboard.views.explore.flow import rollout_view
 from dashboard.views.explore.results import result_for, shown_token_view
 from dashboard.views.explore.views import focus_view, head_view, lines_view, model_view
-from dashboard.views.explore.widgets import downloads_ui, max_chars, options_ui, sentence_ui, signature
+from dashboard.views.explore.widgets import downloads_ui, max_chars, options_ui, sentence_ui
 from dashboard.widgets import copy_link_ui, md
 
 LOG = logging.getLogger(__name__)

@@ -8,13 +8,12 @@ include those options' signature (`bound_key`) and are seeded from the canonical
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 import streamlit as st
 
 from core.analysis import TokenView
 from core.result import AttentionResult
+from dashboard import state
 from dashboard.content.explore import (
     EXAMPLES,
     HIDE_HELP,
@@ -38,22 +37,11 @@ def max_chars(limits: Limits) -> int:
 
 
 def reset_widgets(name: str) -> None:
-    """Forget a bound widget's own state so it is seeded again from the canonical value."""
-    prefix = f"explore_w_{name}_"
-    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith(prefix)]:
-        del st.session_state[key]
+    state.reset_widgets("explore", name)
 
 
-def bound_key(name: str, signature: object, value: object) -> str:
-    """The key of a widget showing canonical state `name` whose options depend on `signature`."""
-    key = f"explore_w_{name}_{signature}"
-    if key not in st.session_state:
-        st.session_state[key] = value
-    return key
-
-
-def signature(*parts: object) -> str:
-    return hashlib.sha1(repr(parts).encode("utf-8")).hexdigest()[:10]
+def bound_key(name: str, sig: object, value: object) -> str:
+    return state.bound_key("explore", name, sig, value)
 
 
 # ---- callbacks -------------------------------------------------------------------------------------
