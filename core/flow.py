@@ -87,15 +87,13 @@ def shown_norms(
     probs = np.asarray(probs, dtype=np.float64)
     f = np.asarray(f, dtype=np.float64)
     if merged:
-        columns = []
-        for start, stop in spans:
-            if stop - start == 1:
-                columns.append(probs[:, start] * np.linalg.norm(f[start]))
-            else:  # (T, pieces) @ (pieces, D): each query's summed vector from this word
-                columns.append(np.linalg.norm(probs[:, start:stop] @ f[start:stop], axis=-1))
-        to_items = np.stack(columns, axis=-1)  # (T, items)
         starts = np.array([s for s, _ in spans], dtype=np.intp)
         sizes = np.array([e - s for s, e in spans], dtype=np.float64)
+        # a one-piece word's column is α_ij ‖f(x_j)‖; only words of several pieces need their sum
+        to_items = probs[:, starts] * np.linalg.norm(f[starts], axis=-1)  # (T, items)
+        for item in np.flatnonzero(sizes > 1):
+            start, stop = spans[item]  # (T, pieces) @ (pieces, D): each query's summed vector
+            to_items[:, item] = np.linalg.norm(probs[:, start:stop] @ f[start:stop], axis=-1)
         out = np.add.reduceat(to_items, starts, axis=0) / sizes[:, None]  # (items, items)
     else:
         out = attention_norms(probs[None], f[None])[0]
