@@ -149,7 +149,8 @@ def head_caption(norms: Norms | None, caption: str) -> str:
     replaced by how to read norms, and the head's statistics are said to be of the weights."""
     if norms is None or "On average" not in caption:
         return caption
-    return text.NORMS_CAPTION + caption[caption.index("On average") :]
+    rest = caption[caption.index("On average") :]
+    return text.NORMS_CAPTION + rest[0].lower() + rest[1:]
 
 
 def note_ui(norms: Norms | None) -> None:
