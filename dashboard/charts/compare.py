@@ -19,29 +19,14 @@ from dashboard.charts.explore import escape_label
 from dashboard.charts.heatmap import (
     AXIS_TITLE_PX,
     COLORBAR_PX,
-    OUTLINE_COLOR,
     PAGE,
     Sizing,
     matrix_heatmap,
+    row_outline,
     top_title,
 )
 
 FROM, TO = "from (query)", "to (key)"
-
-
-def row_outline(row: int, n_cols: int) -> dict:
-    """A Plotly layout shape: a red box around one whole row of a category heatmap."""
-    return {
-        "type": "rect",
-        "xref": "x",
-        "yref": "y",
-        "x0": -0.5,
-        "x1": n_cols - 0.5,
-        "y0": row - 0.5,
-        "y1": row + 0.5,
-        "line": {"color": OUTLINE_COLOR, "width": 3},
-        "fillcolor": "rgba(0,0,0,0)",
-    }
 
 
 QUIET = 0.05  # printed cell numbers below this size are left blank (hover still gives them)

@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dashboard.charts.explore import AXIS_TEXT, FONT, escape_label, unique_labels
-from dashboard.charts.heatmap import OUTLINE_COLOR, top_title
+from dashboard.charts.heatmap import top_title
 
 BAR_COLOR = "#2171b5"  # a dark blue of the heatmaps' "Blues" scale
 
@@ -46,21 +46,6 @@ def restyle_heatmap(
         f"{value_name}: %{{z:.4f}}<extra></extra>",
     )
     return fig
-
-
-def row_outline(row: int, n_cols: int) -> dict:
-    """A Plotly layout shape: a box around one whole row of a category heatmap."""
-    return {
-        "type": "rect",
-        "xref": "x",
-        "yref": "y",
-        "x0": -0.5,
-        "x1": n_cols - 0.5,
-        "y0": row - 0.5,
-        "y1": row + 0.5,
-        "line": {"color": OUTLINE_COLOR, "width": 3},
-        "fillcolor": "rgba(0,0,0,0)",
-    }
 
 
 def rollout_row_bars(

@@ -110,19 +110,29 @@ def top_title(text: str) -> dict:
     }
 
 
-def cell_outline(row: int, col: int, width: int = 4) -> dict:
-    """A Plotly layout shape: a red box around one cell of a category heatmap."""
+def _box(x0: float, x1: float, y0: float, y1: float, width: int) -> dict:
+    """A Plotly layout shape: an empty red rectangle in a category heatmap's cell coordinates."""
     return {
         "type": "rect",
         "xref": "x",
         "yref": "y",
-        "x0": col - 0.5,
-        "x1": col + 0.5,
-        "y0": row - 0.5,
-        "y1": row + 0.5,
+        "x0": x0,
+        "x1": x1,
+        "y0": y0,
+        "y1": y1,
         "line": {"color": OUTLINE_COLOR, "width": width},
         "fillcolor": "rgba(0,0,0,0)",
     }
+
+
+def cell_outline(row: int, col: int, width: int = 4) -> dict:
+    """A red box around one cell of a category heatmap."""
+    return _box(col - 0.5, col + 0.5, row - 0.5, row + 0.5, width)
+
+
+def row_outline(row: int, n_cols: int, width: int = 3) -> dict:
+    """A red box around one whole row (of n_cols cells) of a category heatmap."""
+    return _box(-0.5, n_cols - 0.5, row - 0.5, row + 0.5, width)
 
 
 def matrix_heatmap(

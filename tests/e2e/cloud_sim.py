@@ -47,6 +47,10 @@ PAGES = [
     ("explore, lines", "/explore?example=trophy-large&view=lines", 1),
     ("explore, every head", "/explore?example=trophy-large&view=model", 1),
     ("explore, focus", "/explore?example=trophy-large&view=focus", 2),
+    ("explore, norms", "/explore?example=trophy-large&view=head&measure=norms", 1),
+    ("explore, rollout", "/explore?example=trophy-large&view=rollout", 2),
+    ("compare, trophy pair", "/compare?preset=trophy", 3),
+    ("atlas, built-in corpus", "/atlas", 1),
     ("home", "/", 1),
 ]
 PROBLEMS = "[data-testid='stException'], [data-testid='stAlertContentError']"

@@ -23,8 +23,8 @@ from core.flow import attention_rollout, renormalise_rows, shown_norms, value_ou
 from core.models import ModelError
 from core.result import AttentionResult
 from dashboard.charts.explore import head_heatmap
-from dashboard.charts.flow import restyle_heatmap, rollout_row_bars, row_outline
-from dashboard.charts.heatmap import number_repeats
+from dashboard.charts.flow import restyle_heatmap, rollout_row_bars
+from dashboard.charts.heatmap import number_repeats, row_outline
 from dashboard.content import explore as text
 from dashboard.engines import compute_attention, load_engine
 from dashboard.presenter import presenting
