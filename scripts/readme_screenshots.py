@@ -2,7 +2,7 @@
 
 Starts the app (`streamlit run`, loopback only), opens each page in headless Chromium at 1600x1000,
 in presenter mode (the chart first, as on a projector), and writes
-docs/screenshots/{learn,learn-bert,explore}.png. Rerun it after a change to what a page
+docs/screenshots/{learn,learn-bert,explore,compare,atlas}.png. Rerun it after a change to what a page
 looks like, and look at the pictures before committing them.
 """
 
@@ -21,6 +21,8 @@ SHOTS = {  # file name -> (path and query, charts to wait for)
     "learn": ("/learn?present=1&text=The+cat+sat+on+the+mat&step=5", 1),
     "learn-bert": ("/learn?present=1&example=bert&text=The+bank+approved+the+loan.&layer=2&step=5", 1),
     "explore": ("/explore?present=1", 1),
+    "compare": ("/compare?present=1&preset=trophy&show=diff", 1),
+    "atlas": ("/atlas?present=1", 1),
 }
 
 
