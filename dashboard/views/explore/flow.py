@@ -4,7 +4,7 @@ Zuidema 2020, "Quantifying Attention Flow in Transformers"). The math is in core
 module picks, caches and draws.
 
 The arrays are cached per input in st.cache_resource (shared read-only objects, as
-dashboard/engines.py explains): a layer's value-output vectors f_h(x) (H, T, D), and the rollout
+dashboard/engines.py explains): one head's value-output vectors f_h(x) (T, D), and the rollout
 stack (L, T, T). A rerun then costs one head's norms or one layer's rollout, transformed for the
 toggles. The input is the one the page shows: session key "explore_result_key" (results.result_for).
 Letters: L layers, H heads, T tokens, D hidden size, W shown tokens.
@@ -12,8 +12,8 @@ Letters: L layers, H heads, T tokens, D hidden size, W shown tokens.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 import streamlit as st
@@ -32,7 +32,6 @@ from dashboard.views.explore import links
 from dashboard.views.explore.widgets import step_ui, token_picker_ui
 from dashboard.widgets import chart, chart_filename, csv_download, md
 
-LOG = logging.getLogger(__name__)
 MEASURE_KEY, RESCALE_KEY = "explore_measure", "explore_rescale"
 ROOM_HEIGHT = 800  # presenter mode's heatmap at 1920x1080, as the head view's
 
@@ -40,13 +39,20 @@ ROOM_HEIGHT = 800  # presenter mode's heatmap at 1920x1080, as the head view's
 # ---- cached arrays ---------------------------------------------------------------------------------
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
-def value_vectors(model_key: str, engine: str, text: str, max_tokens: int, layer: int) -> np.ndarray:
-    """(H, T, D) f_h(x_j) of one layer for the shown input, read-only. Raises ModelError when the
-    engine cannot read each head's weights (the torch engine on an unknown architecture)."""
+@st.cache_resource(max_entries=16, show_spinner=False)
+def value_vectors(
+    model_key: str, engine: str, text: str, max_tokens: int, layer: int, head: int
+) -> np.ndarray:
+    """(T, D) f_h(x_j) of one head for the shown input, read-only: one head, not the layer's (H, T, D),
+    which at 512 tokens of a 12-head base model would hold 19 MB per cache entry. Raises ModelError
+    when the engine cannot read each head's weights (the torch engine on an unknown architecture)."""
     result = compute_attention(model_key, engine, text, max_tokens)
     weights = load_engine(model_key, engine).layer_weights(layer)
-    f = value_output_vectors(result.hidden_states[layer], weights, weights.n_heads).astype(np.float32)
+    if weights.w_v.shape[1] % weights.n_heads:
+        raise ValueError(f"W_V {weights.w_v.shape} does not split into {weights.n_heads} heads")
+    cols = slice(head * weights.d_k, (head + 1) * weights.d_k)  # head h's columns of W_V, rows of W_O
+    one_head = SimpleNamespace(w_v=weights.w_v[:, cols], b_v=weights.b_v[cols], w_o=weights.w_o[cols])
+    f = value_output_vectors(result.hidden_states[layer], one_head, 1)[0].astype(np.float32)
     f.setflags(write=False)
     return f
 
@@ -117,7 +123,7 @@ def head_norms(
     if kind != "norms":
         return None
     try:
-        f = value_vectors(*_source(), layer)[head]  # (T, D)
+        f = value_vectors(*_source(), layer, head)  # (T, D)
     except (ModelError, ValueError) as err:  # an unknown layout; heads that do not split W_V, W_O
         st.info(text.NORMS_UNAVAILABLE.format(reason=md(str(err))))
         return None
