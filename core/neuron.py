@@ -27,7 +27,7 @@ import numpy as np
 from core.attention import softmax, split_heads
 from core.layers import linear
 
-__all__ = ["CellArithmetic", "cell_arithmetic", "top_products"]
+__all__ = ["CellArithmetic", "cell_arithmetic", "relative_positions", "top_products"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,6 +60,15 @@ def top_products(products: np.ndarray, top: int) -> np.ndarray:
     """Indices of the `top` largest |products|, largest first (ties: the lower index first)."""
     order = np.argsort(-np.abs(np.asarray(products, dtype=np.float64)), kind="stable")
     return order[: max(0, min(top, len(order)))]
+
+
+def relative_positions(config: object) -> str | None:
+    """The position scheme a model config names when it is not absolute (BERT's configs say
+    position_embedding_type "relative_key" or "relative_key_query", Huang et al. 2020): attention
+    that adds relative-position scores to q·k, which the steps here leave out. None for absolute
+    positions or a config that says nothing."""
+    kind = getattr(config, "position_embedding_type", None)
+    return kind if isinstance(kind, str) and kind and kind != "absolute" else None
 
 
 def _check(x: np.ndarray, weights: SimpleNamespace, head: int, i: int, j: int) -> None:

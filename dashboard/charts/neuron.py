@@ -25,11 +25,17 @@ MAX_CLICK_CELLS = 64 * 64  # above this, one invisible point per cell costs the 
 __all__ = ["MAX_CLICK_CELLS", "add_cell_targets", "row_figure", "vectors_figure"]
 
 
-def add_cell_targets(fig: go.Figure, matrix: np.ndarray, labels: Sequence[str]) -> bool:
+def add_cell_targets(
+    fig: go.Figure,
+    matrix: np.ndarray,
+    labels: Sequence[str],
+    hint: str = "click: where this weight comes from",
+) -> bool:
     """Make each cell of a head heatmap (built by charts.explore.head_heatmap on `labels`) clickable:
     one invisible point per cell, which Streamlit reports as a selection (a heatmap cell is not
     selectable in Plotly). The points repeat the map's hover text (Plotly shows the nearest point's
-    over the heatmap's, which stays for the gaps), and carry customdata [row, col, value]. Returns
+    over the heatmap's, which stays for the gaps) with `hint` below it (plain text: it is not
+    escaped), and carry customdata [row, col, value]. Returns
     False, changing nothing, when the map is too large for one point per cell."""
     z = np.asarray(matrix, dtype=np.float32)
     w = z.shape[0]
@@ -42,7 +48,7 @@ def add_cell_targets(fig: go.Figure, matrix: np.ndarray, labels: Sequence[str]) 
     heatmap = next(iter(fig.select_traces({"type": "heatmap"})))
     # the map's own hover text (weights, or another measure) with the cell's value from customdata
     hover = (heatmap.hovertemplate or "%{z:.4f}<extra></extra>").replace("%{z", "%{customdata[2]")
-    hover = hover.replace("<extra></extra>", "<br><i>click: where this weight comes from</i><extra></extra>")
+    hover = hover.replace("<extra></extra>", f"<br><i>{hint}</i><extra></extra>")
     fig.add_trace(
         go.Scatter(
             x=np.asarray(names)[cols.ravel()],  # NumPy arrays: validated and sent fast (64² points)

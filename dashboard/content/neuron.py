@@ -10,6 +10,26 @@ INTRO = (
     "from the model's own numbers: this layer's input x and its query and key weights. {how} "
     "Steps numbered as on the learn page."
 )
+INTRO_NORMS = (
+    "The map above shows norms ‖α f(x)‖; here is the head's weight α behind its row “{i_tok}” (#{i}), "
+    "column “{j_tok}” (#{j}), computed again from the model's own numbers: this layer's input x and "
+    "its query and key weights. {how} Steps numbered as on the learn page."
+)
+WHERE_WEIGHTS = " (the map above)"
+WHERE_NORMS = " (hover the map for its norm)"
+NORM_CELL = (
+    "**The map's norm** · the head moves $\\alpha_{{ij}} f_h(x_j)$ from “{j_tok}” into “{i_tok}”, where "
+    "$f_h(x)$ is a token's value vector after the output projection; the map shows its length "
+    "$\\lVert \\alpha_{{ij}} f_h(x_j) \\rVert = \\alpha_{{ij}} \\cdot \\lVert f_h(x_j) \\rVert = "
+    "{alpha} \\times {length} = {norm}${rescaled}{merged}"
+)
+NORM_RESCALED = (
+    ", and with rows rescaled, that divided by the row's total "
+    "$\\sum_m \\lVert \\alpha_{{im}} f_h(x_m) \\rVert$: ${norm} \\,/\\, {total} = {share}$"
+)
+NORM_MERGED = " (for these two tokens: the map's merged cell combines its word's pieces, as noted under it)"
+CLICK = "click: where this weight comes from"
+CLICK_NORMS = "click: the weight α behind this norm"
 HOW_CLICK = "Click a cell of the map above, or pick the two tokens here."
 HOW_PICK = "Pick the two tokens here (a map of more than {most} tokens takes no clicks)."
 DEFAULT_CELL = (
@@ -55,13 +75,23 @@ STEP_5_WHY = (
     "between top and bottom, but keeps $e^{{s'}}$ from overflowing: that is how every engine "
     "computes it."
 )
-AGREE = (
-    "The engine's weight for this cell (the map above): **{engine}** :green[**✓ the same to {digits} "
-    "decimals**]"
-)
+AGREE = "The engine's weight for this cell{where}: **{engine}** :green[**✓ the same to {digits} decimals**]"
+ROUNDING = 1e-4  # a gap below this is float rounding; above it the recomputation misses something
 DISAGREE = (
-    "The engine's weight for this cell (the map above): **{engine}**, {diff:.1e} away from the "
+    "The engine's weight for this cell{where}: **{engine}**, {diff:.1e} away from the "
     "recomputed {weight} (float rounding between engines)."
+)
+NOT_REPRODUCED = (
+    "The engine's weight for this cell{where}: **{engine}**, {diff:.1e} away from the recomputed "
+    "{weight}: :orange[**recomputing from q and k does not reproduce this model's attention**] "
+    "(it adds terms to q · k, {why})."
+)
+NOT_REPRODUCED_WHY = "such as relative-position scores"
+NOT_REPRODUCED_RELATIVE = "relative-position scores: its config says position_embedding_type “{kind}”"
+RELATIVE_NOTE = (
+    "This model's config says position_embedding_type “{kind}”: attention of that kind adds "
+    "relative-position scores to q · k, which the steps below leave out, so they need not match the "
+    "engine's weight (the last line compares the two)."
 )
 TO_LEARN = "Every step of this layer, for all tokens: [layer {layer}, head {head} on the learn page]({url})"
 TO_LEARN_BUNDLED = " (the learn page runs the bundled model)"

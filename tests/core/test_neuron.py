@@ -183,3 +183,23 @@ def test_a_layer_input_of_the_wrong_shape_is_refused():
         cell_arithmetic(np.ones((2, 3, 4), np.float32), _tiny_weights(), 0, 0, 0)
     with pytest.raises(ValueError, match="width 5"):
         cell_arithmetic(np.ones((3, 5), np.float32), _tiny_weights(), 0, 0, 0)
+
+
+def test_relative_positions_names_only_non_absolute_schemes():
+    """A torch model's config that asks for relative-position attention is named (the neuron view
+    then warns that q · k alone need not reproduce its weights); absolute or unsaid is None."""
+    from transformers import BertConfig
+
+    from core.neuron import relative_positions
+
+    for kind in ("relative_key", "relative_key_query"):
+        assert relative_positions(SimpleNamespace(position_embedding_type=kind)) == kind
+    assert relative_positions(BertConfig(position_embedding_type="relative_key")) == "relative_key"
+    for config in (
+        SimpleNamespace(position_embedding_type="absolute"),
+        SimpleNamespace(position_embedding_type=None),
+        SimpleNamespace(),
+        None,
+        BertConfig(),
+    ):
+        assert relative_positions(config) is None, config

@@ -259,6 +259,134 @@ def test_a_recomputed_weight_off_the_engines_gets_no_check_mark(monkeypatch):
     at = open_neuron()
     line = engine_line(at)
     assert "✓" not in line and "2.0e-03 away" in line
+    # far above float rounding: said plainly, not blamed on rounding
+    assert "does not reproduce this model's attention" in line and "rounding" not in line
+    assert "relative-position scores" in line
+
+
+def test_a_gap_within_float_rounding_is_called_rounding(monkeypatch):
+    """A recomputed weight a few 1e-5 off, across a rounding boundary of the 4th decimal."""
+    import dataclasses
+
+    from core import neuron as core_neuron
+    from dashboard.views.explore import neuron
+
+    def near(*args, **kwargs):
+        cell = core_neuron.cell_arithmetic(*args, **kwargs)
+        r = round(cell.weight, 4)  # move just past the nearer boundary r ± 0.00005
+        weight = r + 0.000055 if cell.weight > r else r - 0.000055
+        return dataclasses.replace(cell, weight=weight)
+
+    monkeypatch.setattr(neuron, "cell_arithmetic", near)
+    at = open_neuron()
+    line = engine_line(at)
+    assert "✓" not in line and "(float rounding between engines)" in line
+    assert "does not reproduce" not in line
+    gap = float(re.search(r"([0-9.]+e-0[0-9]) away", line).group(1))
+    assert 0 < gap <= 1e-4
+
+
+def test_a_relative_position_model_is_named_before_the_steps(monkeypatch):
+    """A torch model whose config says position_embedding_type relative_key: the section says up front
+    that q · k alone leaves out its relative-position scores, and a gap is put down to them."""
+    import dataclasses
+
+    from core import neuron as core_neuron
+    from core.models import BUNDLED_KEY
+    from dashboard.engines import load_engine
+    from dashboard.views.explore import neuron
+
+    config = load_engine(BUNDLED_KEY, "torch").model.config  # the cached engine the page uses
+    monkeypatch.setattr(config, "position_embedding_type", "relative_key_query", raising=False)
+    at = open_neuron(engine="torch")
+    note = next(i.value for i in at.info if "position_embedding_type" in i.value)
+    assert "relative\\_key\\_query" in note and "relative-position scores" in note
+    # transformers 5 computes BERT's attention from q · k alone: the two still agree here
+    assert "✓" in engine_line(at)
+
+    def off(*args, **kwargs):
+        cell = core_neuron.cell_arithmetic(*args, **kwargs)
+        return dataclasses.replace(cell, weight=cell.weight + 0.03)
+
+    monkeypatch.setattr(neuron, "cell_arithmetic", off)
+    at = open_neuron(engine="torch")
+    line = engine_line(at)
+    assert "does not reproduce this model's attention" in line and "relative\\_key\\_query" in line
+
+
+def _head_norm_row(at, layer, head, i):
+    """Query i's row of ‖α_im f_h(x_m)‖ and ‖f_h(x_j)‖, with f_h computed here head by head from the
+    engine's weights (an explicit slice of W_V and W_O, not core.flow)."""
+    from dashboard.engines import load_engine
+
+    result = shown_result(at)
+    key, engine = at.session_state["explore_result_key"][:2]
+    w = load_engine(key, engine).layer_weights(layer)
+    cols = slice(head * w.d_k, (head + 1) * w.d_k)
+    x = result.hidden_states[layer].astype(np.float64)
+    f = (x @ w.w_v[:, cols].astype(np.float64) + w.b_v[cols]) @ w.w_o[cols].astype(np.float64)  # (T, D)
+    lengths = np.sqrt((f**2).sum(axis=1))
+    return result.attentions[layer, head, i].astype(np.float64) * lengths, lengths
+
+
+def norm_line(at: AppTest) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith("**The map's norm**"))
+
+
+@pytest.mark.parametrize("rescale", [False, True])
+def test_with_norms_on_the_map_the_section_explains_alpha_and_the_norm(rescale):
+    params = {"measure": "norms", **({"rescale": 1} if rescale else {})}
+    at = open_neuron(**params)
+    result = shown_result(at)
+    layer, head = at.session_state["explore_layer"], at.session_state["explore_head"]
+    i, j = pickers(at)
+    i, j = i.value, j.value
+    alpha = result.attentions[layer, head, i, j]
+    # the weight is called the head's weight α, not the map's cell
+    line = engine_line(at)
+    assert "(the map above)" not in line and "hover the map for its norm" in line and "✓" in line
+    assert next(m.value for m in at.markdown if "computed again" in m.value).startswith(
+        "The map above shows norms ‖α f(x)‖; here is the head's weight α behind its row “it”"
+    )
+    assert shown_weight(at) == (f"{alpha:.4f}",) * 2
+    # the norm line: α × ‖f_h(x_j)‖ = the map's cell, with the numbers
+    row, lengths = _head_norm_row(at, layer, head, i)
+    line = norm_line(at)
+    numbers = re.search(r"= ([0-9.]+) \\times ([0-9.]+) = ([0-9.]+)\$(?:.*= ([0-9.]+)\$)?", line).groups()
+    assert numbers[:3] == (f"{alpha:.4f}", f"{lengths[j]:.4f}", f"{row[j]:.4f}")
+    spec = head_chart_spec(at)
+    cell = float(plotly_array(spec["data"][0]["z"])[i][j])  # the map's own value
+    if rescale:
+        expected = row[j] / row.sum()
+        assert f"{row.sum():.4f}" in line and numbers[3] == f"{expected:.4f}"
+        assert abs(cell - expected) < 1e-4 and abs(cell - 0.0) > 1e-3
+    else:
+        assert numbers[3] is None and "rescaled" not in line
+        assert abs(cell - row[j]) < 1e-3 * max(1.0, row[j])
+    # the click hover says what a click explains on a map of norms
+    assert "the weight α behind this norm" in spec["data"][1]["hovertemplate"]
+    assert "where this weight comes from" not in spec["data"][1]["hovertemplate"]
+
+
+def test_with_weights_on_the_map_there_is_no_norm_line():
+    at = open_neuron()
+    assert "(the map above)" in engine_line(at)
+    assert not any(m.value.startswith("**The map's norm**") for m in at.markdown)
+    assert "click: where this weight comes from" in head_chart_spec(at)["data"][1]["hovertemplate"]
+
+
+def test_one_learn_url_for_the_page_and_the_neuron_view():
+    """links.learn_url: the explore page's link (text only) and the neuron view's (layer, head, step),
+    as they were written before; the text cut to the learn page's 2000 characters."""
+    from dashboard.views.explore.links import LEARN_TEXT_CHARS, learn_url
+
+    text = 'A & B (c) [d] #e "f" <b>x</b> 50% ok?'
+    assert learn_url(text) == f"learn?example=bert&text={quote(text, safe='')}"
+    assert learn_url(text, 3, 7, 3) == f"learn?example=bert&text={quote(text, safe='')}&layer=3&head=7&step=3"
+    assert learn_url(text, 0, 0, 3).endswith("&layer=0&head=0&step=3")  # layer 0 is not "no layer"
+    long = "ab " * 1000
+    assert learn_url(long) == f"learn?example=bert&text={quote(long[:LEARN_TEXT_CHARS], safe='')}"
+    assert LEARN_TEXT_CHARS == 2000
 
 
 ODD_TEXTS = {

@@ -13,6 +13,8 @@ A link is read on the session's first run; the URL is written at the end of ever
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import streamlit as st
 
 from core.analysis import TokenView, find_word_ref, token_view, word_ref
@@ -30,6 +32,7 @@ from dashboard.widgets import md
 OTHER_MODEL = "__other__"  # the picker's entry for a Hub id or folder typed by the user
 LINK_POSITIONS = ("layer", "head", "focus", "target")  # URL values checked against the model and text
 MAX_REF_CHARS = 100  # a word reference in a link: longer ones are cut
+LEARN_TEXT_CHARS = 2000  # the learn page keeps at most this many characters of a sentence
 
 # Widgets drawn on every run, whose keys hold the page state: Streamlit drops a widget's key when a
 # run does not draw it (another page, or a run that stopped early), so PageLinks keeps a copy.
@@ -45,6 +48,14 @@ KEEP = (
     "explore_measure",  # the head view's weights / norms switch (dashboard/views/explore/flow.py)
     "explore_rescale",
 )
+
+
+def learn_url(text: str, layer: int | None = None, head: int | None = None, step: int | None = None) -> str:
+    """The learn page's real-BERT mode on this sentence (user text only ever URL-encoded), opened
+    at a layer, head (0-indexed, as in every link) and step when given."""
+    url = f"learn?example=bert&text={quote(text[:LEARN_TEXT_CHARS], safe='')}"
+    extra = (("layer", layer), ("head", head), ("step", step))
+    return url + "".join(f"&{name}={int(value)}" for name, value in extra if value is not None)
 
 
 def _parse_example(raw: str) -> Parsed:

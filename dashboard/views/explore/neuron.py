@@ -8,7 +8,10 @@ its largest weight. The section is a lazy expander: nothing is computed until it
 
 The arithmetic (core.neuron.cell_arithmetic) works on the model's tokens, whatever the map merges
 or hides; the weights come from the engine that made the result (layer_weights), so the numbers are
-that engine's own.
+that engine's own. When the map shows norms ‖α f(x)‖ (dashboard/views/explore/flow.py), the section
+still explains the weight α, and one line turns it into the map's norm (core.flow, Kobayashi et al.
+2020). A gap above text.ROUNDING between the recomputed and the engine's weight is not rounding: the
+model's attention adds terms to q · k (e.g. relative-position scores, core.neuron.relative_positions).
 """
 
 from __future__ import annotations
@@ -16,15 +19,16 @@ from __future__ import annotations
 import logging
 import math
 from functools import partial
-from urllib.parse import quote
+from types import SimpleNamespace
 
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
 from core.analysis import TokenView
+from core.flow import attention_norms, value_output_vectors
 from core.models import BUNDLED_KEY, ModelError
-from core.neuron import CellArithmetic, cell_arithmetic
+from core.neuron import CellArithmetic, cell_arithmetic, relative_positions
 from core.result import AttentionResult
 from dashboard.charts.neuron import MAX_CLICK_CELLS, add_cell_targets, row_figure, vectors_figure
 from dashboard.content import neuron as text
@@ -32,6 +36,7 @@ from dashboard.engines import load_engine
 from dashboard.presenter import presenting
 from dashboard.state import signature
 from dashboard.views.explore import links
+from dashboard.views.explore.flow import Norms
 from dashboard.views.explore.widgets import reset_widgets
 from dashboard.widgets import chart, chart_filename, error_md, md
 
@@ -75,10 +80,13 @@ def _on_cell_click(result: AttentionResult, view: TokenView) -> None:
             return
 
 
-def click_kwargs(fig: go.Figure, matrix: np.ndarray, result: AttentionResult, view: TokenView) -> dict:
+def click_kwargs(
+    fig: go.Figure, matrix: np.ndarray, result: AttentionResult, view: TokenView, *, norms: bool = False
+) -> dict:
     """Make the head map's cells clickable (points added to `fig`); the keyword arguments for
-    dashboard.widgets.chart that turn a click into this view's cell. {} when the map is too large."""
-    if not add_cell_targets(fig, matrix, view.labels):
+    dashboard.widgets.chart that turn a click into this view's cell. {} when the map is too large.
+    `norms`: the map shows norms, whose hover says the click explains the weight behind them."""
+    if not add_cell_targets(fig, matrix, view.labels, hint=text.CLICK_NORMS if norms else text.CLICK):
         return {}
     return {"on_select": partial(_on_cell_click, result, view), "selection_mode": "points"}
 
@@ -138,25 +146,31 @@ def _latex(formula: str) -> None:
     st.latex((r"\Large " if presenting() else "") + formula)
 
 
-def _compute(result: AttentionResult, layer: int, head: int, i: int, j: int) -> CellArithmetic | None:
-    """The cell's arithmetic from the engine that made the result, or None with the reason shown."""
-    model_key = (st.session_state.get("explore_result_key") or (BUNDLED_KEY,))[0]
+def _engine(result: AttentionResult):
+    return load_engine((st.session_state.get("explore_result_key") or (BUNDLED_KEY,))[0], result.engine)
+
+
+def _compute(
+    result: AttentionResult, layer: int, head: int, i: int, j: int
+) -> tuple[CellArithmetic, SimpleNamespace] | None:
+    """The cell's arithmetic and the layer's weights from the engine that made the result, or None
+    with the reason shown."""
     try:
-        weights = load_engine(model_key, result.engine).layer_weights(layer)
+        weights = _engine(result).layer_weights(layer)
     except ModelError as err:  # e.g. a torch architecture whose attention is not laid out like BERT's
         st.info(text.NO_WEIGHTS.format(why=error_md(err)))
         return None
-    return cell_arithmetic(result.hidden_states[layer], weights, head, i, j, top=TOP)
+    return cell_arithmetic(result.hidden_states[layer], weights, head, i, j, top=TOP), weights
+
+
+def _relative_kind(result: AttentionResult) -> str | None:
+    """The torch model's non-absolute position_embedding_type, if its config names one."""
+    config = getattr(getattr(_engine(result), "model", None), "config", None)
+    return relative_positions(config)
 
 
 def _learn_link(result: AttentionResult, layer: int, head: int) -> str:
-    from dashboard.views.explore.page import LEARN_TEXT_CHARS  # page imports the views: import late
-
-    sentence = st.session_state.get("explore_text", "")
-    url = (
-        f"learn?example=bert&text={quote(sentence[:LEARN_TEXT_CHARS], safe='')}"
-        f"&layer={layer}&head={head}&step={LEARN_STEP}"
-    )
+    url = links.learn_url(st.session_state.get("explore_text", ""), layer, head, LEARN_STEP)
     bundled = (st.session_state.get("explore_result_key") or (BUNDLED_KEY,))[0] == BUNDLED_KEY
     return text.TO_LEARN.format(layer=layer + 1, head=head + 1, url=url) + (
         "" if bundled else text.TO_LEARN_BUNDLED
@@ -164,7 +178,7 @@ def _learn_link(result: AttentionResult, layer: int, head: int) -> str:
 
 
 def _steps_ui(cell: CellArithmetic, result: AttentionResult, layer: int, i_tok: str, j_tok: str) -> None:
-    """Steps 2 to 5 with the numbers, and the engine's weight beside the recomputed one."""
+    """Steps 2 to 5 with the numbers."""
     big = presenting()
     name = chart_filename("explore", "neuron", f"layer{layer + 1}", f"head{cell.head + 1}")
     st.markdown(text.STEP_2.format(d_k=cell.d_k))
@@ -202,21 +216,67 @@ def _steps_ui(cell: CellArithmetic, result: AttentionResult, layer: int, i_tok: 
         )
     )
     st.caption(text.STEP_5_WHY.format(row_max=f"{cell.row_max:.{DIGITS}f}"))
-    engine = float(result.attentions[layer, cell.head, cell.i, cell.j])
-    if f"{engine:.{DIGITS}f}" == f"{cell.weight:.{DIGITS}f}":
-        st.markdown(text.AGREE.format(engine=f"{engine:.{DIGITS}f}", digits=DIGITS))
-    else:
-        st.markdown(
-            text.DISAGREE.format(
-                engine=f"{engine:.{DIGITS}f}",
-                diff=abs(engine - cell.weight),
-                weight=f"{cell.weight:.{DIGITS}f}",
-            )
+
+
+def _verdict_ui(cell: CellArithmetic, engine: float, norms: bool, relative: str | None) -> None:
+    """The engine's weight beside the recomputed one: the same to DIGITS decimals, a rounding gap, or
+    a gap no rounding explains (the model's attention adds terms to q · k)."""
+    where = text.WHERE_NORMS if norms else text.WHERE_WEIGHTS
+    shown, diff = f"{engine:.{DIGITS}f}", abs(engine - cell.weight)
+    if shown == f"{cell.weight:.{DIGITS}f}":
+        st.markdown(text.AGREE.format(where=where, engine=shown, digits=DIGITS))
+        return
+    line = text.DISAGREE if diff <= text.ROUNDING else text.NOT_REPRODUCED
+    why = text.NOT_REPRODUCED_RELATIVE.format(kind=md(relative)) if relative else text.NOT_REPRODUCED_WHY
+    st.markdown(
+        line.format(where=where, engine=shown, diff=diff, weight=f"{cell.weight:.{DIGITS}f}", why=why)
+    )
+
+
+def _norm_ui(
+    result: AttentionResult,
+    view: TokenView,
+    weights: SimpleNamespace,
+    layer: int,
+    cell: CellArithmetic,
+    rescaled: bool,
+    names: tuple[str, str],
+) -> None:
+    """The line from the weight α_ij to the norm the map shows: α_ij·‖f_h(x_j)‖ (core.flow), divided by
+    the row's total over the shown keys when rows are rescaled (the map's own cell when nothing is
+    merged and both tokens are on the map)."""
+    f = value_output_vectors(result.hidden_states[layer], weights, weights.n_heads)[cell.head]  # (T, D)
+    probs = result.attentions[layer, cell.head, cell.i][None, None]  # (1, 1, T): the engine's α row
+    row = attention_norms(probs, f[None])[0, 0]  # (T,) ‖α_im f_h(x_m)‖
+    alpha, norm = float(probs[0, 0, cell.j]), float(row[cell.j])
+    length = float(np.linalg.norm(f[cell.j]))
+    keep = np.asarray(view.keep, dtype=bool)
+    on_map = bool(keep[cell.i] and keep[cell.j])
+    extra = ""
+    if rescaled and on_map and not view.merged:
+        total = float(row[keep].sum())
+        share = norm / total if total > 0 else 0.0
+        extra = text.NORM_RESCALED.format(
+            norm=f"{norm:.{DIGITS}f}", total=f"{total:.{DIGITS}f}", share=f"{share:.{DIGITS}f}"
         )
+    st.markdown(
+        text.NORM_CELL.format(
+            i_tok=names[0],
+            j_tok=names[1],
+            alpha=f"{alpha:.{DIGITS}f}",
+            length=f"{length:.{DIGITS}f}",
+            norm=f"{norm:.{DIGITS}f}",
+            rescaled=extra,
+            merged=text.NORM_MERGED if view.merged else "",
+        )
+    )
 
 
-def neuron_ui(result: AttentionResult, view: TokenView, layer: int, head: int) -> None:
-    """The section under the head map: a lazy expander, computed only when open."""
+def neuron_ui(
+    result: AttentionResult, view: TokenView, layer: int, head: int, norms: Norms | None = None
+) -> None:
+    """The section under the head map: a lazy expander, computed only when open. `norms`: what the
+    map shows when it is norms (dashboard.views.explore.flow.head_norms), None for weights."""
     i, j, chosen = current_cell(result, layer, head)
     i_tok, j_tok = md(result.tokens[i]), md(result.tokens[j])
     label = text.EXPANDER.format(layer=layer + 1, head=head + 1, i_tok=i_tok, j_tok=j_tok)
@@ -228,7 +288,8 @@ def neuron_ui(result: AttentionResult, view: TokenView, layer: int, head: int) -
             st.subheader(text.HEADING.format(i_tok=i_tok, j_tok=j_tok, layer=layer + 1, head=head + 1))
         clickable = view.n_items**2 <= MAX_CLICK_CELLS
         how = text.HOW_CLICK if clickable else text.HOW_PICK.format(most=math.isqrt(MAX_CLICK_CELLS))
-        st.markdown(text.INTRO.format(i_tok=i_tok, j_tok=j_tok, i=i + 1, j=j + 1, how=how))
+        intro = text.INTRO if norms is None else text.INTRO_NORMS
+        st.markdown(intro.format(i_tok=i_tok, j_tok=j_tok, i=i + 1, j=j + 1, how=how))
         cell_picker_ui(result, i, j)
         if not chosen:
             st.caption(text.DEFAULT_CELL)
@@ -244,10 +305,30 @@ def neuron_ui(result: AttentionResult, view: TokenView, layer: int, head: int) -
             st.caption(note)
         st.markdown(_learn_link(result, layer, head))
         try:
-            cell = _compute(result, layer, head, i, j)
+            _arithmetic_ui(result, view, layer, head, (i, j), (i_tok, j_tok), norms)
         except Exception as err:  # the page goes on; the log keeps the traceback
             LOG.exception("neuron view failed")
             st.error(f"Could not recompute this weight ({type(err).__name__}).")
-            return
-        if cell is not None:
-            _steps_ui(cell, result, layer, i_tok, j_tok)
+
+
+def _arithmetic_ui(
+    result: AttentionResult,
+    view: TokenView,
+    layer: int,
+    head: int,
+    cell_ij: tuple[int, int],
+    names: tuple[str, str],
+    norms: Norms | None,
+) -> None:
+    """Steps 2 to 5, the engine's weight beside the recomputed one, and for norms the map's cell."""
+    relative = _relative_kind(result)
+    if relative:  # said before the steps: they leave out what such a model adds to q · k
+        st.info(text.RELATIVE_NOTE.format(kind=md(relative)))
+    computed = _compute(result, layer, head, *cell_ij)
+    if computed is None:
+        return
+    cell, weights = computed
+    _steps_ui(cell, result, layer, *names)
+    _verdict_ui(cell, float(result.attentions[layer, head, cell.i, cell.j]), norms is not None, relative)
+    if norms is not None:
+        _norm_ui(result, view, weights, layer, cell, norms.rescaled, names)

@@ -4,7 +4,6 @@ result, then one view. Each step that can fail says why in the page and stops th
 from __future__ import annotations
 
 import logging
-from urllib.parse import quote
 
 import streamlit as st
 
@@ -127,14 +126,6 @@ def _controls():
     return st.container()
 
 
-LEARN_TEXT_CHARS = 2000  # the learn page keeps at most this many characters of a sentence
-
-
-def learn_url(text: str) -> str:
-    """The learn page's real-BERT mode on this sentence (user text only ever URL-encoded)."""
-    return f"learn?example=bert&text={quote(text[:LEARN_TEXT_CHARS], safe='')}"
-
-
 def _render(limits: Limits) -> None:
     _start(limits)
     if not allowed_engines(limits):
@@ -161,7 +152,7 @@ def _render(limits: Limits) -> None:
         links.write_url(limits)
         return
     if not presenting():
-        st.caption(TO_LEARN.format(url=learn_url(text)))
+        st.caption(TO_LEARN.format(url=links.learn_url(text)))
     result = _compute(spec, engine, text, limits)
     if result is None:
         return

@@ -75,7 +75,8 @@ def head_view(
     if presenting():  # a projector: larger labels and numbers, the chart filling the screen below the panel
         fig.update_layout(font_size=18, title_font_size=24).update_traces(textfont_size=17)
         fig.update_xaxes(tickfont_size=17).update_yaxes(tickfont_size=17)
-    chart(fig, "explore_head_chart", name, **neuron.click_kwargs(fig, matrix, result, view))
+    clicks = neuron.click_kwargs(fig, matrix, result, view, norms=norms is not None)
+    chart(fig, "explore_head_chart", name, **clicks)
     labels = number_repeats(view.labels)
     csv_download(matrix, labels, labels, name, "explore_head_csv", corner="query (from) \\ key (to)")
     step_ui(result)
@@ -89,7 +90,7 @@ def head_view(
         hidden=text.HEAD_CAPTION_HIDDEN if view.renormalised else "",
     )
     st.caption(flow.head_caption(norms, caption) + (text.HEAD_CAPTION_PAIR if highlight else ""))
-    neuron.neuron_ui(result, view, layer, head)  # where the chosen cell's weight comes from
+    neuron.neuron_ui(result, view, layer, head, norms)  # where the chosen cell's weight comes from
 
 
 # ---- lines -----------------------------------------------------------------------------------------
