@@ -131,7 +131,10 @@ def test_primer_and_link_to_the_learn_page():
     presenting.run()
     assert_healthy(presenting)
     # presenter mode: no title, no primer, the controls folded into one closed panel, the chart first
-    assert [e.label for e in presenting.expander] == ["Controls: sentence, view, layer and head"]
+    # (the neuron view's closed section under the head chart is the only other panel)
+    labels = [e.label for e in presenting.expander]
+    assert labels[0] == "Controls: sentence, view, layer and head" and text.HOW_TO_READ_LABEL not in labels
+    assert all(label.startswith("Where this weight comes from") for label in labels[1:])
     assert not presenting.title and not any("learn page" in c.value for c in presenting.caption)
     assert presenting.get("plotly_chart")  # the view drawn under the panel
 
