@@ -97,10 +97,13 @@ PARITY_CAPTION = (
 
 # ---- how to read each view -------------------------------------------------------------------------
 
+# The head view's caption: how to read the map (weights or norms), then the head's weights in numbers.
 HEAD_CAPTION = (
     "Rows: the token that attends (query). Columns: the token it attends to (key). Each row sums "
-    "to 1; hover a cell for the exact weight. "
-    "On average this head puts {special:.0%} of a token's attention on \\[CLS\\]/\\[SEP\\], "
+    "to 1; hover a cell for the exact weight. On average this head puts "
+)
+HEAD_CAPTION_STATS = (
+    "{special:.0%} of a token's attention on \\[CLS\\]/\\[SEP\\], "
     "{previous:.0%} on the previous token, {self:.0%} on the token itself and {next:.0%} on the "
     "next one (shares can overlap: the first word's previous token is \\[CLS\\]{hidden})."
 )
@@ -250,7 +253,7 @@ NORMS_MERGE_NOTE = (
 NORMS_CAPTION = (
     "Rows: the token that attends (query). Columns: the token attended to (key). Each cell is the "
     "length of the vector the head moves from the column's token into the row's; hover for the exact "
-    "norm. The head's weights α, for comparison: "
+    "norm. The head's weights α, for comparison: on average it puts "
 )
 
 ROLLOUT_LAYER_LABEL = "Up to layer (1–{n})"

@@ -150,13 +150,10 @@ def restyle(fig, norms: Norms | None) -> None:
         )
 
 
-def head_caption(norms: Norms | None, caption: str) -> str:
-    """The head view's caption; for norms, its opening (rows sum to 1, hover for the weight) is
-    replaced by how to read norms, and the head's statistics are said to be of the weights."""
-    if norms is None or "On average" not in caption:
-        return caption
-    rest = caption[caption.index("On average") :]
-    return text.NORMS_CAPTION + rest[0].lower() + rest[1:]
+def head_caption(norms: Norms | None, stats: str) -> str:
+    """The head view's caption: how to read the map (weights, or norms), then `stats`, the head's
+    weights in numbers (for norms: said to be the weights', for comparison)."""
+    return (text.HEAD_CAPTION if norms is None else text.NORMS_CAPTION) + stats
 
 
 def note_ui(norms: Norms | None) -> None:

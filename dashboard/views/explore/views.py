@@ -82,7 +82,7 @@ def head_view(
     step_ui(result)
     flow.note_ui(norms)
     stats = head_stats(result.attentions[layer : layer + 1, head : head + 1], result.special_mask)
-    caption = text.HEAD_CAPTION.format(
+    caption = text.HEAD_CAPTION_STATS.format(
         special=stats["to_special"][0, 0],
         previous=stats["to_previous"][0, 0],
         self=stats["to_self"][0, 0],
