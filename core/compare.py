@@ -5,15 +5,22 @@ Letters: L layers, H heads, T tokens (T1, T2 when the two sentences differ in le
 Attention arrays are [L, H, query_pos, key_pos]: row = the token that attends ("from"), column =
 the token attended to ("to"). Every row is a probability distribution over the keys.
 
-How a change is measured (the compare page states both rules):
-- aligned (both sentences have the same number of tokens, so key j of one is key j of the other,
-  and the focus word sits at the same position): the total variation distance between the focus
-  row in sentence 1 and in sentence 2, ½ Σ_j |a2_ij − a1_ij|, from 0 (the row did not move) to 1
-  (no weight in common);
-- not aligned: key positions mean different tokens, so each row is first summed into the same six
-  role bins in both sentences ([CLS], [SEP], the focus itself, the token before it, the token after
-  it, everything else) and the total variation is taken over those bins. This is the role view of
-  Clark et al. (2019), "What Does BERT Look At?", §3, applied to one row.
+When two sentences line up (align_tokens): they have the same number of tokens and no shared token
+moved, only words swapped in place ("dogs chase cats" / "cats chase dogs" line up; "he said no" /
+"no he said" does not: "he said" moved). Measured: keeping every token at its place matches as many
+tokens as the longest common subsequence of the two token lists (the best any shift could match).
+Then position j of one sentence is position j of the other, and a difference map means something.
+
+The focus word's row is the mean of its pieces' rows (a word split into pieces, like "suit ##case",
+is read as one word, as the explore page's merged view does: core.analysis). How a change is
+measured (the compare page states both rules):
+- row by row (the tokens line up and the focus word sits at the same positions in both): the total
+  variation distance between the focus row in sentence 1 and in sentence 2, ½ Σ_j |a2_ij − a1_ij|,
+  from 0 (the row did not move) to 1 (no weight in common);
+- by role (otherwise): key positions mean different tokens, so each row is first summed into the
+  same six role bins in both sentences ([CLS], [SEP], the focus word itself, the token before it,
+  the token after it, everything else) and the total variation is taken over those bins. This is
+  the role view of Clark et al. (2019), "What Does BERT Look At?", §3, applied to one row.
 """
 
 from __future__ import annotations
@@ -31,8 +38,10 @@ __all__ = [
     "HeadChange",
     "align_tokens",
     "first_difference",
+    "focus_rows",
     "rank_changes",
     "role_bins",
+    "row_by_row",
     "swap_labels",
     "total_variation",
     "word_rows",
@@ -45,15 +54,37 @@ ROLE_BINS = ("[CLS]", "[SEP]", "itself", "previous", "next", "other")
 class Alignment:
     """Whether two token lists line up position by position, and where they differ."""
 
-    aligned: bool  # same length: position j of one is position j of the other
+    aligned: bool  # position j of one is position j of the other (see the module docstring)
     swapped: tuple[int, ...]  # aligned positions whose tokens differ (empty when not aligned)
+    moved: bool = False  # same length, but shared tokens moved (so not aligned)
+
+
+def _lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
+    """The longest common subsequence's length (dynamic programming, one row at a time)."""
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b):
+            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+        prev = cur
+    return prev[-1]
 
 
 def align_tokens(tokens1: Sequence[str], tokens2: Sequence[str]) -> Alignment:
-    """Aligned when the two lists have the same length; then the positions whose tokens differ."""
+    """Aligned when both lists have the same length and keeping every token in place matches as many
+    tokens as their longest common subsequence (no shared token moved); then the positions whose
+    tokens differ."""
     if len(tokens1) != len(tokens2):
         return Alignment(False, ())
-    return Alignment(True, tuple(i for i, (a, b) in enumerate(zip(tokens1, tokens2, strict=True)) if a != b))
+    differ = [i for i, (a, b) in enumerate(zip(tokens1, tokens2, strict=True)) if a != b]
+    if not differ:
+        return Alignment(True, ())
+    # a common start and end belong to every longest common subsequence: compare only the middle
+    start, stop = differ[0], differ[-1] + 1
+    in_place = stop - start - len(differ)
+    if _lcs_length(tokens1[start:stop], tokens2[start:stop]) > in_place:
+        return Alignment(False, (), moved=True)
+    return Alignment(True, tuple(differ))
 
 
 def _join(tokens: Sequence[str]) -> str:
@@ -95,23 +126,25 @@ def total_variation(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     return 0.5 * np.abs(np.asarray(q, np.float64) - np.asarray(p, np.float64)).sum(axis=-1)
 
 
-def role_bins(rows: np.ndarray, focus: int, special_mask: Sequence[bool]) -> np.ndarray:
-    """(..., T) rows of the token at `focus` -> (..., 6) mass in ROLE_BINS.
+def role_bins(rows: np.ndarray, focus: tuple[int, int], special_mask: Sequence[bool]) -> np.ndarray:
+    """(..., T) rows of the focus word (tokens focus[0]..focus[1]-1) -> (..., 6) mass in ROLE_BINS.
 
-    [CLS] is a special token at position 0, [SEP] any other special token; "itself" is the focus,
-    "previous" / "next" the tokens beside it unless they are special (then their mass is in their
-    own bin). Every key falls in exactly one bin, so the bins sum to the row's total.
+    [CLS] is a special token at position 0, [SEP] any other special token; "itself" is every piece
+    of the focus word, "previous" / "next" the tokens just before and after the word unless they are
+    special (then their mass is in their own bin). Every key falls in exactly one bin, so the bins
+    sum to the row's total.
     """
     t = rows.shape[-1]
+    start, stop = focus
     special = np.asarray(special_mask, dtype=bool)
     which = np.full(t, 5, dtype=np.intp)  # "other"
-    for pos, bin_ in ((focus - 1, 3), (focus + 1, 4)):
+    for pos, bin_ in ((start - 1, 3), (stop, 4)):
         if 0 <= pos < t and not special[pos]:
             which[pos] = bin_
     which[special] = 1
     if special[0]:
         which[0] = 0
-    which[focus] = 2
+    which[start:stop] = 2
     out = np.zeros((*rows.shape[:-1], len(ROLE_BINS)), dtype=np.float64)
     for bin_ in range(len(ROLE_BINS)):
         out[..., bin_] = np.asarray(rows, np.float64)[..., which == bin_].sum(axis=-1)
@@ -135,23 +168,38 @@ class HeadChange:
     weight2: float
 
 
+def focus_rows(attn: np.ndarray, focus: tuple[int, int]) -> np.ndarray:
+    """(L, H, T, T) -> (L, H, T): the focus word's row, the mean of its pieces' rows (still a
+    distribution over the keys)."""
+    start, stop = focus
+    return np.asarray(attn[:, :, start:stop, :], np.float64).mean(axis=2)
+
+
+def row_by_row(alignment: Alignment, focus1: tuple[int, int] | None, focus2: tuple[int, int] | None) -> bool:
+    """The one rule for comparing the focus rows key by key: the tokens line up and the focus word
+    has the same pieces at the same positions in both sentences."""
+    return alignment.aligned and focus1 is not None and focus1 == focus2
+
+
 def rank_changes(
     attn1: np.ndarray,
     attn2: np.ndarray,
-    focus1: int,
-    focus2: int,
+    focus1: tuple[int, int],
+    focus2: tuple[int, int],
     special1: Sequence[bool],
     special2: Sequence[bool],
     spans1: Sequence[tuple[int, int]],
     spans2: Sequence[tuple[int, int]],
-) -> tuple[list[HeadChange], bool]:
-    """Every head, ranked by how much the focus row changed between the sentences, largest first;
-    and whether the aligned rule was used (same token count, focus at the same position; else the
-    role-bin rule). `spans` are each sentence's word spans, for each head's top word."""
-    rows1 = attn1[:, :, focus1, :]  # (L, H, T1)
-    rows2 = attn2[:, :, focus2, :]  # (L, H, T2)
-    aligned = rows1.shape == rows2.shape and focus1 == focus2
-    if aligned:
+    rowwise: bool,
+) -> list[HeadChange]:
+    """Every head, ranked by how much the focus word's row changed between the sentences, largest
+    first: key by key when `rowwise` (row_by_row decides), else by role bins. `focus` is the word's
+    token span (start, stop); `spans` are each sentence's word spans, for each head's top word."""
+    rows1 = focus_rows(attn1, focus1)  # (L, H, T1)
+    rows2 = focus_rows(attn2, focus2)  # (L, H, T2)
+    if rowwise and (rows1.shape != rows2.shape or focus1 != focus2):
+        raise ValueError("a row-by-row comparison needs the same tokens and the same focus positions")
+    if rowwise:
         change = total_variation(rows1, rows2)  # (L, H)
     else:
         change = total_variation(role_bins(rows1, focus1, special1), role_bins(rows2, focus2, special2))
@@ -174,4 +222,4 @@ def rank_changes(
                 float(words2[layer, head, b]),
             )
         )
-    return ranked, aligned
+    return ranked

@@ -59,8 +59,14 @@ def _titled(fig: go.Figure, title: str, sizing: Sizing = PAGE) -> go.Figure:
     return fig.update_layout(title=heading, margin_t=top + room, height=height + room)
 
 
-def _outline(focus_row: int | None, n: int) -> list[dict]:
-    return [row_outline(focus_row, n)] if focus_row is not None and 0 <= focus_row < n else []
+def _outline(focus_row: int | tuple[int, int] | None, n: int) -> list[dict]:
+    """One red box around the focus row, or around a word's rows (start, stop) when it has pieces."""
+    if focus_row is None:
+        return []
+    start, stop = (focus_row, focus_row + 1) if isinstance(focus_row, int) else focus_row
+    if not 0 <= start < stop <= n:
+        return []
+    return [{**row_outline(start, n), "y1": stop - 0.5}]
 
 
 def _map(
@@ -70,7 +76,7 @@ def _map(
     title: str,
     probabilities: bool,
     hover: str,
-    focus_row: int | None,
+    focus_row: int | tuple[int, int] | None,
     share: float,
     height: int | None,
     sizing: Sizing,
@@ -122,7 +128,7 @@ def head_map(
     tokens: Sequence[str],
     *,
     title: str,
-    focus_row: int | None = None,
+    focus_row: int | tuple[int, int] | None = None,
     share: float = 0.5,
     height: int | None = None,
     max_height: int = 900,
@@ -151,7 +157,7 @@ def difference_map(
     tokens2: Sequence[str],
     *,
     title: str,
-    focus_row: int | None = None,
+    focus_row: int | tuple[int, int] | None = None,
     share: float = 0.5,
     height: int | None = None,
     max_height: int = 900,

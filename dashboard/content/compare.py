@@ -39,7 +39,11 @@ PRESETS: dict[str, Preset] = {
 }
 PRESET_TITLES = {**{name: p.title for name, p in PRESETS.items()}, OWN: "Your own"}
 DEFAULT_PRESET = "trophy"
-OWN_CAPTION = "Type two sentences below. Pairs that differ in one word line up token by token."
+OWN_CAPTION = (
+    "Type two sentences below. They line up token by token when they differ only in words swapped "
+    "in place (same number of tokens, every shared token at the same place): then the page also "
+    "draws their difference."
+)
 
 TITLE = "Compare two sentences"
 INTRO = (
@@ -54,6 +58,11 @@ SENTENCE_HELP = "At most {max_tokens} tokens are read (counting \\[CLS\\] and \\
 
 ALIGNED = "The two sentences line up token by token ({n} tokens each). Swapped: {swaps}."
 IDENTICAL = "The two sentences are the same: every difference below is 0."
+MOVED = (
+    "The sentences have the same number of tokens ({n}) but do not line up: some words moved rather "
+    "than being swapped in place, so position by position they compare different tokens. There is no "
+    "difference map: the two heads are shown side by side only."
+)
 NOT_ALIGNED = (
     "The sentences do not line up token by token ({n1} vs {n2} tokens), so there is no difference "
     "map: the two heads are shown side by side only."
@@ -72,6 +81,11 @@ FOCUS_HELP = (
     "a repeated word is named with #2, #3…"
 )
 FOCUS_RULE_PRESET = "Focus: the preset's word."
+FOCUS_RULE_CHOSEN = "Focus: your choice."
+FOCUS_PIECES = (
+    "“{focus}” is split into word pieces: its row is the mean of its pieces' rows, and “itself” "
+    "means all its pieces."
+)
 FOCUS_RULE_DEFAULT = (
     "Focus by default: the shared word just before the first word that differs (or the first shared word)."
 )
@@ -86,8 +100,10 @@ RANK_RULE_ALIGNED = (
     "sentence 1 and in sentence 2, from 0 (the same) to 1 (nothing in common). The tokens line up, "
     "so each column is the same position in both."
 )
+BINS_WHY_TOKENS = "The tokens do not line up,"
+BINS_WHY_FOCUS = "“{focus}” is not at the same place in both sentences,"
 RANK_RULE_BINS = (
-    "The tokens do not line up, so each sentence's row for “{focus}” is first summed into six roles "
+    "so each sentence's row for “{focus}” is first summed into six roles "
     "(\\[CLS\\], \\[SEP\\], itself, the token before, the token after, everything else); "
     "change = ½ Σ |Δ| over those roles, from 0 (the same split) to 1 (nothing in common)."
 )

@@ -237,3 +237,84 @@ def test_hosted_mode_bounds_new_texts_a_minute_over_both_sentences(monkeypatch):
     at.text_area(key="compare_text2").set_value("The bird sat.").run()
     assert not at.exception
     assert "at most 2 new texts a minute" in shown(at)
+
+
+def focus_box(at: AppTest) -> object:
+    return next(s for s in at.selectbox if s.key.startswith("compare_w_focus_"))
+
+
+def test_words_that_moved_do_not_line_up_and_the_page_says_so_once():
+    """Same length, but "he said" moved: no "swapped" message, no difference map, and the ranking
+    says the tokens do not line up (the message, the map and the rule agree)."""
+    at = open_page(text="He said no .", text2="No he said .")
+    text = shown(at).replace("\\", "")
+    assert "some words moved rather than being swapped in place" in text
+    assert "Swapped" not in text and "line up token by token (" not in text
+    assert len(titles(at)) == 2 and not any("sentence 2 − sentence 1" in t for t in titles(at))
+    assert "The tokens do not line up, so" in text and "total variation between" not in text
+
+
+def test_words_swapped_in_place_line_up_and_the_rule_follows_the_focus():
+    at = open_page(text="Dogs chase cats.", text2="Cats chase dogs.")
+    text = shown(at).replace("\\", "")
+    assert "Swapped: “dogs → cats”, “cats → dogs”" in text
+    assert len(titles(at)) == 3 and "sentence 2 − sentence 1" in titles(at)[2]
+    assert focus_box(at).value == "dogs"  # token 1 in sentence 1, token 3 in sentence 2
+    assert "“dogs” is not at the same place in both sentences, so" in text
+    assert not specs(at)[2]["layout"].get("shapes")  # no row of the difference is "dogs" in both
+    focus_box(at).set_value("chase").run()
+    text = shown(at).replace("\\", "")
+    assert "total variation between" in text and "not at the same place" not in text
+    assert [(s["y0"], s["y1"]) for s in specs(at)[2]["layout"]["shapes"]] == [(1.5, 2.5)]
+
+
+def test_focus_caption_says_what_is_shown():
+    at = open_page()
+    assert "Focus: the preset's word." in shown(at)
+    at = open_page(preset="trophy", focus="suitcase")
+    assert focus_box(at).value == "suitcase"
+    assert "Focus: your choice." in shown(at) and "the preset's word" not in shown(at)
+    focus_box(at).set_value("it").run()
+    assert "Focus: the preset's word." in shown(at) and "your choice" not in shown(at)
+
+
+def test_a_run_that_stops_early_leaves_no_pending_head(monkeypatch, engine):
+    """The trophy preset asks to open its most changed head; when sentence 2 is refused (hosted
+    bound) that cannot happen, and a head the user picks afterwards must stay."""
+    from dataclasses import replace
+
+    from dashboard import hosted
+
+    monkeypatch.setenv("ATTENTION_EXPLORER_HOSTED", "1")
+    monkeypatch.setattr(hosted, "HOSTED", replace(hosted.HOSTED, max_texts_per_minute=1))
+    at = open_page()
+    assert "at most 1 new texts a minute" in shown(at) and len(titles(at)) == 1
+    preset = PRESETS["trophy"]
+    one, two = engine.run(preset.text), engine.run(preset.text2)
+    focus = one.tokens.index("it")
+    change = total_variation(one.attentions[:, :, focus], two.attentions[:, :, focus])
+    assert np.unravel_index(np.argmax(change), change.shape) != (3, 7)
+    at.select_slider[0].set_value(3).run()
+    at.select_slider[1].set_value(7).run()
+    monkeypatch.setattr(hosted, "HOSTED", replace(hosted.HOSTED, max_texts_per_minute=10))
+    at.run()
+    assert len(titles(at)) == 3 and all("layer 4, head 8" in t for t in titles(at))
+    assert (at.session_state["compare_layer"], at.session_state["compare_head"]) == (3, 7)
+
+
+def test_a_word_in_pieces_is_compared_by_its_mean_row(engine):
+    text1, text2 = "The zebrafish swam away.", "The zebrafish sank away."
+    at = open_page(text=text1, text2=text2)
+    one, two = engine.run(text1), engine.run(text2)
+    assert one.tokens[2:4] == ["zebra", "##fish"]
+    assert focus_box(at).value == "zebrafish"
+    rows1 = one.attentions[:, :, 2:4].astype(np.float64).mean(axis=2)  # (L, H, T)
+    rows2 = two.attentions[:, :, 2:4].astype(np.float64).mean(axis=2)
+    want = total_variation(rows1, rows2)
+    table = at.dataframe[0].value
+    for _, row in table.head(5).iterrows():
+        assert row["change"] == pytest.approx(want[row["layer"] - 1, row["head"] - 1], abs=1e-6)
+    assert table.iloc[0]["change"] == pytest.approx(want.max(), abs=1e-6)
+    assert "split into word pieces: its row is the mean of its pieces' rows" in shown(at)
+    for spec in specs(at):  # both maps and the difference outline the word's two rows
+        assert [(s["y0"], s["y1"]) for s in spec["layout"]["shapes"]] == [(1.5, 3.5)]

@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 from core.analysis import TokenView, find_word_ref, token_view, word_ref
-from core.compare import align_tokens, first_difference, rank_changes, swap_labels
+from core.compare import Alignment, align_tokens, first_difference, rank_changes, row_by_row, swap_labels
 from core.models import ModelError
 from core.result import AttentionResult
 from dashboard.charts.compare import difference_map, head_map
@@ -77,6 +77,11 @@ class Side:
     def token_of(self, ref: str) -> int | None:
         token = find_word_ref(ref, self.words.labels, self.words.spans)
         return None if token is None or self.result.special_mask[token] else token
+
+    def span_of(self, ref: str | None) -> tuple[int, int] | None:
+        """The word's tokens (start, stop): all its pieces, so the focus is the whole word."""
+        token = self.token_of(ref) if ref else None
+        return None if token is None else next((s, e) for s, e in self.words.spans if s == token)
 
 
 def _note(message: str) -> None:
@@ -142,6 +147,9 @@ def _controls():
 
 def _render(limits: Limits) -> None:
     _start(limits)
+    # "open the most changed head" is for this run only: a run that stops before the ranking (no
+    # model, a refused or unreadable sentence) must not leave it to override a later choice
+    open_best = bool(st.session_state.pop("compare_pending_best", False))
     picked = model_pick_ui(links.PAGE, limits)
     controls = _controls()
     with controls:
@@ -164,7 +172,8 @@ def _render(limits: Limits) -> None:
         n = 1 if results[0] is not None else 2
         _one(shown[0], n, layer, head)
     else:
-        _both(Side.of(results[0]), Side.of(results[1]), layer, head, spec.key, engine, cols[2])
+        sides = Side.of(results[0]), Side.of(results[1])
+        _both(*sides, layer, head, (spec.key, engine), cols[2], open_best)
     links.write_url(limits, model=spec.key)
 
 
@@ -207,51 +216,70 @@ def _focus(one: Side, two: Side, notes: list[str]) -> str | None:
         before = refs1[k - 1] if 0 < k <= len(refs1) else None
         default, rule = (before if before in shared else shared[0]), text.FOCUS_RULE_DEFAULT
     focus = focus_ui(shared, default)
-    st.caption(rule)
+    st.caption(rule if focus == default else text.FOCUS_RULE_CHOSEN)  # says what is shown
     return focus
 
 
-def _both(one: Side, two: Side, layer: int, head: int, model_key: str, engine: str, focus_place) -> None:
+def _say_alignment(one: AttentionResult, two: AttentionResult, alignment: Alignment) -> None:
+    if alignment.moved:
+        st.info(text.MOVED.format(n=one.n_tokens))
+    elif not alignment.aligned:
+        st.info(text.NOT_ALIGNED.format(n1=one.n_tokens, n2=two.n_tokens))
+    elif alignment.swapped:
+        labels = swap_labels(one.tokens, two.tokens, alignment.swapped)
+        swaps = ", ".join(f"“{md(label)}”" for _, _, label in labels)
+        st.markdown(text.ALIGNED.format(n=one.n_tokens, swaps=swaps))
+    else:
+        st.markdown(text.IDENTICAL)
+
+
+def _rank_caption(focus: str, alignment: Alignment, rowwise: bool, spans: tuple) -> str:
+    """The ranking's rule, with the reason it is the one used (the alignment decided once)."""
+    if rowwise:
+        rule = text.RANK_RULE_ALIGNED
+    else:
+        why = text.BINS_WHY_FOCUS if alignment.aligned else text.BINS_WHY_TOKENS
+        rule = f"{why} {text.RANK_RULE_BINS}"
+    if any(stop - start > 1 for start, stop in spans):
+        rule += " " + text.FOCUS_PIECES
+    return rule.format(focus=md(focus))
+
+
+def _both(one: Side, two: Side, layer: int, head: int, model: tuple, focus_place, open_best: bool) -> None:
     notes: list[str] = []
     with focus_place:
         focus = _focus(one, two, notes)
     for note in notes:
         _note(note)
-    f1, f2 = (one.token_of(focus), two.token_of(focus)) if focus else (None, None)
+    f1, f2 = one.span_of(focus), two.span_of(focus)
     r1, r2 = one.result, two.result
-    alignment = align_tokens(r1.tokens, r2.tokens)
-    if not alignment.aligned:
-        st.info(text.NOT_ALIGNED.format(n1=r1.n_tokens, n2=r2.n_tokens))
-    elif alignment.swapped:
-        swaps = ", ".join(
-            f"“{md(label)}”" for _, _, label in swap_labels(r1.tokens, r2.tokens, alignment.swapped)
-        )
-        st.markdown(text.ALIGNED.format(n=r1.n_tokens, swaps=swaps))
-    else:
-        st.markdown(text.IDENTICAL)
-    ranked, rowwise = None, False
-    if focus is not None and f1 is not None and f2 is not None:
-        ranked, rowwise = rank_changes(
+    alignment = align_tokens(r1.tokens, r2.tokens)  # decided once: the message, the map, the ranking
+    _say_alignment(r1, r2, alignment)
+    rowwise = row_by_row(alignment, f1, f2)
+    ranked = None
+    if f1 is not None and f2 is not None:
+        ranked = rank_changes(
             r1.attentions, r2.attentions, f1, f2, r1.special_mask, r2.special_mask,
-            one.words.spans, two.words.spans,
+            one.words.spans, two.words.spans, rowwise,
         )  # fmt: skip
-    if st.session_state.pop("compare_pending_best", False) and ranked:
+    if open_best and ranked:
         open_head(ranked[0].layer, ranked[0].head)  # a preset was chosen: show its most changed head
         st.session_state["compare_replay"] = st.session_state.get("compare_said", [])
         st.rerun()
-    _charts(one, two, (f1, f2), layer, head, alignment.aligned)
+    _charts(one, two, (f1, f2), layer, head, alignment.aligned, rowwise)
     if ranked is None:
         return
     st.subheader(text.RANK_TITLE)
-    rule = text.RANK_RULE_ALIGNED if rowwise else text.RANK_RULE_BINS
-    st.caption(rule.format(focus=md(focus)))
-    sig = signature(model_key, engine, r1.tokens, r2.tokens, focus)
+    st.caption(_rank_caption(focus, alignment, rowwise, (f1, f2)))
+    sig = signature(*model, r1.tokens, r2.tokens, focus)
     ranking_ui(ranked, one.words.labels, two.words.labels, sig)
 
 
-def _charts(one: Side, two: Side, focus: tuple, layer: int, head: int, aligned: bool) -> None:
+def _charts(one: Side, two: Side, focus: tuple, layer: int, head: int, aligned: bool, rowwise: bool) -> None:
     """Both heads side by side; where the tokens line up, the difference too (presenter mode: one
-    or the other, chosen with a switch, so nothing needs scrolling)."""
+    or the other, chosen with a switch, so nothing needs scrolling). `focus` holds each sentence's
+    focus word span, outlined in its map; the difference map outlines it only when it is the same
+    rows in both sentences."""
     present = presenting()
     sizing = PRESENTER if present else PAGE_SIZING
     height = ROOM_HEIGHT if present else 900
@@ -276,7 +304,7 @@ def _charts(one: Side, two: Side, focus: tuple, layer: int, head: int, aligned: 
     )
     fig = difference_map(
         diff, r1.tokens, r2.tokens, title=f"{text.DIFF_TITLE} · {where}",
-        focus_row=focus[0], share=0.6, max_height=height, sizing=sizing,
+        focus_row=focus[0] if rowwise else None, share=0.6, max_height=height, sizing=sizing,
     )  # fmt: skip
     cols = st.columns([3, 2])
     with cols[0]:
