@@ -82,7 +82,7 @@ def _page_run(at: AppTest) -> None:
 def _open_rows(repeats: int) -> list[Row]:
     from core.atlas import cache_path, corpus_hash, load_atlas
     from dashboard.content.atlas import corpus
-    from dashboard.views.atlas.compute import memory_store
+    from dashboard.views.atlas.compute import files_fingerprint, memory_store
 
     memory_store.clear()
     at = AppTest.from_string(SCRIPT, default_timeout=300)
@@ -96,7 +96,7 @@ def _open_rows(repeats: int) -> list[Row]:
     disk = _median(from_disk, repeats)
     memory = _median(lambda: _page_run(at), repeats)
     digest = corpus_hash(corpus())
-    path = cache_path("bundled", digest)
+    path = cache_path("bundled", digest, fingerprint=files_fingerprint("bundled"))
     load = _median(lambda: load_atlas(path, model="bundled", corpus=digest), repeats * 3)
     note = f"AppTest page run (server side), median of {repeats}"
     return [

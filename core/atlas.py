@@ -21,9 +21,13 @@ tokens are non-special tokens made only of Unicode punctuation (category P*, "##
 Roles name a head after the largest share when it is at least ROLE_SHARE, else "broad" when its
 entropy_norm is at least BROAD_ENTROPY, else "mixed" (head_roles).
 
-The disk cache (load_or_compute) keeps one .npz per (model key, corpus text, STATS_VERSION) under
-$XDG_CACHE_HOME/attention-explorer/atlas (or ~/.cache/...). A file that cannot be read is ignored
-and recomputed; a directory that cannot be written leaves the atlas in memory only (logged).
+The disk cache (load_or_compute) keeps one .npz per (model key, model fingerprint, corpus text,
+STATS_VERSION) under $XDG_CACHE_HOME/attention-explorer/atlas (or ~/.cache/...). The fingerprint
+(model_fingerprint) changes when the model's files do (a local folder retrained in place, a Hub id
+whose weights were replaced), so an old atlas is never shown for new weights. The engine is not in
+the key: both engines give the same numbers (within 1e-5), so an atlas is the model's, whichever
+engine computed it (HeadAtlas.engine says which; the page shows it). A file that cannot be read is
+ignored and recomputed; a directory that cannot be written leaves the atlas in memory only (logged).
 """
 
 from __future__ import annotations
@@ -64,6 +68,7 @@ __all__ = [
     "load_atlas",
     "load_or_compute",
     "measure_sentences",
+    "model_fingerprint",
     "save_atlas",
 ]
 
@@ -164,6 +169,11 @@ class AtlasAccumulator:
         self.n_sentences = 0
         self.skipped = 0
 
+    @property
+    def seen(self) -> int:
+        """Sentences added so far, skipped ones included: where a resumed measurement goes on."""
+        return self.n_sentences + self.skipped
+
     def add(self, result: AttentionResult) -> None:
         a = np.asarray(result.attentions, dtype=np.float64)  # (L, H, T, T)
         t = a.shape[-1]
@@ -229,13 +239,16 @@ def measure_sentences(
     model: str,
     engine: str = "",
     progress: Progress | None = None,
+    partial: AtlasAccumulator | None = None,
 ) -> HeadAtlas:
     """Run every sentence through `run` (an engine's run) and measure the atlas, reporting progress
-    after each sentence."""
-    acc = AtlasAccumulator()
+    after each sentence. `partial`: an accumulator that already holds the first `partial.seen`
+    sentences (of these same sentences, by this model); it is filled in place and the work goes on
+    from there, so a measurement interrupted by an exception (a page rerun) resumes where it stopped."""
+    acc = AtlasAccumulator() if partial is None else partial
     total = len(sentences)
-    for done, sentence in enumerate(sentences, 1):
-        acc.add(run(sentence))
+    for done in range(acc.seen + 1, total + 1):
+        acc.add(run(sentences[done - 1]))  # added whole or not at all: run() raises before any change
         if progress is not None:
             progress(done, total)
     return acc.finish(model=model, corpus_hash=corpus_hash(sentences), engine=engine)
@@ -258,15 +271,34 @@ def corpus_hash(sentences: Sequence[str]) -> str:
     return hashlib.sha256("\n".join(sentences).encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def model_fingerprint(model_dir: Path) -> str:
+    """sha256 of a model folder's config.json bytes and its weights files' names, sizes and
+    modification times (*.safetensors): cheap (no weights read), and it changes when the model is
+    retrained or re-downloaded in place. A file that cannot be read counts as absent."""
+    digest = hashlib.sha256()
+    model_dir = Path(model_dir)
+    try:
+        digest.update((model_dir / "config.json").read_bytes())
+    except OSError:
+        digest.update(b"no config.json")
+    for path in sorted(model_dir.glob("*.safetensors")):
+        try:
+            info = path.stat()  # follows the Hub cache's symlinks to the blob
+        except OSError:
+            continue
+        digest.update(f"\n{path.name}\t{info.st_size}\t{info.st_mtime_ns}".encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
 def cache_dir() -> Path:
     """$XDG_CACHE_HOME/attention-explorer/atlas, or ~/.cache/attention-explorer/atlas."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "attention-explorer" / "atlas"
 
 
-def cache_path(model: str, corpus: str, directory: Path | None = None) -> Path:
-    """The cache file of (model key, corpus hash, STATS_VERSION)."""
-    key = f"v{STATS_VERSION}\n{model}\n{corpus}".encode("utf-8", "surrogatepass")
+def cache_path(model: str, corpus: str, *, fingerprint: str, directory: Path | None = None) -> Path:
+    """The cache file of (model key, model fingerprint, corpus hash, STATS_VERSION)."""
+    key = f"v{STATS_VERSION}\n{model}\n{fingerprint}\n{corpus}".encode("utf-8", "surrogatepass")
     return (directory or cache_dir()) / f"atlas-{hashlib.sha256(key).hexdigest()[:32]}.npz"
 
 
@@ -323,12 +355,17 @@ def load_atlas(path: Path, *, model: str, corpus: str) -> HeadAtlas | None:
 
 
 def load_or_compute(
-    model: str, sentences: Sequence[str], compute: Callable[[], HeadAtlas], directory: Path | None = None
+    model: str,
+    sentences: Sequence[str],
+    compute: Callable[[], HeadAtlas],
+    *,
+    fingerprint: str,
+    directory: Path | None = None,
 ) -> tuple[HeadAtlas, str]:
-    """The atlas of `model` on `sentences` from the disk cache, or from compute() (then saved).
-    Returns (atlas, where from): "disk", "computed" or "computed, not saved"."""
+    """The atlas of `model` (whose files have `fingerprint`) on `sentences` from the disk cache, or
+    from compute() (then saved). Returns (atlas, where from): "disk", "computed" or "computed, not saved"."""
     corpus = corpus_hash(sentences)
-    path = cache_path(model, corpus, directory)
+    path = cache_path(model, corpus, fingerprint=fingerprint, directory=directory)
     cached = load_atlas(path, model=model, corpus=corpus)
     if cached is not None:
         return cached, "disk"

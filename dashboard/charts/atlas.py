@@ -20,7 +20,7 @@ GREY_OUT = "rgba(255,255,255,0.82)"  # over heads the role filter leaves out
 GREYED_TEXT = "#8a8a8a"  # their numbers: faint, still legible
 
 
-def _axes(n_layers: int, n_heads: int, sizing: Sizing) -> dict:
+def _axes(sizing: Sizing) -> dict:
     dark = {"color": LABEL_COLOR, "size": sizing.font}
     return {
         "xaxis": {
@@ -83,7 +83,7 @@ def _grey_layer(shown: np.ndarray, text: np.ndarray, x: list[str], y: list[str],
 
 
 def _figure(
-    base: go.Heatmap, shown: np.ndarray, hover: Sequence[str], title: str, sizing: Sizing, colorbar: bool
+    base: go.Heatmap, shown: np.ndarray, hover: Sequence[str], title: str, sizing: Sizing
 ) -> go.Figure:
     n_layers, n_heads = shown.shape
     x, y = [str(h + 1) for h in range(n_heads)], [str(la + 1) for la in range(n_layers)]
@@ -95,7 +95,7 @@ def _figure(
         traces.append(_grey_layer(shown, text, x, y, base.textfont.size))
     traces.append(_points(n_layers, n_heads, hover, cell))
     layout = {
-        **_axes(n_layers, n_heads, sizing),
+        **_axes(sizing),
         "height": 40 + round(4.4 * sizing.font) + cell * n_layers,
         # room above the cells for the title, the "head" axis title and the head numbers, stacked
         "margin": {"l": 10, "r": 10, "t": 30 + round(4.4 * sizing.font), "b": 10},
@@ -106,8 +106,6 @@ def _figure(
         "dragmode": False,
         "showlegend": False,
     }
-    if not colorbar:
-        layout["margin"]["r"] = 10
     return go.Figure(data=traces, layout=layout)
 
 
@@ -117,14 +115,14 @@ def stat_grid(
     hover: Sequence[str],
     *,
     title: str,
-    fmt: str,
+    cells: np.ndarray,
     share: bool,
     sizing: Sizing = PAGE,
 ) -> go.Figure:
-    """One statistic, (L, H), as a heatmap with the value in each cell. share=True: the colour range
-    is [0, 1] (a share of attention); otherwise 0 to the largest value. `shown`: bool (L, H), False
-    where the role filter greys a head out; `hover`: L*H texts in layer-major order (escaped by the
-    caller where they hold user text)."""
+    """One statistic, (L, H), as a heatmap with `cells` (L, H strings: the printed values) in the
+    cells. share=True: the colour range is [0, 1] (a share of attention); otherwise 0 to the largest
+    value. `shown`: bool (L, H), False where the role filter greys a head out; `hover`: L*H texts in
+    layer-major order (escaped by the caller where they hold user text)."""
     values = np.asarray(values, dtype=np.float64)
     n_layers, n_heads = values.shape
     top = 1.0 if share else max(float(np.nanmax(values)) if values.size else 1.0, 1e-9)
@@ -132,7 +130,7 @@ def stat_grid(
         z=values,
         x=[str(h + 1) for h in range(n_heads)],
         y=[str(la + 1) for la in range(n_layers)],
-        text=np.vectorize(lambda v: fmt % v)(values),
+        text=np.asarray(cells, dtype=object),
         texttemplate="%{text}",
         textfont={"size": max(sizing.min_number, sizing.font - 2)},
         colorscale=SEQUENTIAL,
@@ -144,7 +142,7 @@ def stat_grid(
         colorbar={"thickness": 14, "len": 0.9},
         name="value",
     )
-    return _figure(base, np.asarray(shown, dtype=bool), hover, title, sizing, colorbar=True)
+    return _figure(base, np.asarray(shown, dtype=bool), hover, title, sizing)
 
 
 def role_grid(
@@ -184,4 +182,4 @@ def role_grid(
         ygap=1,
         name="role",
     )
-    return _figure(base, np.asarray(shown, dtype=bool), hover, title, sizing, colorbar=False)
+    return _figure(base, np.asarray(shown, dtype=bool), hover, title, sizing)

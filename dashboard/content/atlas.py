@@ -15,7 +15,9 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.atlas import BROAD, BROAD_ENTROPY, MIXED, ROLE_SHARE
+import numpy as np
+
+from core.atlas import BROAD, BROAD_ENTROPY, MIXED, ROLE_SHARE, SHARE_ROLES
 
 CORPUS_FILE = Path(__file__).with_name("atlas_corpus.txt")
 
@@ -31,7 +33,7 @@ def corpus() -> tuple[str, ...]:
 class StatText:
     label: str  # the picker's and the table's name
     title: str  # the grid's title
-    fmt: str  # printf-style, for the table and the cells
+    fmt: str  # printf-style "%.<n>f", for the table, the cells and the hover (see printed())
     explain: str  # one line, on the page
     share: bool = True  # a share of attention in [0, 1] (fixed colour range)
 
@@ -40,13 +42,13 @@ STAT_TEXT: dict[str, StatText] = {
     "to_cls": StatText(
         "→ [CLS]",
         "Share of attention to [CLS]",
-        "%.2f",
+        "%.3f",
         "the share of each token's attention that goes to \\[CLS\\], the special token that opens the input.",
     ),
     "to_sep": StatText(
         "→ [SEP]",
         "Share of attention to [SEP]",
-        "%.2f",
+        "%.3f",
         "the share that goes to \\[SEP\\], the "
         "special token that closes it. Clark et al. found many of BERT's heads put most of their "
         "attention there, perhaps as a no-op when the head's pattern does not apply.",
@@ -54,25 +56,25 @@ STAT_TEXT: dict[str, StatText] = {
     "to_punct": StatText(
         "→ punct.",
         "Share of attention to punctuation",
-        "%.2f",
+        "%.3f",
         "the share that goes to tokens made only of punctuation marks (. , ; ? ! quotes, dashes).",
     ),
     "to_self": StatText(
         "→ self",
         "Share of attention to the token itself",
-        "%.2f",
+        "%.3f",
         "the share a token keeps on itself (the diagonal of the head's map).",
     ),
     "to_prev": StatText(
         "→ prev.",
         "Share of attention to the previous token",
-        "%.2f",
+        "%.3f",
         "the share that goes to the token just before (averaged over the tokens that have one).",
     ),
     "to_next": StatText(
         "→ next",
         "Share of attention to the next token",
-        "%.2f",
+        "%.3f",
         "the share that goes to the token just after (averaged over the tokens that have one).",
     ),
     "entropy": StatText(
@@ -86,7 +88,7 @@ STAT_TEXT: dict[str, StatText] = {
     "entropy_norm": StatText(
         "spread",
         "Spread: entropy ÷ its largest possible value",
-        "%.3f",  # three decimals: the "broad" threshold (0.8) is read from it
+        "%.3f",  # three decimals, as the shares: the "broad" threshold (0.8) is read from it
         "the entropy divided "
         "by its largest possible value for the sentence's length (log₂ of the token count), so "
         "short and long sentences compare: 0 = one token, 1 = an even split over all of them.",
@@ -102,6 +104,34 @@ STAT_TEXT: dict[str, StatText] = {
     ),
 }
 ROLE_STAT = "role"  # the picker's entry for the map of roles
+
+# The statistics a role is read from, and the threshold it is compared with (core.atlas.head_roles).
+THRESHOLDS = {**{stat: ROLE_SHARE for _, stat in SHARE_ROLES}, "entropy_norm": BROAD_ENTROPY}
+
+
+def printed(name: str, values: np.ndarray | float) -> np.ndarray:
+    """The values to print with STAT_TEXT[name].fmt: the values themselves, except just under a role
+    threshold where rounding would print the threshold itself (0.4997 as "0.500" on a head that is
+    "mixed"): there the largest number the format prints below it (0.499), so a printed number never
+    contradicts the head's role. Shares and the spread print 3 decimals, so this moves a value by less
+    than 0.001, and only within 0.0005 under 0.5 or 0.8."""
+    values = np.asarray(values, dtype=np.float64)
+    threshold = THRESHOLDS.get(name)
+    if threshold is None or not values.size:
+        return values
+    fmt = STAT_TEXT[name].fmt
+    step = 10.0 ** -int(fmt[2:-1])  # "%.3f" -> 0.001
+    as_printed = np.vectorize(lambda v: float(fmt % v), otypes=[np.float64])(values)
+    rounds_up = (values < threshold) & (as_printed >= threshold)
+    return np.where(rounds_up, threshold - step, values)
+
+
+def printed_text(name: str, values: np.ndarray) -> np.ndarray:
+    """printed() values as strings, formatted with STAT_TEXT[name].fmt (same shape)."""
+    fmt = STAT_TEXT[name].fmt
+    return np.vectorize(lambda v: fmt % v, otypes=[object])(printed(name, values))
+
+
 ROLE_STAT_LABEL = "role of each head"
 
 
@@ -153,6 +183,8 @@ SENTENCE_CAPTION = (
     "Measured on **your sentence only** ({n} tokens): one sentence is a small sample, so the "
     "numbers and roles are noisier than the corpus's."
 )
+ENGINE_NAMES = {"numpy": "NumPy", "torch": "PyTorch"}  # the engine that computed an atlas
+ENGINE_NOTE = "the two engines agree within 0.00001, so the atlas is kept per model, whichever computed it"
 CORPUS_SOURCE = {
     "memory": "opened from memory",
     "disk": "opened from the cache on disk",

@@ -6,6 +6,7 @@ damaged files, unwritable folder, what the key depends on). Every test uses a te
 from __future__ import annotations
 
 import math
+import os
 import unicodedata
 import zipfile
 
@@ -29,10 +30,13 @@ from core.atlas import (
     load_atlas,
     load_or_compute,
     measure_sentences,
+    model_fingerprint,
     save_atlas,
 )
 from core.result import AttentionResult
 from dashboard.content.atlas import corpus
+
+FP = "fingerprint of m's files"
 
 
 @pytest.fixture(autouse=True)
@@ -256,6 +260,79 @@ def test_progress_and_corpus_hash():
     assert atlas.corpus_hash == corpus_hash(["x", "y", "z"]) != corpus_hash(["x", "y"])
 
 
+class Interrupted(Exception):
+    """Stands for Streamlit's rerun exception, raised at a progress-bar update."""
+
+
+def test_interrupted_measurement_resumes_where_it_stopped():
+    rng = np.random.default_rng(1)
+    sentences = [f"s{i}" for i in range(7)]
+    results = {}
+    for i, s in enumerate(sentences):  # sentences of different lengths, one too short to measure
+        t = 1 if i == 3 else 3 + i
+        attn = rng.random((2, 2, t, t))
+        results[s] = _result(attn / attn.sum(-1, keepdims=True), ["[CLS]", *["w"] * (t - 2), "[SEP]"][:t])
+    whole = measure_sentences(results.__getitem__, sentences, model="m", engine="numpy")
+
+    partial = atlas_mod.AtlasAccumulator()
+    ran, calls = [], []
+
+    def run(s):
+        ran.append(s)
+        return results[s]
+
+    def interrupt_at_4(done, total):
+        calls.append(done)
+        if done == 4:
+            raise Interrupted
+
+    with pytest.raises(Interrupted):
+        measure_sentences(run, sentences, model="m", progress=interrupt_at_4, partial=partial)
+    assert ran == sentences[:4] and partial.seen == 4 and partial.skipped == 1  # the 4th was added
+    ran.clear()
+    calls.clear()
+    resumed = measure_sentences(
+        run, sentences, model="m", engine="numpy", progress=lambda d, t: calls.append(d), partial=partial
+    )
+    assert ran == sentences[4:] and calls == [5, 6, 7]  # resumed at sentence 5, nothing measured twice
+    assert (resumed.n_sentences, resumed.n_rows, resumed.corpus_hash) == (
+        whole.n_sentences,
+        whole.n_rows,
+        whole.corpus_hash,
+    )
+    for name in STATS:
+        np.testing.assert_allclose(resumed.stat(name), whole.stat(name), rtol=1e-12, err_msg=name)
+
+
+def test_model_fingerprint_follows_config_and_weights(tmp_path):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"hidden_size": 8}')
+    weights = folder / "model.safetensors"
+    weights.write_bytes(b"x" * 10)
+    os_times = (1_700_000_000, 1_700_000_000)
+    os.utime(weights, os_times)
+    base = model_fingerprint(folder)
+    assert model_fingerprint(folder) == base  # stable
+    (folder / "tokenizer.json").write_text("{}")
+    assert model_fingerprint(folder) == base  # only the config and the weights count
+    os.utime(weights, (os_times[0], os_times[1] + 60))  # retrained in place: same size, newer file
+    assert model_fingerprint(folder) != base
+    os.utime(weights, os_times)
+    assert model_fingerprint(folder) == base
+    weights.write_bytes(b"y" * 11)
+    os.utime(weights, os_times)
+    assert model_fingerprint(folder) != base  # another size
+    weights.write_bytes(b"x" * 10)
+    os.utime(weights, os_times)
+    (folder / "config.json").write_text('{"hidden_size": 16}')
+    assert model_fingerprint(folder) != base  # another config
+    (folder / "config.json").write_text('{"hidden_size": 8}')
+    assert model_fingerprint(folder) == base
+    (folder / "model-2.safetensors").write_bytes(b"")
+    assert model_fingerprint(folder) != base  # another weights file
+
+
 # ---- the disk cache -------------------------------------------------------------------------------
 
 
@@ -275,9 +352,9 @@ def test_cache_dir_follows_xdg_else_home(monkeypatch, tmp_path, temporary_cache)
 
 def test_cache_round_trip(made):
     computed = []
-    _, source = load_or_compute("m", ["s"], lambda: computed.append(1) or made)
+    _, source = load_or_compute("m", ["s"], lambda: computed.append(1) or made, fingerprint=FP)
     assert source == "computed" and computed == [1]
-    again, source = load_or_compute("m", ["s"], lambda: pytest.fail("should come from disk"))
+    again, source = load_or_compute("m", ["s"], lambda: pytest.fail("should come from disk"), fingerprint=FP)
     assert source == "disk"
     for name in STATS:
         np.testing.assert_array_equal(again.stat(name), made.stat(name))
@@ -288,16 +365,19 @@ def test_cache_round_trip(made):
         made.corpus_hash,
         "numpy",
     )
-    assert [p.name for p in cache_dir().iterdir()] == [cache_path("m", made.corpus_hash).name]  # no temp left
+    assert [p.name for p in cache_dir().iterdir()] == [
+        cache_path("m", made.corpus_hash, fingerprint=FP).name
+    ]  # no temp left
 
 
 def test_key_changes_with_model_corpus_and_version(monkeypatch):
-    base = cache_path("bundled", corpus_hash(["a", "b"]))
-    assert cache_path("bert-base-uncased", corpus_hash(["a", "b"])) != base
-    assert cache_path("bundled", corpus_hash(["a", "b."])) != base
-    assert cache_path("bundled", corpus_hash(["a", "b"])) == base
+    base = cache_path("bundled", corpus_hash(["a", "b"]), fingerprint=FP)
+    assert cache_path("bert-base-uncased", corpus_hash(["a", "b"]), fingerprint=FP) != base
+    assert cache_path("bundled", corpus_hash(["a", "b."]), fingerprint=FP) != base
+    assert cache_path("bundled", corpus_hash(["a", "b"]), fingerprint=FP) == base
+    assert cache_path("bundled", corpus_hash(["a", "b"]), fingerprint=FP + "'") != base  # new weights
     monkeypatch.setattr(atlas_mod, "STATS_VERSION", atlas_mod.STATS_VERSION + 1)
-    assert cache_path("bundled", corpus_hash(["a", "b"])) != base
+    assert cache_path("bundled", corpus_hash(["a", "b"]), fingerprint=FP) != base
 
 
 def _damage(path, how: str, made: HeadAtlas) -> None:
@@ -333,12 +413,12 @@ def _damage(path, how: str, made: HeadAtlas) -> None:
     "how", ["garbage", "truncated", "empty", "missing", "nan", "version", "shape", "pickled", "zip_member"]
 )
 def test_damaged_cache_is_recomputed_and_replaced(made, how):
-    load_or_compute("m", ["s"], lambda: made)
-    path = cache_path("m", made.corpus_hash)
+    load_or_compute("m", ["s"], lambda: made, fingerprint=FP)
+    path = cache_path("m", made.corpus_hash, fingerprint=FP)
     _damage(path, how, made)
     assert load_atlas(path, model="m", corpus=made.corpus_hash) is None
     computed = []
-    _, source = load_or_compute("m", ["s"], lambda: computed.append(1) or made)
+    _, source = load_or_compute("m", ["s"], lambda: computed.append(1) or made, fingerprint=FP)
     assert source == "computed" and computed == [1]
     assert load_atlas(path, model="m", corpus=made.corpus_hash) is not None  # the good file is back
 
@@ -351,17 +431,26 @@ def test_cache_of_another_model_or_corpus_is_not_used(made, tmp_path):
     assert load_atlas(path, model="m", corpus=made.corpus_hash) is not None
 
 
+def test_new_model_files_are_not_served_the_old_atlas(made):
+    load_or_compute("m", ["s"], lambda: made, fingerprint="weights v1")
+    computed = []
+    _, source = load_or_compute("m", ["s"], lambda: computed.append(1) or made, fingerprint="weights v2")
+    assert source == "computed" and computed == [1]
+    _, source = load_or_compute("m", ["s"], lambda: pytest.fail("v1 is on disk"), fingerprint="weights v1")
+    assert source == "disk"
+
+
 def test_unwritable_cache_keeps_the_atlas_in_memory(made, tmp_path, caplog):
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
-    atlas, source = load_or_compute("m", ["s"], lambda: made, directory=blocker / "atlas")
+    atlas, source = load_or_compute("m", ["s"], lambda: made, fingerprint=FP, directory=blocker / "atlas")
     assert source == "computed, not saved" and atlas is made
     assert "cannot write the atlas cache" in caplog.text
 
 
 def test_cache_in_a_directory_path_is_recomputed(made):
-    load_or_compute("m", ["s"], lambda: made)
-    path = cache_path("m", made.corpus_hash)
+    load_or_compute("m", ["s"], lambda: made, fingerprint=FP)
+    path = cache_path("m", made.corpus_hash, fingerprint=FP)
     _damage(path, "directory", made)
-    atlas, source = load_or_compute("m", ["s"], lambda: made)
+    atlas, source = load_or_compute("m", ["s"], lambda: made, fingerprint=FP)
     assert atlas is made and source == "computed, not saved"  # cannot replace a folder: memory only

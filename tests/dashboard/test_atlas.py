@@ -1,6 +1,7 @@
 """The atlas page (issue 16 §2) under AppTest: the grid and the table, the stat switch, the role
 filter, the user's sentence, bad link values, presenter mode, the link a grid click shows, and the
-caches (memory, disk, a damaged or unwritable cache folder).
+caches (memory, disk, a damaged or unwritable cache folder, a model retrained in place, a computation
+interrupted by a rerun), and the printed numbers against the role thresholds.
 
 Most tests run a 2-layer, 2-head random BERT with the bundled tokenizer on the corpus's first
 sentences (the prelude swaps the corpus for the test and puts it back); one runs the real bundled
@@ -17,8 +18,19 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.atlas import STATS, cache_dir, cache_path, compute_atlas, corpus_hash, head_roles, load_atlas
+from core.atlas import (
+    ROLE_SHARE,
+    STATS,
+    HeadAtlas,
+    cache_dir,
+    cache_path,
+    compute_atlas,
+    corpus_hash,
+    head_roles,
+    load_atlas,
+)
 from dashboard.content.atlas import corpus
+from dashboard.views.atlas.compute import files_fingerprint
 from tests.dashboard.harness import (
     assert_no_crash,
     chart_specs,
@@ -117,6 +129,7 @@ def test_grid_and_table_show_the_atlas(tiny_model):
         "engine": ["numpy"],
     }
     assert f"{N_SMALL} sentences" in caption_text(at) and "computed now and saved" in caption_text(at)
+    assert "computed by the NumPy engine" in caption_text(at)  # the atlas says which engine made it
     assert at.session_state["test_progress_bars"] == 1  # the bar showed while it computed
     spec = chart_specs(at)[0]
     assert (
@@ -150,7 +163,7 @@ def test_role_filter_filters_the_table_and_greys_the_grid():
     assert len(roles) == 72 and len(set(roles)) >= 3
     role = "previous token"
     assert 0 < roles.count(role) < 72
-    pills = at.button_group(key="atlas_roles")
+    pills = at.button_group(key="atlas_roles_pills")
     assert f"previous token · {roles.count(role)}" in pills.options
     pills.set_value([ROLE_TEXT[role].slug]).run()
     assert_no_crash(at)
@@ -257,7 +270,7 @@ def test_disk_cache_then_memory(tiny_model, fresh_caches):
 
     open_page(model=tiny_model)
     sentences = corpus()[:N_SMALL]
-    path = cache_path(tiny_model, corpus_hash(sentences))
+    path = cache_path(tiny_model, corpus_hash(sentences), fingerprint=files_fingerprint(tiny_model))
     assert path.is_file() and path.parent == cache_dir() and str(path).startswith(str(fresh_caches))
     memory_store.clear()
     at = open_page(model=tiny_model)
@@ -270,7 +283,7 @@ def test_damaged_cache_file_is_recomputed(tiny_model):
     from dashboard.views.atlas.compute import memory_store
 
     open_page(model=tiny_model)
-    path = cache_path(tiny_model, corpus_hash(corpus()[:N_SMALL]))
+    path = cache_path(tiny_model, corpus_hash(corpus()[:N_SMALL]), fingerprint=files_fingerprint(tiny_model))
     path.write_bytes(b"PK\x03\x04 broken")
     memory_store.clear()
     at = open_page(model=tiny_model)
@@ -296,7 +309,7 @@ def test_bundled_model_on_the_whole_corpus(fresh_caches):
     assert len(rows) == 72
     n = len(corpus())
     assert n >= 200 and f"{n} sentences" in caption_text(at)
-    path = cache_path("bundled", corpus_hash(corpus()))
+    path = cache_path("bundled", corpus_hash(corpus()), fingerprint=files_fingerprint("bundled"))
     cached = load_atlas(path, model="bundled", corpus=corpus_hash(corpus()))
     assert cached is not None and cached.n_sentences == n
     for name in STATS:
@@ -326,3 +339,147 @@ def test_hosted_mode_bounds_new_sentences_a_minute(monkeypatch):
     at.text_area(key="atlas_text").set_value("A third one, too soon.").run()
     assert_no_crash(at)
     assert not chart_specs(at) and "at most 2 new texts a minute" in at.warning[0].value
+
+
+# ---- the review's fixes ----------------------------------------------------------------------------------
+
+
+def test_model_retrained_in_place_gets_a_new_atlas(tmp_path):
+    """A local folder overwritten with other weights: once its engine is loaded again (a restart),
+    the page measures the new weights instead of opening the old atlas from the disk cache."""
+    import os
+
+    import torch
+    from transformers import BertModel
+
+    from dashboard.engines import load_engine
+
+    folder = make_tiny_bundled_tokenizer_bert(tmp_path / "retrained")
+    model = str(folder)
+    first = open_page(model=model)
+    assert "computed now and saved" in caption_text(first)
+    old_to_cls = np.array(table(first)["to_cls"])
+    torch.manual_seed(1)  # "retrain": other weights, same architecture, same file names and size
+    BertModel(BertModel.config_class.from_pretrained(folder)).eval().save_pretrained(
+        folder, safe_serialization=True
+    )
+    weights = folder / "model.safetensors"
+    os.utime(weights, ns=(weights.stat().st_atime_ns, weights.stat().st_mtime_ns + 10**9))
+    from dashboard.views.atlas.compute import memory_store
+
+    memory_store.clear()
+    load_engine.clear()  # what a restart does: the engine reads the new weights
+    again = open_page(model=model)
+    assert "computed now and saved" in caption_text(again), caption_text(again)
+    expected = tiny_atlas(model)  # the new weights, measured independently of the page
+    np.testing.assert_allclose(table(again)["to_cls"], expected.to_cls.ravel(), rtol=1e-6)
+    assert not np.allclose(old_to_cls, expected.to_cls.ravel())
+    assert len(list(cache_dir().glob("atlas-*.npz"))) == 2  # the old weights' atlas is another file
+
+
+INTERRUPT_PRELUDE = SMALL_PRELUDE.replace(
+    "    return _original_progress(*args, **kwargs)",
+    """    bar = _original_progress(*args, **kwargs)
+    if st.session_state.get("test_interrupt"):
+        _update = bar.progress
+        def _interrupted(value, text=None):
+            if value >= 5 / 12:  # the bar's update after sentence 5: where a click would stop the run
+                st.session_state["test_interrupt"] = False
+                raise RuntimeError("interrupted, as by a rerun")
+            return _update(value, text=text)
+        bar.progress = _interrupted
+    return bar""",
+)
+
+
+def test_interrupted_corpus_computation_resumes(tiny_model):
+    at = AppTest.from_string(page_script("atlas", INTERRUPT_PRELUDE, SMALL_POSTLUDE), default_timeout=120)
+    at.query_params["model"] = tiny_model
+    at.session_state["test_interrupt"] = True
+    at.run()
+    assert at.error and not chart_specs(at)  # the run stopped after 5 of the 12 sentences
+    at.run()
+    assert_no_crash(at)
+    assert "resuming after sentence 5" in caption_text(at) and "computed now and saved" in caption_text(at)
+    expected = tiny_atlas(tiny_model)
+    assert f"{N_SMALL} sentences" in caption_text(at) and not at.error
+    for name in STATS:  # the resumed atlas is the uninterrupted one
+        np.testing.assert_allclose(table(at)[name], expected.stat(name).ravel(), rtol=1e-6, err_msg=name)
+    from dashboard.views.atlas.compute import memory_store
+
+    assert not memory_store().partials  # the partial sums are dropped once the atlas is whole
+
+
+def test_role_filter_keeps_roles_the_model_lacks(tiny_model):
+    """Roles chosen on one model survive a model without them and come back with the first model."""
+    tiny_roles = set(head_roles(tiny_atlas(tiny_model)).ravel())
+    assert "previous token" not in tiny_roles  # a random 2 x 2 model has no previous-token head
+    at = AppTest.from_string(SMALL_SCRIPT, default_timeout=120)
+    at.session_state["explore_model"] = tiny_model  # so the picker offers it
+    at.query_params["model"] = "bundled"
+    at.run()
+    at.button_group(key="atlas_roles_pills").set_value(["prev"]).run()
+    assert set(table(at)["role"]) == {"previous token"}
+    at.selectbox(key="atlas_model").set_value(tiny_model).run()
+    assert_no_crash(at)
+    pills = at.button_group(key="atlas_roles_pills")
+    assert not any(o.startswith("previous token") for o in pills.options)
+    assert at.session_state["atlas_roles"] == ["prev"] and at.query_params["roles"] == "prev"
+    assert "no head of this model has the role: previous token" in caption_text(at)
+    assert len(table(at)) == 4  # nothing of the filter applies here: every head
+    at.selectbox(key="atlas_model").set_value("bundled").run()
+    assert at.button_group(key="atlas_roles_pills").value == ["prev"]
+    assert set(table(at)["role"]) == {"previous token"}
+    at.button_group(key="atlas_roles_pills").set_value(["prev", "broad"]).run()
+    at.selectbox(key="atlas_model").set_value(tiny_model).run()
+    assert at.session_state["atlas_roles"] == ["prev", "broad"]
+
+
+def test_sentence_of_invisible_characters_is_refused_on_the_torch_engine(tiny_model):
+    """The torch engine measures [CLS] [SEP] alone where the NumPy one raises: said, not measured."""
+    pytest.importorskip("torch")
+    at = open_page(model=tiny_model, engine="torch", on="sentence", text="\u200b\u200d\ufeff")
+    assert "finds no words" in " ".join(messages(at)), messages(at)
+    assert not chart_specs(at) and not at.error
+
+
+def test_printed_numbers_never_contradict_the_role():
+    from dashboard.content.atlas import STAT_TEXT, printed, printed_text
+    from dashboard.views.atlas.widgets import _hover, head_table
+
+    values = {"to_cls": np.array([[0.4997, ROLE_SHARE, 0.4994, 0.61234]])}
+    stats = {name: values.get(name, np.zeros((1, 4))) for name in STATS}
+    stats["entropy_norm"] = np.array([[0.79996, 0.8, 0.1, 0.1]])
+    atlas = HeadAtlas(**stats, n_sentences=1, n_rows=4, model="m", corpus_hash="c")
+    roles = head_roles(atlas)
+    assert list(roles[0]) == ["mixed", "[CLS] sink", "mixed", "[CLS] sink"]
+    assert list(printed_text("to_cls", atlas.to_cls)[0]) == ["0.499", "0.500", "0.499", "0.612"]
+    assert list(printed_text("entropy_norm", atlas.entropy_norm)[0]) == ["0.799", "0.800", "0.100", "0.100"]
+    assert printed("distance", 0.4997) == 0.4997  # no threshold: printed as it is
+    hover = _hover(atlas, roles)
+    assert "→ [CLS]: 0.499<br>" in hover[0] and "· mixed" in hover[0] and "spread: 0.799" in hover[0]
+    rows = head_table(atlas, roles, "m", "numpy", None)
+    fmt = STAT_TEXT["to_cls"].fmt  # the table's column format
+    assert [fmt % v for v in rows["to_cls"]] == ["0.499", "0.500", "0.499", "0.612"]
+
+
+def test_grids_draw_the_cells_they_are_given():
+    from dashboard.charts.atlas import role_grid, stat_grid
+
+    shown = np.array([[True, False]])
+    fig = stat_grid(
+        np.array([[0.25, 0.5]]), shown, ["a", "b"], title="t", cells=np.array([["x", "y"]]), share=True
+    )
+    assert list(fig.data[0].text[0]) == ["x", ""] and list(fig.data[1].text[0]) == ["", "y"]  # y greyed
+    assert fig.data[0].showscale is not False and (fig.data[0].zmin, fig.data[0].zmax) == (0.0, 1.0)
+    roles = np.array([["mixed", "broad"]], dtype=object)
+    fig = role_grid(
+        roles,
+        shown,
+        ["a", "b"],
+        order=("broad", "mixed"),
+        cells={"broad": "B", "mixed": "M"},
+        colors={"broad": "#0f0", "mixed": "#ccc"},
+        title="t",
+    )
+    assert fig.data[0].showscale is False and list(fig.data[0].text[0]) == ["M", ""]

@@ -2,33 +2,65 @@
 progress bar) and the atlas of the user's sentence.
 
 Memory: one store per server process (st.cache_resource), shared by every session, holding the
-last few atlases; a lock per (model, corpus) so two sessions opening the same model compute it once
-(the second waits, then opens it from memory). Disk: core.atlas.load_or_compute.
+last few atlases; a lock per key so two sessions opening the same model compute it once (the second
+waits, then opens it from memory). Disk: core.atlas.load_or_compute.
+
+The key is (model key, fingerprint of the model's files, corpus hash); the engine is not in it (both
+engines agree within 1e-5: the atlas is the model's, and the page says which engine computed it).
+The fingerprint is taken once per loaded engine object, so it names the files the engine read: a
+folder retrained while its engine stays loaded keeps the atlas of the weights the pages show, and
+gets a new atlas when the engine is loaded again.
+
+A computation interrupted by a rerun (any click while the bar runs: Streamlit raises its rerun
+exception at the next bar update) leaves its partial sums in the store; the next run resumes there.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import streamlit as st
 
-from core.atlas import HeadAtlas, compute_atlas, corpus_hash, load_or_compute, measure_sentences
+from core.atlas import (
+    AtlasAccumulator,
+    HeadAtlas,
+    compute_atlas,
+    corpus_hash,
+    load_or_compute,
+    measure_sentences,
+    model_fingerprint,
+)
+from core.bundled import BUNDLED_SHA256
+from core.models import parse_model_choice, prepare_model_files
 from core.result import AttentionResult
 from dashboard.content import atlas as content
 from dashboard.engines import compute_attention, load_engine
 from dashboard.hosted import count_new_text
 
-MEMORY_ENTRIES = 4  # atlases kept in memory (each is a few kB: 9 arrays of L x H)
+MEMORY_ENTRIES = 4  # atlases (and partial sums) kept in memory (each is a few kB: 9 arrays of L x H)
 PROGRESS_EVERY = 5  # sentences between progress-bar updates
+
+
+class NoWords(ValueError):
+    """The tokenizer kept no token of the text: only [CLS] and [SEP] would be measured."""
+
+
+def _bounded_put(entries: OrderedDict, key: tuple, value: object) -> None:
+    entries[key] = value
+    entries.move_to_end(key)
+    while len(entries) > MEMORY_ENTRIES:
+        entries.popitem(last=False)
 
 
 @dataclass
 class Store:
-    atlases: OrderedDict = field(default_factory=OrderedDict)  # (model, corpus hash) -> HeadAtlas
-    locks: dict = field(default_factory=dict)  # (model, corpus hash) -> threading.Lock
+    atlases: OrderedDict = field(default_factory=OrderedDict)  # key -> HeadAtlas
+    partials: OrderedDict = field(default_factory=OrderedDict)  # key -> AtlasAccumulator, unfinished
+    locks: dict = field(default_factory=dict)  # key -> threading.Lock, held while computing
     guard: threading.Lock = field(default_factory=threading.Lock)
 
     def lock_for(self, key: tuple) -> threading.Lock:
@@ -43,9 +75,16 @@ class Store:
 
     def put(self, key: tuple, atlas: HeadAtlas) -> None:
         with self.guard:
-            self.atlases[key] = atlas
-            while len(self.atlases) > MEMORY_ENTRIES:
-                self.atlases.popitem(last=False)
+            _bounded_put(self.atlases, key, atlas)
+            self.partials.pop(key, None)
+
+    def partial(self, key: tuple) -> AtlasAccumulator:
+        """The unfinished sums of `key` (new and empty the first time). Only the holder of
+        lock_for(key) adds to them."""
+        with self.guard:
+            acc = self.partials.get(key) or AtlasAccumulator()
+            _bounded_put(self.partials, key, acc)
+            return acc
 
 
 @st.cache_resource(show_spinner=False)
@@ -53,39 +92,77 @@ def memory_store() -> Store:
     return Store()
 
 
+def files_fingerprint(model_key: str) -> str:
+    """A fingerprint of the model's files now: the bundled model's pinned weights sha256 (checked
+    when it loads), else core.atlas.model_fingerprint of its folder (already on disk once loaded)."""
+    spec = parse_model_choice(model_key)
+    if spec.kind == "bundled":
+        return f"sha256:{BUNDLED_SHA256}"
+    return model_fingerprint(prepare_model_files(spec))
+
+
+_FINGERPRINTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # engine object -> fingerprint
+_FINGERPRINTS_LOCK = threading.Lock()
+
+
+def engine_fingerprint(model_key: str, engine_obj: object) -> str:
+    """The fingerprint of the files `engine_obj` was loaded from: taken the first time it is asked
+    for (right after the page's model picker loaded it) and kept as long as the engine lives."""
+    with _FINGERPRINTS_LOCK:
+        known = _FINGERPRINTS.get(engine_obj)
+    if known is not None:
+        return known
+    fingerprint = files_fingerprint(model_key)
+    with _FINGERPRINTS_LOCK:
+        return _FINGERPRINTS.setdefault(engine_obj, fingerprint)
+
+
 @dataclass(frozen=True)
 class Measured:
     atlas: HeadAtlas
     source: str  # "memory", "disk", "computed", "computed, not saved" (content.atlas.CORPUS_SOURCE)
     seconds: float  # time to get it, this run
+    resumed_at: int = 0  # sentences a previous, interrupted run had already measured
 
 
 def corpus_atlas(model_key: str, engine: str, sentences: tuple[str, ...] | None = None) -> Measured:
     """The atlas of `model_key` on the built-in corpus (or `sentences`), from memory, the disk cache,
-    or computed now with a progress bar in the page."""
+    or computed now with a progress bar in the page (resuming an interrupted computation)."""
     sentences = content.corpus() if sentences is None else sentences  # looked up here: tests swap it
     start = time.perf_counter()
     store = memory_store()
-    key = (model_key, corpus_hash(sentences))
+    engine_obj = load_engine(model_key, engine)
+    fingerprint = engine_fingerprint(model_key, engine_obj)
+    key = (model_key, fingerprint, corpus_hash(sentences))
     with store.lock_for(key):
         atlas = store.get(key)
         if atlas is not None:
             return Measured(atlas, "memory", time.perf_counter() - start)
-        atlas, source = load_or_compute(model_key, sentences, lambda: _compute(model_key, engine, sentences))
+        acc = store.partial(key)
+        resumed_at = acc.seen
+
+        def compute() -> HeadAtlas:
+            return _compute(engine_obj.run, model_key, engine, sentences, acc)
+
+        atlas, source = load_or_compute(model_key, sentences, compute, fingerprint=fingerprint)
         store.put(key, atlas)
-    return Measured(atlas, source, time.perf_counter() - start)
+    return Measured(atlas, source, time.perf_counter() - start, resumed_at if source != "disk" else 0)
 
 
-def _compute(model_key: str, engine: str, sentences: tuple[str, ...]) -> HeadAtlas:
+def _compute(
+    run, model_key: str, engine: str, sentences: tuple[str, ...], acc: AtlasAccumulator
+) -> HeadAtlas:
     n = len(sentences)
-    bar = st.progress(0.0, text=f"Measuring every head on {n} sentences (once per model)…")
+    first = f"Measuring every head on {n} sentences (once per model)…"
+    if acc.seen:
+        first = f"Measuring every head: resuming at sentence {acc.seen + 1} of {n}…"
+    bar = st.progress(acc.seen / n, text=first)
 
     def progress(done: int, total: int) -> None:
         if done == total or done % PROGRESS_EVERY == 0:
             bar.progress(done / total, text=f"Measuring every head: sentence {done} of {total}…")
 
-    engine_obj = load_engine(model_key, engine)
-    atlas = measure_sentences(engine_obj.run, sentences, model=model_key, engine=engine, progress=progress)
+    atlas = measure_sentences(run, sentences, model=model_key, engine=engine, progress=progress, partial=acc)
     bar.empty()
     return atlas
 
@@ -100,7 +177,11 @@ def sentence_atlas(
     model_key: str, engine: str, text: str, max_tokens: int, per_minute: int | None = None
 ) -> tuple[HeadAtlas, AttentionResult]:
     """The atlas of one sentence, and the result it was measured on. Raises TooManyTexts past
-    `per_minute` new sentences, and what the engine raises (ModelError, TextError)."""
+    `per_minute` new sentences, NoWords when the tokenizer keeps no token of it (the torch engine
+    returns [CLS] [SEP] alone where the NumPy one raises), and what the engine raises (ModelError,
+    TextError)."""
     count_new_text("atlas", (model_key, engine, text, max_tokens), per_minute)
     result = compute_attention(model_key, engine, text, max_tokens)
+    if result.special_mask.all():
+        raise NoWords("no words")
     return _sentence_atlas(model_key, engine, text, max_tokens), result

@@ -17,7 +17,7 @@ from dashboard.model_pick import model_pick_ui
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text
 from dashboard.views.atlas import links
-from dashboard.views.atlas.compute import corpus_atlas, sentence_atlas
+from dashboard.views.atlas.compute import NoWords, corpus_atlas, sentence_atlas
 from dashboard.views.atlas.widgets import (
     explain_ui,
     grid_ui,
@@ -59,12 +59,20 @@ def _measure(
 ) -> tuple[HeadAtlas, str] | None:
     """The atlas to show and the line that says what it was measured on; None after saying why not."""
     if on == "corpus":
-        measured = corpus_atlas(spec.key, engine)
+        try:
+            measured = corpus_atlas(spec.key, engine)
+        except ModelError as err:  # the model's files went missing after it loaded
+            st.error(f"Could not measure this model: {error_md(err)}")
+            return None
         atlas = measured.atlas
         how = text.CORPUS_SOURCE.get(measured.source, measured.source)
+        if measured.resumed_at:
+            how += f", resuming after sentence {measured.resumed_at}"
+        by = text.ENGINE_NAMES.get(atlas.engine, atlas.engine or "an unrecorded")
         return atlas, (
             f"Measured on the built-in corpus: {atlas.n_sentences} sentences, {atlas.n_rows:,} tokens "
-            f"({how}, {measured.seconds:.2f} s). " + text.CORPUS_CAPTION.format(n=atlas.n_sentences)
+            f"({how}, {measured.seconds:.2f} s; computed by the {md(by)} engine: "
+            f"{text.ENGINE_NOTE}). " + text.CORPUS_CAPTION.format(n=atlas.n_sentences)
         )
     if not sentence.strip():
         st.info("Type a sentence above to measure every head on it, or switch back to the built-in corpus.")
@@ -75,6 +83,12 @@ def _measure(
         )
     except TooManyTexts:
         st.warning(TOO_MANY_TEXTS.format(limit=limits.max_texts_per_minute))
+        return None
+    except NoWords:
+        st.info(
+            "The model finds no words in this sentence: its tokenizer drops control characters and "
+            "invisible marks, leaving only \\[CLS\\] and \\[SEP\\]. Type a sentence with words."
+        )
         return None
     except (ModelError, ValueError) as err:  # ValueError: text the engine cannot read (TextError)
         st.error(f"Could not run the model on this sentence: {error_md(err)}")

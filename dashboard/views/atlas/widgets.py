@@ -61,21 +61,41 @@ def sentence_ui(max_chars: int) -> str:
     )
 
 
+ROLES_PILLS = "atlas_roles_pills"  # the widget; "atlas_roles" (in the link) keeps the whole choice
+ROLES_OFFERED = "atlas_roles_offered"  # the slugs the pills offered on the last run
+
+
+def _on_roles_change() -> None:
+    """Callback: the pills' new selection, plus the chosen roles this model has no head of (not
+    offered, so not in the pills, but kept for the next model that has them)."""
+    ss = st.session_state
+    offered = ss.get(ROLES_OFFERED) or []
+    kept = {s for s in ss.get("atlas_roles") or [] if s not in offered} | set(ss.get(ROLES_PILLS) or [])
+    ss["atlas_roles"] = [t.slug for t in text.ROLE_TEXT.values() if t.slug in kept]
+
+
 def roles_ui(roles: np.ndarray) -> list[str]:
-    """The role filter (pills with each role's head count); returns the roles chosen (none = all)."""
+    """The role filter (pills with each role's head count, for the roles this model has); returns the
+    roles chosen among them (none = all). Chosen roles the model lacks stay chosen in "atlas_roles"
+    (and the link), and come back with a model that has them."""
     counts = Counter(roles.ravel())
     slugs = [text.ROLE_TEXT[role].slug for role in ROLES if counts[role]]
     ss = st.session_state
-    if any(s not in slugs for s in ss.get("atlas_roles") or []):  # roles this model has no head of
-        ss["atlas_roles"] = [s for s in ss["atlas_roles"] if s in slugs]
+    wanted = list(ss.get("atlas_roles") or [])
+    ss[ROLES_OFFERED] = slugs
+    ss[ROLES_PILLS] = [s for s in wanted if s in slugs]  # set before the widget is drawn
     chosen = st.pills(
         "Show roles",
         slugs,
         selection_mode="multi",
         format_func=lambda s: f"{text.ROLE_BY_SLUG[s]} · {counts[text.ROLE_BY_SLUG[s]]}",
-        key="atlas_roles",
+        key=ROLES_PILLS,
+        on_change=_on_roles_change,
         help=text.FILTER_HELP,
     )
+    if absent := [text.ROLE_BY_SLUG[s] for s in wanted if s not in slugs]:
+        names = ", ".join(_md_brackets(role) for role in absent)
+        st.caption(f"Also chosen, but no head of this model has the role: {names}.")
     return [text.ROLE_BY_SLUG[s] for s in chosen or []]
 
 
@@ -86,12 +106,12 @@ def explore_url(model: str, engine: str, layer: int, head: int, sentence: str | 
 
 
 def _hover(atlas: HeadAtlas, roles: np.ndarray) -> list[str]:
+    shown = {name: text.printed_text(name, atlas.stat(name)) for name in STATS}
     lines = []
     for layer in range(atlas.n_layers):
         for head in range(atlas.n_heads):
             numbers = "<br>".join(
-                f"{text.STAT_TEXT[name].label}: {text.STAT_TEXT[name].fmt % atlas.stat(name)[layer, head]}"
-                for name in STATS
+                f"{text.STAT_TEXT[name].label}: {shown[name][layer, head]}" for name in STATS
             )
             lines.append(f"<b>Layer {layer + 1}, head {head + 1}</b> · {roles[layer, head]}<br>{numbers}")
     return lines
@@ -121,7 +141,7 @@ def grid_ui(atlas: HeadAtlas, roles: np.ndarray, shown: np.ndarray, stat: str, m
             shown,
             hover,
             title=escape_label(title),
-            fmt=info.fmt,
+            cells=text.printed_text(stat, atlas.stat(stat)),
             share=info.share,
             sizing=sizing,
         )
@@ -166,7 +186,8 @@ def head_table(
     for layer in range(atlas.n_layers):
         for head in range(atlas.n_heads):
             row = {"layer": layer + 1, "head": head + 1, "role": roles[layer, head]}
-            row |= {name: float(atlas.stat(name)[layer, head]) for name in STATS}
+            # printed(): a value just under a role threshold never prints as the threshold
+            row |= {name: float(text.printed(name, atlas.stat(name)[layer, head])) for name in STATS}
             row["explore"] = explore_url(model, engine, layer, head, sentence)
             rows.append(row)
     return pd.DataFrame(rows)
