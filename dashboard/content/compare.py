@@ -73,7 +73,7 @@ DIFF_CAPTION = (
     "around 0 and ends at the largest change in this head."
 )
 SCALE_NOTE = "Colour: the weight, from 0 (white) to 1 (dark blue), on the same scale in both maps."
-ROW_OUTLINE = "The red box marks the focus word's row."
+ROW_OUTLINE = "The red box marks the focus word's row (all its rows when it is split into word pieces)."
 
 FOCUS_LABEL = "Focus word (in both sentences)"
 FOCUS_HELP = (
@@ -83,8 +83,7 @@ FOCUS_HELP = (
 FOCUS_RULE_PRESET = "Focus: the preset's word."
 FOCUS_RULE_CHOSEN = "Focus: your choice."
 FOCUS_PIECES = (
-    "“{focus}” is split into word pieces: its row is the mean of its pieces' rows, and “itself” "
-    "means all its pieces."
+    "“{focus}” is split into word pieces and read as one word: its row is the mean of its pieces' rows."
 )
 FOCUS_RULE_DEFAULT = (
     "Focus by default: the shared word just before the first word that differs (or the first shared word)."
@@ -104,7 +103,8 @@ BINS_WHY_TOKENS = "The tokens do not line up,"
 BINS_WHY_FOCUS = "“{focus}” is not at the same place in both sentences,"
 RANK_RULE_BINS = (
     "so each sentence's row for “{focus}” is first summed into six roles "
-    "(\\[CLS\\], \\[SEP\\], itself, the token before, the token after, everything else); "
+    "(\\[CLS\\], \\[SEP\\], the word itself with all its pieces, the token before it, the token after it, "
+    "everything else); "
     "change = ½ Σ |Δ| over those roles, from 0 (the same split) to 1 (nothing in common)."
 )
 RANK_HELP = "Click a row (or a button) to open that head above. Layers and heads count from 1."
