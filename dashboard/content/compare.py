@@ -86,7 +86,8 @@ FOCUS_PIECES = (
     "“{focus}” is split into word pieces and read as one word: its row is the mean of its pieces' rows."
 )
 FOCUS_RULE_DEFAULT = (
-    "Focus by default: the shared word just before the first word that differs (or the first shared word)."
+    "Focus by default: the shared word just before the first word that differs (or else the first "
+    "shared word at the same place in both sentences)."
 )
 NO_SHARED = (
     "The two sentences share no word, so there is no focus word to compare: the heads are shown "

@@ -259,13 +259,14 @@ def test_words_swapped_in_place_line_up_and_the_rule_follows_the_focus():
     text = shown(at).replace("\\", "")
     assert "Swapped: “dogs → cats”, “cats → dogs”" in text
     assert len(titles(at)) == 3 and "sentence 2 − sentence 1" in titles(at)[2]
-    assert focus_box(at).value == "dogs"  # token 1 in sentence 1, token 3 in sentence 2
-    assert "“dogs” is not at the same place in both sentences, so" in text
-    assert not specs(at)[2]["layout"].get("shapes")  # no row of the difference is "dogs" in both
-    focus_box(at).set_value("chase").run()
-    text = shown(at).replace("\\", "")
+    # the default focus is a shared word at the same place in both: "chase", not "dogs"
+    assert focus_box(at).value == "chase"
     assert "total variation between" in text and "not at the same place" not in text
     assert [(s["y0"], s["y1"]) for s in specs(at)[2]["layout"]["shapes"]] == [(1.5, 2.5)]
+    focus_box(at).set_value("dogs").run()  # token 1 in sentence 1, token 3 in sentence 2
+    text = shown(at).replace("\\", "")
+    assert "“dogs” is not at the same place in both sentences, so" in text
+    assert not specs(at)[2]["layout"].get("shapes")  # no row of the difference is "dogs" in both
 
 
 def test_focus_caption_says_what_is_shown():

@@ -214,7 +214,9 @@ def _focus(one: Side, two: Side, notes: list[str]) -> str | None:
         refs1, refs2 = one.refs, two.refs
         k = first_difference(refs1, refs2)
         before = refs1[k - 1] if 0 < k <= len(refs1) else None
-        default, rule = (before if before in shared else shared[0]), text.FOCUS_RULE_DEFAULT
+        # a word at the same place in both can be compared key by key; one that moved cannot
+        in_place = [ref for ref in shared if one.token_of(ref) == two.token_of(ref)] or shared
+        default, rule = (before if before in in_place else in_place[0]), text.FOCUS_RULE_DEFAULT
     focus = focus_ui(shared, default)
     st.caption(rule if focus == default else text.FOCUS_RULE_CHOSEN)  # says what is shown
     return focus
