@@ -17,6 +17,7 @@ its child processes), and the seconds until the explore page's first heatmap was
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -147,9 +148,11 @@ def _open(page, url: str, charts: int, heatmap: bool = False) -> float:
     return time.perf_counter() - start
 
 
-def run_app(env: CloudEnv, workdir: Path, check_page=None) -> CloudRun:
+def run_app(env: CloudEnv, workdir: Path, check_page=None, chromium=None) -> CloudRun:
     """Serve the app from `env` in hosted mode, the stand-in Hub its only source of the model, and
-    open every page once. check_page(name, page), if given, runs after each page is drawn."""
+    open every page once. check_page(name, page), if given, runs after each page is drawn.
+    `chromium`: a Playwright browser already open (pytest's session one: Playwright's sync API
+    cannot start a second time while one runs); None opens one for this run."""
     hf_home = workdir / "hf-home"
     with HubStandIn() as hub:
         server = StreamlitServer(
@@ -161,11 +164,13 @@ def run_app(env: CloudEnv, workdir: Path, check_page=None) -> CloudRun:
                 "HF_HUB_OFFLINE": "0",
                 "TRANSFORMERS_OFFLINE": "0",
                 "HF_HUB_DISABLE_TELEMETRY": "1",
+                "XDG_CACHE_HOME": str(workdir / "cache"),  # the atlas's disk cache: a fresh machine's
                 "PYTHONPATH": "",
             },
             log_path=workdir / "streamlit.log",
         )
-        with server, browser() as chromium:
+        with server, contextlib.ExitStack() as stack:
+            chromium = chromium or stack.enter_context(browser())
             context = chromium.new_context(viewport={"width": 1400, "height": 1000})
             page = context.new_page()
             page_s: dict[str, float] = {}

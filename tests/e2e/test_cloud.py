@@ -48,10 +48,8 @@ def test_requirements_alone_install_a_small_environment_without_torch(cloud_env,
     assert cloud_env.size_mb <= ENV_MAX_MB
 
 
-def test_hosted_app_downloads_the_model_and_draws_every_page(cloud_env, tmp_path, capsys):
-    if not cloud_sim.chromium_available():
-        pytest.fail("no Chromium: `make test` installs one (scripts/ensure_browser.sh)")
-    run = cloud_sim.run_app(cloud_env, tmp_path, check_page=check_page)
+def test_hosted_app_downloads_the_model_and_draws_every_page(cloud_env, tmp_path, capsys, chromium):
+    run = cloud_sim.run_app(cloud_env, tmp_path, check_page=check_page, chromium=chromium)
     with capsys.disabled():
         print("\n" + run.summary())
         for name, seconds in run.page_s.items():
