@@ -37,6 +37,18 @@ def median_time(fn: Callable[[], object], repeats: int = 15, warmup: int = 2) ->
     return statistics.median(times)
 
 
+def timed_run(at) -> float:
+    """Seconds one AppTest run takes (the server's script runner: widgets, figures, serialisation),
+    checked to have raised nothing and shown no error."""
+    start = time.perf_counter()
+    at.run()
+    elapsed = time.perf_counter() - start
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [e.value for e in at.error]
+    assert not errors, errors
+    return elapsed
+
+
 def format_table(rows: list[Row]) -> str:
     """A Markdown table, ready to paste into the README."""
     lines = ["| benchmark | measured | target | met | note |", "|---|---:|---:|:-:|---|"]

@@ -20,12 +20,11 @@ How each is measured:
 from __future__ import annotations
 
 import statistics
-import time
 import urllib.parse
 
 from streamlit.testing.v1 import AppTest
 
-from bench.common import Row
+from bench.common import Row, timed_run
 from bench.explore_browser import open_view
 from bench.texts import count_tokens, sentence, short_sentence
 from tests.e2e.harness import StreamlitServer, browser
@@ -58,27 +57,18 @@ def short_pair(variant: int = 0) -> tuple[str, str]:
     return text, f"{'A' if first != 'A' else 'The'} {rest}"
 
 
-def _timed_run(at: AppTest) -> float:
-    start = time.perf_counter()
-    at.run()
-    elapsed = time.perf_counter() - start
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-    return elapsed
-
-
 def rerun_ms(text: str, text2: str, repeats: int) -> float:
     """Median ms of a rerun that moves the layer or the head (alternately) on a computed pair."""
     at = AppTest.from_string(SCRIPT, default_timeout=300)
     at.query_params.update({"text": text, "text2": text2, "layer": "0", "head": "0"})
-    _timed_run(at)  # loads the model and computes both sentences
+    timed_run(at)  # loads the model and computes both sentences
     assert len(at.get("plotly_chart")) == 3, "the pair should line up: both heads and the difference"
     n = [len(s.options) for s in at.select_slider[:2]]
     times = []
     for i in range(repeats + 2):  # two warm-up changes
         slider = at.select_slider[i % 2]
         slider.set_value((int(slider.value) + 1) % n[i % 2])
-        times.append(_timed_run(at))
+        times.append(timed_run(at))
     return statistics.median(times[2:]) * 1000
 
 

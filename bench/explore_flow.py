@@ -18,11 +18,10 @@ How each is measured (medians; the bundled model, NumPy engine, one 128-token se
 from __future__ import annotations
 
 import statistics
-import time
 
 from streamlit.testing.v1 import AppTest
 
-from bench.common import Row, median_time
+from bench.common import Row, median_time, timed_run
 from bench.texts import count_tokens, sentence
 
 SCRIPT = """
@@ -69,7 +68,7 @@ def core_rows(quick: bool) -> list[Row]:
                 ms,
                 "ms",
                 target=TARGET_MS,
-                note=f"core.flow, median of {repeats}; cached per (input, layer) afterwards",
+                note=f"core.flow, median of {repeats}; the page caches each head's f_h(x) per input",
             )
         )
     ms = median_time(lambda: attention_rollout(result.attentions), repeats) * 1000
@@ -85,26 +84,17 @@ def core_rows(quick: bool) -> list[Row]:
     return rows
 
 
-def _timed_run(at: AppTest) -> float:
-    start = time.perf_counter()
-    at.run()
-    elapsed = time.perf_counter() - start
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-    return elapsed
-
-
 def rerun_ms(params: dict, repeats: int, heads: bool) -> float:
     """Median ms of a rerun changing the layer (and, with `heads`, the head, alternately)."""
     at = AppTest.from_string(SCRIPT, default_timeout=300)
     at.query_params.update({"text": sentence(N_TOKENS, 7), **params})
-    _timed_run(at)  # loads the model and computes the sentence
+    timed_run(at)  # loads the model and computes the sentence
     times = []
     for i in range(repeats + 12):  # 12 warm-up changes: every layer's vectors and rollout cached
         sliders = at.select_slider
         widget = sliders[1] if heads and i % 2 else sliders[0]
         widget.set_value((int(widget.value) + 1) % len(widget.options))
-        times.append(_timed_run(at))
+        times.append(timed_run(at))
     return statistics.median(times[12:]) * 1000
 
 

@@ -26,7 +26,7 @@ import time
 
 from streamlit.testing.v1 import AppTest
 
-from bench.common import Row
+from bench.common import Row, timed_run
 from bench.explore_browser import CHARTS_PER_VIEW, explore_url, open_view
 from bench.texts import count_tokens, random_base_bert, sentence
 from tests.e2e.harness import DRAWN_CHART, StreamlitServer, browser, wait_charts
@@ -45,16 +45,6 @@ RSS_TYPICAL = (12, 24, 8, 40, 16, 64, 20, 32, 10, 48)
 VIEWS = ("head", "lines", "model", "focus")
 
 
-def _timed_run(at: AppTest) -> float:
-    start = time.perf_counter()
-    at.run()
-    elapsed = time.perf_counter() - start
-    assert not at.exception, [e.value for e in at.exception]
-    errors = [e.value for e in at.error]
-    assert not errors, errors
-    return elapsed
-
-
 def _widgets(at: AppTest, view: str):
     """The (layer, head) widgets of `view`: sliders in the head view, selectboxes in the model view."""
     if view == "head":
@@ -68,14 +58,14 @@ def rerun_ms(model: str | None, text: str, view: str, repeats: int) -> float:
     """Median ms of a rerun that changes the layer or the head (alternately) on a computed sentence."""
     at = AppTest.from_string(SCRIPT, default_timeout=300)
     at.query_params.update({"text": text, "view": view, **({"model": model} if model else {})})
-    _timed_run(at)  # loads the model and computes the sentence
+    timed_run(at)  # loads the model and computes the sentence
     n_layers, n_heads = (len(w.options) for w in _widgets(at, view))
     times = []
     for i in range(repeats + 2):  # two warm-up changes
         layer_w, head_w = _widgets(at, view)
         widget, n = (layer_w, n_layers) if i % 2 == 0 else (head_w, n_heads)
         widget.set_value((int(widget.value) + 1) % n)  # both hold 0-based layer / head numbers
-        times.append(_timed_run(at))
+        times.append(timed_run(at))
     return statistics.median(times[2:]) * 1000
 
 
