@@ -12,7 +12,8 @@ BertNumpy.from_pretrained() loads the bundled model from wherever core.bundled f
     4) scale         divided by sqrt(d_k)
     5) softmax       each row (no mask: every token of a sentence or a pair may attend to every other)
     6) weighted sum  probs V
-    7) merge heads   concat W^O + b^O, then residual + LayerNorm
+    7) merge heads   concat W^O + b^O, then residual + LayerNorm (an ablated head's d_k columns of
+                     concat are zeroed first: `ablate`, read here and nowhere else)
     8) feed-forward  act(h W_1 + b_1) W_2 + b_2, then residual + LayerNorm: the next layer's x
 
 References: Devlin et al. 2019, "BERT" (section 3); transformers' models/bert/modeling_bert.py
@@ -38,6 +39,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from core import bundled, models
+from core.ablation import check_heads
 from core.attention import attention_steps, merge_heads, split_heads
 from core.bert_config import BertConfig, UnsupportedModelError, check_bert_config, check_supported
 from core.layers import feed_forward, layer_norm, linear, residual
@@ -183,9 +185,15 @@ def check_text(text: object, what: str = "the text") -> str:
 # ---- the forward pass -----------------------------------------------------------------------------
 
 
-def encoder_layer(x: np.ndarray, w: SimpleNamespace, config: BertConfig) -> dict[str, np.ndarray]:
+def encoder_layer(
+    x: np.ndarray, w: SimpleNamespace, config: BertConfig, ablate_heads: Iterable[int] = ()
+) -> dict[str, np.ndarray]:
     """One encoder layer on its input x (T, D), step by step. Returns every intermediate under
-    core.trace's names, plus "ffn" (the feed-forward's output) and "layer_output" (the next x)."""
+    core.trace's names, plus "ffn" (the feed-forward's output) and "layer_output" (the next x).
+
+    ablate_heads: heads (0-indexed) whose weighted sum is zeroed before W^O (zero-ablation, as the
+    head masks of Michel et al. 2019, "Are Sixteen Heads Really Better than One?"); their probs
+    are still computed and returned, since the pattern itself is not what is cut."""
     heads, eps = config.num_attention_heads, config.layer_norm_eps
     # 2) project: one product for all heads, then each head takes its d_k columns
     query = split_heads(linear(x, w.w_q, w.b_q), heads)  # (T, D) -> (H, T, d_k)
@@ -193,8 +201,12 @@ def encoder_layer(x: np.ndarray, w: SimpleNamespace, config: BertConfig) -> dict
     value = split_heads(linear(x, w.w_v, w.b_v), heads)  # (H, T, d_k)
     # 3) scores Q K^T, 4) scaled by 1/sqrt(d_k), 5) softmax, 6) the weighted sum of the values
     steps = attention_steps(query, key, value)  # scores, scaled, probs (H, T, T); context (H, T, d_k)
-    # 7) merge the heads, project with W^O, add the residual, LayerNorm
-    concat = merge_heads(steps["context"])  # (H, T, d_k) -> (T, D)
+    # 7) merge the heads (an ablated head contributes zeros), project with W^O, residual, LayerNorm
+    context = steps["context"]
+    if ablate_heads := sorted(set(ablate_heads)):
+        context = context.copy()
+        context[ablate_heads] = 0.0  # (H, T, d_k): the cut heads' d_k columns of concat
+    concat = merge_heads(context)  # (H, T, d_k) -> (T, D)
     output = linear(concat, w.w_o, w.b_o)  # (T, D)
     summed = residual(x, output)
     normed = layer_norm(summed, w.ln_gamma, w.ln_beta, eps)
@@ -264,10 +276,11 @@ class BertNumpy:
         x += self.position_embeddings[: len(ids)]
         return layer_norm(x, self.emb_ln_gamma, self.emb_ln_beta, self.config.layer_norm_eps)
 
-    def forward(self, input_ids, token_type_ids=None, *, trace_layers: Iterable[int] = ()):
+    def forward(self, input_ids, token_type_ids=None, *, trace_layers: Iterable[int] = (), ablate=()):
         """Token ids (T,) (and token types, default all 0) through every layer. Returns float32
         hidden_states (L + 1, T, D) (the embeddings, then each layer's output), attentions
-        (L, H, T, T), and {layer: encoder_layer's intermediates} for the layers in trace_layers."""
+        (L, H, T, T), and {layer: encoder_layer's intermediates} for the layers in trace_layers.
+        ablate: (layer, head) pairs, 0-indexed, whose weighted sum is zeroed before W^O."""
         cfg, ids = self.config, np.asarray(input_ids)
         types = np.zeros_like(ids) if token_type_ids is None else np.asarray(token_type_ids)
         if ids.ndim != 1 or not 1 <= len(ids) <= self.max_tokens:
@@ -278,14 +291,27 @@ class BertNumpy:
             raise ValueError(f"input_ids must be integers that lie in [0, {cfg.vocab_size})")
         if types.shape != ids.shape or types.min() < 0 or types.max() >= cfg.type_vocab_size:
             raise ValueError(f"token_type_ids must be like input_ids and lie in [0, {cfg.type_vocab_size})")
-        trace_layers, hidden, attentions, steps = set(trace_layers), [self.embed(ids, types)], [], {}
-        for i, weights in enumerate(self.layers):
-            layer = encoder_layer(hidden[-1], weights, cfg)
+        return self.layers_from(0, self.embed(ids, types), trace_layers=trace_layers, ablate=ablate)
+
+    def layers_from(self, first: int, x: np.ndarray, *, trace_layers: Iterable[int] = (), ablate=()):
+        """Layers first..L-1 on x (T, D), the hidden state entering layer `first`; returns what
+        forward returns for those layers: hidden states (L + 1 - first, T, D) starting with x,
+        attentions (L - first, H, T, T) and traces. Ablating a head of layer l changes nothing
+        before layer l, so a sweep over heads restarts here from an earlier run's hidden_states[l]."""
+        ablate = check_heads(ablate, self.n_layers, self.n_heads)
+        trace_layers, hidden, attentions, steps = set(trace_layers), [x], [], {}
+        for i in range(first, self.n_layers):
+            cut = [head for layer, head in ablate if layer == i]
+            layer = encoder_layer(hidden[-1], self.layers[i], self.config, cut)
             hidden.append(layer["layer_output"])
             attentions.append(layer["probs"])
             if i in trace_layers:
                 steps[i] = layer
         return np.stack(hidden), np.stack(attentions), steps
+
+    def hidden_states(self, input_ids, token_type_ids=None, *, ablate=()) -> np.ndarray:
+        """(L + 1, T, D) float32 for token ids as they are (no tokenizer): leave-one-out drops ids."""
+        return self.forward(input_ids, token_type_ids, ablate=ablate)[0]
 
     def encode(self, text: str, text_pair: str | None = None):
         """The `tokenizers.Encoding` of text (and text_pair; None or "" for none), under the lock."""
@@ -300,21 +326,25 @@ class BertNumpy:
                 raise TextError(f"the tokenizer cannot encode this text: {err}") from err
 
     def run(
-        self, text: str, text_pair: str | None = None, *, trace_layers: Iterable[int] = ()
+        self, text: str, text_pair: str | None = None, *, trace_layers: Iterable[int] = (), ablate=()
     ) -> AttentionResult:
         """Tokenize text (and an optional second sentence), run the model, return an AttentionResult,
-        with the LayerTrace of each of trace_layers (0-indexed) in its traces. Text longer than the
+        with the LayerTrace of each of trace_layers (0-indexed) in its traces. ablate: (layer, head)
+        pairs, 0-indexed, zero-ablated in the forward pass (encoder_layer). Text longer than the
         model's maximum is cut (truncated=True). TextError when the text (or a non-empty text_pair) is
         empty, only spaces, only characters the tokenizer drops, or invalid Unicode."""
         trace_layers = set(trace_layers)
         if bad := [i for i in trace_layers if not 0 <= i < self.n_layers]:
             raise ValueError(f"layer must be in 0..{self.n_layers - 1} (0-indexed), got {bad[0]}")
+        ablate = check_heads(ablate, self.n_layers, self.n_heads)
         start = time.perf_counter()
         enc = self.encode(text, text_pair)
         if all(enc.special_tokens_mask):
             raise TextError("the text has no tokens once the tokenizer has dropped control characters")
         tokenized = time.perf_counter()
-        hidden, attentions, steps = self.forward(enc.ids, enc.type_ids, trace_layers=trace_layers)
+        hidden, attentions, steps = self.forward(
+            enc.ids, enc.type_ids, trace_layers=trace_layers, ablate=ablate
+        )
         done = time.perf_counter()
         tokens = tuple(enc.tokens)
         traces = {i: self._layer_trace(i, layer_steps, tokens) for i, layer_steps in steps.items()}
@@ -328,7 +358,7 @@ class BertNumpy:
             max_tokens=self.max_tokens,
             n_special=self._n_special[text_pair not in (None, "")],
             traces=traces,
-            meta={**timings, "forward_ms": 1e3 * (done - tokenized)},
+            meta={**timings, "forward_ms": 1e3 * (done - tokenized), "ablated": sorted(ablate)},
         )
 
     def layer_weights(self, layer: int) -> SimpleNamespace:

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from core.ablation import check_heads
 from core.models import (
     ModelError,
     ModelFilesError,
@@ -145,15 +146,46 @@ class PretrainedModel:
             )
         _check_finite(np.stack([a[0].float().numpy() for a in attentions]), self.name)
 
-    def _forward(self, encoding: Any) -> Any:
+    def _forward(self, encoding: Any, ablate: frozenset[tuple[int, int]] = frozenset()) -> Any:
+        return self._forward_ids(encoding.ids, encoding.type_ids, ablate)
+
+    def _forward_ids(self, ids: Any, type_ids: Any, ablate: frozenset[tuple[int, int]] = frozenset()) -> Any:
+        """The model on one input; `ablate`'s heads zeroed by a pre-hook on each changed layer's W^O,
+        there only for this call (the caller holds the lock)."""
         import torch
 
-        ids = torch.tensor([encoding.ids], dtype=torch.long)  # (1, T)
+        ids = torch.tensor([list(ids)], dtype=torch.long)  # (1, T)
         inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
         if self._accepts_token_types:
-            inputs["token_type_ids"] = torch.tensor([encoding.type_ids], dtype=torch.long)
-        with torch.inference_mode():
-            return self.model(**inputs, output_attentions=True, output_hidden_states=True)
+            inputs["token_type_ids"] = torch.tensor([list(type_ids)], dtype=torch.long)
+        hooks = []
+        try:
+            for layer in sorted({changed for changed, _ in ablate}):
+                heads = [head for changed, head in ablate if changed == layer]
+                hooks.append(self._ablation_hook(layer, heads))
+            with torch.inference_mode():
+                return self.model(**inputs, output_attentions=True, output_hidden_states=True)
+        finally:
+            for hook in hooks:
+                hook.remove()
+
+    def _ablation_hook(self, layer: int, heads: list[int]) -> Any:
+        """Zero heads' d_k columns of the attention's weighted sum where it enters W^O (the input of
+        the output projection: BertSelfOutput.dense, DistilBERT's out_lin)."""
+        modules = _attention_linears(self.model, layer)
+        if modules is None:
+            raise ModelError(
+                f"{self.name}'s attention is not laid out like BERT's: its heads cannot be ablated"
+            )
+        d_k = modules[3].in_features // self.n_heads
+
+        def zero_heads(_module: Any, args: tuple) -> tuple:
+            context = args[0].clone()  # (1, T, H·d_k)
+            for head in heads:
+                context[..., head * d_k : (head + 1) * d_k] = 0.0
+            return (context, *args[1:])
+
+        return modules[3].register_forward_pre_hook(zero_heads)
 
     def encode(self, text: str, text_pair: str | None = None) -> Any:
         """Tokenize only (under the lock, cut to max_tokens as run() cuts): the tokenizers Encoding,
@@ -161,12 +193,14 @@ class PretrainedModel:
         with self._lock:
             return self._backend.encode(text, text_pair) if text_pair else self._backend.encode(text)
 
-    def run(self, text: str, text_pair: str | None = None) -> AttentionResult:
-        """Tokenize (cut to the model's maximum length), run the forward pass, return float32 arrays."""
+    def run(self, text: str, text_pair: str | None = None, *, ablate=()) -> AttentionResult:
+        """Tokenize (cut to the model's maximum length), run the forward pass, return float32 arrays.
+        ablate: (layer, head) pairs, 0-indexed, zero-ablated before W^O (as core.bert does)."""
+        ablate = check_heads(ablate, self.n_layers, self.n_heads)
         start = time.perf_counter()
         with self._lock:
             encoding = self._backend.encode(text, text_pair) if text_pair else self._backend.encode(text)
-            out = self._forward(encoding)
+            out = self._forward(encoding, ablate)
         # 1) attentions: L tensors (1, H, T, T) -> (L, H, T, T)
         attentions = np.stack([a[0].float().numpy() for a in out.attentions]).astype(np.float32, copy=False)
         _check_finite(attentions, self.name)
@@ -180,8 +214,16 @@ class PretrainedModel:
             engine=ENGINE_NAME,
             max_tokens=self.max_tokens,
             n_special=self._backend.num_special_tokens_to_add(bool(text_pair)),
-            meta={"seconds": time.perf_counter() - start},
+            meta={"seconds": time.perf_counter() - start, "ablated": sorted(ablate)},
         )
+
+    def hidden_states(self, input_ids: Any, token_type_ids: Any = None, *, ablate=()) -> np.ndarray:
+        """(L + 1, T, D) float32 for token ids as they are (no tokenizer): leave-one-out drops ids."""
+        ablate = check_heads(ablate, self.n_layers, self.n_heads)
+        type_ids = [0] * len(input_ids) if token_type_ids is None else token_type_ids
+        with self._lock:
+            out = self._forward_ids(input_ids, type_ids, ablate)
+        return np.stack([h[0].float().numpy() for h in out.hidden_states]).astype(np.float32, copy=False)
 
     def layer_weights(self, layer: int) -> SimpleNamespace:
         """Layer `layer`'s (0-indexed) attention weights as x @ W (float32 NumPy copies): w_q, b_q,

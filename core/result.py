@@ -29,6 +29,7 @@ class AttentionResult:
     truncated: bool = False  # True when the input was cut to the model's maximum length
     meta: dict = field(default_factory=dict)  # engine details worth showing (e.g. timings)
     traces: dict[int, LayerTrace] = field(default_factory=dict)  # layer (0-indexed) -> its steps, when asked
+    input_ids: np.ndarray | None = None  # int (T,): the token ids the engine ran (leave-one-out drops them)
 
     def __post_init__(self) -> None:
         att = self.attentions
@@ -102,6 +103,7 @@ def result_from_encoding(
         truncated=bool(encoding.overflowing),
         meta={"max_tokens": max_tokens, "n_tokens_input": len(encoding.ids) + cut, **(meta or {})},
         traces=dict(traces or {}),
+        input_ids=np.asarray(encoding.ids, dtype=np.int64),
     )
 
 

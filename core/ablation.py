@@ -1,0 +1,80 @@
+"""Does a head matter? Zero-ablation of heads, measured on what the model outputs.
+
+The model's output here is its sentence embedding, pooled as sentence-transformers pools the bundled
+all-MiniLM-L6-v2: the mean of the last layer's hidden states over every token ([CLS] and [SEP]
+included), L2-normalised. For any other BERT the same mean-pooled last layer stands in for an output.
+A head's effect is 1 − cos(embedding with the head ablated, embedding without): 0 when nothing moves.
+
+Ablating a head zeroes its weighted sum (its d_k columns of step 6's output) before W^O, as the head
+masks of Michel, Levy and Neubig (2019), "Are Sixteen Heads Really Better than One?" (NeurIPS). The
+engines read the set of heads as one argument of `run` (core/bert.py encoder_layer; core/pretrained.py
+for the torch reference). A head of layer l changes nothing before layer l, so the NumPy engine's
+sweep restarts from the hidden state entering layer l (BertNumpy.layers_from).
+
+Letters: L layers, H heads, T tokens, D hidden size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+__all__ = ["ablated_last_hidden", "check_heads", "embedding_effect", "head_effects", "sentence_embedding"]
+
+
+def check_heads(heads: Iterable, n_layers: int, n_heads: int) -> frozenset[tuple[int, int]]:
+    """(layer, head) pairs, 0-indexed, as a frozenset; ValueError naming the first that is not in the
+    model (or not a pair of whole numbers)."""
+    checked = set()
+    for pair in heads or ():
+        try:
+            layer, head = (int(v) for v in pair)
+            if (layer, head) != tuple(pair):
+                raise ValueError
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"a head to ablate is a (layer, head) pair of whole numbers, got {pair!r}"
+            ) from None
+        if not (0 <= layer < n_layers and 0 <= head < n_heads):
+            raise ValueError(
+                f"head ({layer}, {head}) is not in this model: layers 0..{n_layers - 1}, "
+                f"heads 0..{n_heads - 1} (0-indexed)"
+            )
+        checked.add((layer, head))
+    return frozenset(checked)
+
+
+def sentence_embedding(last_hidden: np.ndarray) -> np.ndarray:
+    """(T, D) last layer's hidden states -> (D,) float64: their mean over every token, L2-normalised."""
+    pooled = np.asarray(last_hidden, dtype=np.float64).mean(axis=0)
+    return pooled / np.linalg.norm(pooled)
+
+
+def embedding_effect(changed: np.ndarray, reference: np.ndarray) -> float:
+    """1 − cos between two embeddings (unit vectors from sentence_embedding), clipped at 0 so that
+    rounding never shows a tiny negative effect."""
+    return max(0.0, 1.0 - float(np.dot(changed, reference)))
+
+
+def ablated_last_hidden(engine, result, heads: Iterable[tuple[int, int]]) -> np.ndarray:
+    """(T, D) last hidden states of `result`'s input with `heads` ablated. The NumPy engine restarts
+    from result's hidden state entering the first changed layer; the torch reference reruns."""
+    heads = check_heads(heads, result.n_layers, result.n_heads)
+    if not heads:
+        return result.hidden_states[-1]
+    first = min(layer for layer, _ in heads)
+    if hasattr(engine, "layers_from"):  # NumPy: layers before `first` are reused, not recomputed
+        return engine.layers_from(first, result.hidden_states[first], ablate=heads)[0][-1]
+    return engine.hidden_states(result.input_ids, result.token_type_ids, ablate=heads)[-1]
+
+
+def head_effects(engine, result) -> np.ndarray:
+    """(L, H) float64: each head's effect on the sentence embedding when it alone is ablated."""
+    reference = sentence_embedding(result.hidden_states[-1])
+    effects = np.zeros((result.n_layers, result.n_heads))
+    for layer in range(result.n_layers):
+        for head in range(result.n_heads):
+            last = ablated_last_hidden(engine, result, [(layer, head)])
+            effects[layer, head] = embedding_effect(sentence_embedding(last), reference)
+    return effects

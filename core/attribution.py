@@ -1,0 +1,119 @@
+"""Which tokens matter to the sentence embedding, measured by leaving each one out, beside what
+attention would say.
+
+Leave-one-out: for each token j that is not [CLS] or [SEP], its id is dropped from the input (the
+rest, [CLS] and [SEP] included, kept in order), the model runs again, and j's importance is
+1 − cos(embedding without j, embedding), with the embedding of core/ablation.py (mean-pooled last
+layer, L2-normalised). Li, Monroe and Jurafsky (2016), "Understanding Neural Networks through
+Representation Erasure".
+
+What attention would say, one value per token, each the mean of a column:
+- attention: the weight each token receives in the last layer, averaged over heads and queries;
+- rollout: the last layer's rollout (core/flow.py, Abnar and Zuidema 2020), averaged over rows;
+- norms: ‖α f(x)‖ in the last layer (core/flow.py, Kobayashi et al. 2020), over heads and rows.
+Spearman's ρ of each against leave-one-out, over the scored tokens, says how far the two rankings
+agree: Jain and Wallace (2019), "Attention is not Explanation"; Wiegreffe and Pinter (2019),
+"Attention is not not Explanation".
+
+Letters: L layers, H heads, T tokens, D hidden size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.ablation import embedding_effect, sentence_embedding
+from core.flow import attention_norms, attention_rollout, value_output_vectors
+from core.models import ModelError
+
+__all__ = ["MEASURES", "Attribution", "attention_columns", "attribution", "leave_one_out", "spearman"]
+
+MEASURES = ("attention", "rollout", "norms")  # what attention would say, in the page's order
+
+
+def leave_one_out(engine, result) -> np.ndarray:
+    """(T,) float64: 1 − cos(embedding without token j, embedding); NaN at special tokens."""
+    reference = sentence_embedding(result.hidden_states[-1])
+    ids, types = np.asarray(result.input_ids), result.token_type_ids
+    types = np.zeros_like(ids) if types is None else np.asarray(types)
+    scores = np.full(result.n_tokens, np.nan)
+    for j in np.flatnonzero(~np.asarray(result.special_mask, dtype=bool)):
+        keep = np.arange(result.n_tokens) != j
+        hidden = engine.hidden_states(ids[keep], types[keep])  # (L + 1, T - 1, D)
+        scores[j] = embedding_effect(sentence_embedding(hidden[-1]), reference)
+    return scores
+
+
+def attention_columns(result, layer_weights=None) -> dict[str, np.ndarray]:
+    """{"attention", "rollout", "norms"} -> (T,) float64 column means, NaN at special tokens.
+    layer_weights: the engine's layer_weights(L - 1) for the norms; without it "norms" is absent."""
+    last = np.asarray(result.attentions[-1], dtype=np.float64)  # (H, T, T)
+    columns = {
+        "attention": last.mean(axis=(0, 1)),
+        "rollout": attention_rollout(result.attentions)[-1].astype(np.float64).mean(axis=0),
+    }
+    if layer_weights is not None:
+        f = value_output_vectors(result.hidden_states[-2], layer_weights, result.n_heads)  # (H, T, D)
+        columns["norms"] = attention_norms(last, f).mean(axis=(0, 1))
+    special = np.asarray(result.special_mask, dtype=bool)
+    return {name: np.where(special, np.nan, values) for name, values in columns.items()}
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks from 0, ties sharing the mean of the ranks they span."""
+    order = np.argsort(x, kind="stable")
+    ranks = np.empty(len(x))
+    ranks[order] = np.arange(len(x))
+    _, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
+    return (np.bincount(inverse, weights=ranks) / counts)[inverse]
+
+
+def spearman(a: np.ndarray, b: np.ndarray) -> float | None:
+    """Spearman's ρ over the positions where both are finite (Pearson's r of the ranks, ties
+    averaged); None when fewer than 3 such positions or either side is constant there."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    both = np.isfinite(a) & np.isfinite(b)
+    if both.sum() < 3:
+        return None
+    ra, rb = _ranks(a[both]), _ranks(b[both])
+    ra, rb = ra - ra.mean(), rb - rb.mean()
+    denominator = np.sqrt((ra * ra).sum() * (rb * rb).sum())
+    return None if denominator == 0 else float((ra * rb).sum() / denominator)
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """Leave-one-out importance and attention's column means for one input, and their agreement."""
+
+    tokens: list[str]
+    loo: np.ndarray  # (T,) NaN at special tokens
+    columns: dict[str, np.ndarray]  # MEASURES -> (T,), NaN at special tokens
+    rho: dict[str, float | None]  # MEASURES -> Spearman's ρ against loo
+
+    def as_json(self) -> dict:
+        """The CLI's fields, NaN as None."""
+
+        def listed(values: np.ndarray) -> list[float | None]:
+            return [None if not np.isfinite(v) else round(float(v), 8) for v in values]
+
+        return {
+            "tokens": list(self.tokens),
+            "loo": listed(self.loo),
+            **{name: listed(values) for name, values in self.columns.items()},
+            "spearman": {name: None if r is None else round(r, 6) for name, r in self.rho.items()},
+        }
+
+
+def attribution(engine, result) -> Attribution:
+    """Leave-one-out on `engine` for `result`'s input, beside attention, rollout and norms (norms only
+    when the engine can give its last layer's weights)."""
+    try:
+        weights = engine.layer_weights(result.n_layers - 1)
+    except (ModelError, ValueError):  # heads it cannot read: the page says norms are missing
+        weights = None
+    loo = leave_one_out(engine, result)
+    columns = attention_columns(result, weights)
+    rho = {name: spearman(values, loo) for name, values in columns.items()}
+    return Attribution(tokens=list(result.tokens), loo=loo, columns=columns, rho=rho)
