@@ -71,12 +71,14 @@ class Closeness:
         return sorted(self.candidates, key=lambda w: -self.cosine[layer, w])
 
 
-def closeness(result, focus_token: int) -> Closeness:
-    """The pronoun test on an AttentionResult, for the word that holds token `focus_token`."""
+def closeness(result, focus_token: int, hidden: np.ndarray | None = None) -> Closeness:
+    """The pronoun test on an AttentionResult, for the word that holds token `focus_token`.
+    hidden: other hidden states of the same tokens to measure instead of result's, (K, T, D) (for
+    example the last layer with heads ablated, as (1, T, D)); the cosine then has K rows."""
     spans = word_spans(result.word_ids, result.special_mask)
     words = ["".join(piece_text(t) for t in result.tokens[start:stop]) for start, stop in spans]
     focus = next(i for i, (start, stop) in enumerate(spans) if start <= focus_token < stop)
-    vectors = word_vectors(result.hidden_states, spans)  # (L + 1, W, D)
+    vectors = word_vectors(result.hidden_states if hidden is None else hidden, spans)  # (L + 1, W, D)
     unit = vectors / np.maximum(np.linalg.norm(vectors, axis=-1, keepdims=True), np.finfo(float).tiny)
     cosine = np.einsum("lwd,ld->lw", unit, unit[:, focus])
     same = words[focus].casefold()
