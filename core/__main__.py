@@ -1,7 +1,16 @@
-"""Command line: one sentence's attention from a BERT, as JSON, CSV or NPZ.
+"""Command line: one sentence's attention from a BERT, as JSON, CSV or NPZ; and what the model does
+with it: each head's effect when ablated, and each token's importance by leave-one-out.
 
     python -m core attend "The trophy would not fit in the suitcase." [--pair "It was too big."]
         [--model bundled|HUB_ID|./FOLDER] [--engine numpy|torch] [--format json|csv|npz] [--out FILE]
+    python -m core ablate TEXT [--model M] [--engine E] [--format json|csv] [--out FILE]
+    python -m core attribute TEXT [--model M] [--engine E] [--format json|csv] [--out FILE]
+
+ablate's JSON: {"model", "engine", "tokens", "effect": [L][H]}, effect = 1 − cos(sentence embedding
+with that head alone ablated, without), the embedding being the mean-pooled last layer, L2-normalised
+(core/ablation.py); CSV: layer,head,effect. attribute's JSON: {"model", "engine", "tokens", "loo": [T],
+"attention": [T], "rollout": [T], "norms": [T], "spearman": {"attention", "rollout", "norms"}}, null
+at [CLS] and [SEP] (core/attribution.py); CSV: index,token,loo,attention,rollout,norms.
 
 JSON: {"model": str, "engine": str, "tokens": [str], "attentions": [L][H][T][T]} (ARCHITECTURE.md),
 weights rounded to 8 decimals. CSV: one row per weight, with a header:
@@ -49,16 +58,36 @@ def build_parser() -> argparse.ArgumentParser:
     attend.add_argument(
         "--pair", metavar="TEXT2", help="a second sentence (token type 1), as BERT pairs them"
     )
-    attend.add_argument(
+    _add_common(attend, FORMATS)
+    ablate = commands.add_parser(
+        "ablate",
+        help="each head's effect on the sentence embedding when it alone is ablated",
+        description="Zero each head in turn; write 1 - cos(embedding, embedding without it) [layer][head].",
+    )
+    ablate.add_argument("text", metavar="TEXT", help="the sentence")
+    _add_common(ablate, ("json", "csv"))
+    attribute = commands.add_parser(
+        "attribute",
+        help="each token's leave-one-out importance beside attention, rollout and norms",
+        description="Drop each token in turn, measure the embedding's change, and compare with attention.",
+    )
+    attribute.add_argument("text", metavar="TEXT", help="the sentence")
+    _add_common(attribute, ("json", "csv"))
+    return parser
+
+
+def _add_common(command: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:
+    command.add_argument(
         "--model",
         metavar="PATH_OR_ID",
         default="bundled",
         help='"bundled" (default, offline all-MiniLM-L6-v2), a Hub id, or a folder (/..., ./..., ~/...)',
     )
-    attend.add_argument("--engine", choices=ENGINES, default="numpy", help="numpy (default) or torch")
-    attend.add_argument("--format", choices=FORMATS, default="json", help="json (default), csv or npz")
-    attend.add_argument("--out", metavar="FILE", help="write here instead of standard output")
-    return parser
+    command.add_argument("--engine", choices=ENGINES, default="numpy", help="numpy (default) or torch")
+    command.add_argument(
+        "--format", choices=formats, default="json", help=f"{', '.join(formats)} (default json)"
+    )
+    command.add_argument("--out", metavar="FILE", help="write here instead of standard output")
 
 
 def load_engine(engine: str, model: str):
@@ -80,6 +109,23 @@ def attend(engine: str, model: str, text: str, pair: str | None):
     if pair is not None:
         check_text(pair, "the --pair text")
     return load_engine(engine, model).run(text, pair)
+
+
+def _behaviour(args) -> tuple[str, object]:
+    """(what to write, the result) for ablate and attribute."""
+    from core.ablation import head_effects
+    from core.attribution import attribution
+    from core.bert import check_text
+    from core.export import ablation_csv, ablation_json, attribution_csv, attribution_json
+
+    check_text(args.text, "TEXT")
+    engine = load_engine(args.engine, args.model)
+    result = engine.run(args.text)
+    if args.command == "ablate":
+        effects = head_effects(engine, result)
+        return (ablation_json if args.format == "json" else ablation_csv)(result, effects), result
+    found = attribution(engine, result)
+    return (attribution_json if args.format == "json" else attribution_csv)(result, found), result
 
 
 # ---- writers -------------------------------------------------------------------------------------
@@ -114,10 +160,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if args.command is None:
-            raise UsageError("choose a command: attend (see python -m core --help)")
-        result = attend(args.engine, args.model, args.text, args.pair)
-        writer = {"json": to_json, "csv": to_csv, "npz": to_npz}[args.format]
-        write_output(writer(result), args.out)
+            raise UsageError("choose a command: attend, ablate or attribute (see python -m core --help)")
+        if args.command == "attend":
+            result = attend(args.engine, args.model, args.text, args.pair)
+            data = {"json": to_json, "csv": to_csv, "npz": to_npz}[args.format](result)
+        else:
+            data, result = _behaviour(args)
+        write_output(data, args.out)
         if result.truncated:
             print(f"note: the text was cut to the model's {result.n_tokens} tokens", file=sys.stderr)
         return 0

@@ -92,19 +92,6 @@ class Attribution:
     columns: dict[str, np.ndarray]  # MEASURES -> (T,), NaN at special tokens
     rho: dict[str, float | None]  # MEASURES -> Spearman's ρ against loo
 
-    def as_json(self) -> dict:
-        """The CLI's fields, NaN as None."""
-
-        def listed(values: np.ndarray) -> list[float | None]:
-            return [None if not np.isfinite(v) else round(float(v), 8) for v in values]
-
-        return {
-            "tokens": list(self.tokens),
-            "loo": listed(self.loo),
-            **{name: listed(values) for name, values in self.columns.items()},
-            "spearman": {name: None if r is None else round(r, 6) for name, r in self.rho.items()},
-        }
-
 
 def attribution(engine, result) -> Attribution:
     """Leave-one-out on `engine` for `result`'s input, beside attention, rollout and norms (norms only

@@ -1,4 +1,5 @@
-"""Writers of an AttentionResult, shared by the CLI (core/__main__.py) and the dashboard's downloads.
+"""Writers of an AttentionResult, shared by the CLI (core/__main__.py) and the dashboard's downloads,
+and of what the model does with it: the ablation grid and the leave-one-out attribution.
 
 JSON: {"model": str, "engine": str, "tokens": [str], "attentions": [L][H][T][T]} (ARCHITECTURE.md),
 weights rounded to 8 decimals. CSV: one row per weight (layer, head, from, to, weight). NPZ: the
@@ -73,4 +74,53 @@ def matrix_csv(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], cor
     writer.writerow([corner, *cols])
     for label, row in zip(rows, np.asarray(values, dtype=np.float64).tolist(), strict=True):
         writer.writerow([label, *(format(v, ".8g") for v in row)])
+    return buffer.getvalue()
+
+
+def _rounded(values) -> list:
+    """float64 values rounded for JSON, NaN as null."""
+    return [
+        None if not np.isfinite(v) else round(float(v), JSON_DECIMALS) for v in np.asarray(values).ravel()
+    ]
+
+
+def ablation_json(result, effects: np.ndarray) -> str:
+    """{"model", "engine", "tokens", "effect": [L][H]} (core.ablation.head_effects' grid)."""
+    grid = [_rounded(row) for row in np.asarray(effects)]
+    payload = {"model": result.model, "engine": result.engine, "tokens": list(result.tokens), "effect": grid}
+    return json.dumps(payload, ensure_ascii=False)
+
+
+def ablation_csv(result, effects: np.ndarray) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["layer", "head", "effect"])
+    for (layer, head), effect in np.ndenumerate(np.asarray(effects)):
+        writer.writerow([layer, head, format(effect, ".8g")])
+    return buffer.getvalue()
+
+
+def attribution_json(result, found) -> str:
+    """{"model", "engine", "tokens", "loo", "attention", "rollout", "norms", "spearman"}: null at
+    [CLS] and [SEP] (and for a measure the engine cannot give)."""
+    payload = {"model": result.model, "engine": result.engine, "tokens": list(result.tokens)}
+    payload["loo"] = _rounded(found.loo)
+    for name in ("attention", "rollout", "norms"):
+        values = found.columns.get(name)
+        payload[name] = [None] * len(result.tokens) if values is None else _rounded(values)
+    payload["spearman"] = {
+        name: None if found.rho.get(name) is None else round(found.rho[name], 6)
+        for name in ("attention", "rollout", "norms")
+    }
+    return json.dumps(payload, ensure_ascii=False)
+
+
+def attribution_csv(result, found) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    names = ("loo", "attention", "rollout", "norms")
+    writer.writerow(["index", "token", *names])
+    columns = [found.loo, *(found.columns.get(n, np.full(len(result.tokens), np.nan)) for n in names[1:])]
+    for i, token in enumerate(result.tokens):
+        writer.writerow([i, token, *("" if not np.isfinite(c[i]) else format(c[i], ".8g") for c in columns)])
     return buffer.getvalue()
