@@ -24,6 +24,7 @@ BENCHMARKS = [
     "explore_browser",
     "explore_flow",
     "neuron",
+    "behaviour",
     "compare",
     "atlas",
     "load",

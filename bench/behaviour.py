@@ -1,0 +1,124 @@
+"""What the model does (issue 20): the ablation grid and leave-one-out attribution, server time for
+the bundled model at 32 tokens.
+
+Targets (issue 20): the 72-head grid at 32 tokens in at most 2 s server-side; the attribution view
+in at most 1 s at 32 tokens.
+
+How each is measured (medians over different 32-token sentences; bundled model, NumPy engine):
+- core: core.ablation.head_effects (72 ablated runs, each restarting at its head's layer) and
+  core.attribution.attribution (30 leave-one-out runs plus attention, rollout and norms columns) on
+  a result already computed, as the page calls them when the view opens on a new sentence. The torch
+  engine's grid (a full rerun per head, no restart) is given for comparison.
+- page: Streamlit's AppTest runs the explore page in-process (as bench/explore_server.py does),
+  opening the view on a new sentence each time: forward pass, the view's whole computation, its
+  charts and their serialisation; the model is loaded once before timing.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+from streamlit.testing.v1 import AppTest
+
+from bench.common import Row, timed_run
+from bench.texts import count_tokens, sentence
+
+SCRIPT = """
+from dashboard.views import explore
+explore.render()
+"""
+N_TOKENS = 32
+GRID_TARGET_S, ATTRIBUTION_TARGET_S = 2.0, 1.0
+
+
+def _timed(fn, inputs) -> float:
+    times = []
+    for item in inputs:
+        start = time.perf_counter()
+        fn(item)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def core_rows(quick: bool) -> list[Row]:
+    from core.ablation import head_effects
+    from core.attribution import attribution
+    from core.bert import BertNumpy
+
+    engine = BertNumpy.from_pretrained()
+    n = 3 if quick else 9
+    results = [engine.run(sentence(N_TOKENS, v)) for v in range(n)]
+    assert all(r.n_tokens == N_TOKENS for r in results)
+    grid = _timed(lambda r: head_effects(engine, r), results)
+    found = _timed(lambda r: attribution(engine, r), results)
+    rows = [
+        Row(
+            f"ablation grid, 72 heads one at a time, bundled 6×12, {N_TOKENS} tokens, NumPy",
+            grid,
+            "s",
+            target=GRID_TARGET_S,
+            note=f"core.ablation.head_effects (restarts at each head's layer), median of {n} sentences",
+        ),
+        Row(
+            f"attribution, leave-one-out + attention/rollout/norms, bundled, {N_TOKENS} tokens, NumPy",
+            found,
+            "s",
+            target=ATTRIBUTION_TARGET_S,
+            note=f"core.attribution.attribution, {N_TOKENS - 2} reruns, median of {n} sentences",
+        ),
+    ]
+    try:
+        from core.pretrained import load_pretrained
+    except ImportError:
+        return rows
+    torch_engine = load_pretrained("bundled")
+    torch_results = [torch_engine.run(sentence(N_TOKENS, v)) for v in range(n)]
+    rows.append(
+        Row(
+            f"ablation grid, bundled 6×12, {N_TOKENS} tokens, torch reference engine",
+            _timed(lambda r: head_effects(torch_engine, r), torch_results),
+            "s",
+            note=f"a full forward pass per head (forward pre-hook on W^O), median of {n} sentences",
+        )
+    )
+    return rows
+
+
+def page_seconds(view: str, n: int) -> float:
+    """Median seconds of an explore page run that opens `view` on a new 32-token sentence."""
+    at = AppTest.from_string(SCRIPT, default_timeout=300)
+    at.query_params.update({"text": sentence(N_TOKENS, 50), "view": view})
+    timed_run(at)  # loads the model
+    times = []
+    for variant in range(n):
+        text = sentence(N_TOKENS, 60 + variant)
+        assert count_tokens(text) == N_TOKENS
+        at.text_area(key="explore_text").set_value(text)
+        times.append(timed_run(at))
+    return statistics.median(times)
+
+
+def page_rows(quick: bool) -> list[Row]:
+    n = 3 if quick else 9
+    note = f"AppTest, a new sentence each run, median of {n}"
+    return [
+        Row(
+            f"explore ablation view opened on a new sentence, bundled, {N_TOKENS} tokens (server)",
+            page_seconds("ablation", n),
+            "s",
+            target=GRID_TARGET_S,
+            note=f"{note}: forward pass, the 72-head grid, charts",
+        ),
+        Row(
+            f"explore attribution view opened on a new sentence, bundled, {N_TOKENS} tokens (server)",
+            page_seconds("attribution", n),
+            "s",
+            target=ATTRIBUTION_TARGET_S,
+            note=f"{note}: forward pass, leave-one-out, columns, charts",
+        ),
+    ]
+
+
+def run(quick: bool = False) -> list[Row]:
+    return core_rows(quick) + page_rows(quick)
