@@ -3,7 +3,8 @@ link asks for beyond the table (an example, a model), and the checks that wait f
 the text.
 
 URL parameters: text, example, model, engine, view, layer, head, focus, target, merge, hide, measure
-(weights | norms: the head view's measure), rescale (norm rows rescaled to sum to 1). Layers and
+(weights | norms: the head view's measure), rescale (norm rows rescaled to sum to 1), ablate (the
+ablation view's chosen heads: "layer.head" pairs, 0-indexed, joined by commas). Layers and
 heads are 0-indexed; the rollout view's "up to layer" is `layer`. Focus and target name words
 (core.analysis.word_ref: "it", "the#2" for the second "the", "nlp~2" for a word's second piece),
 so they follow the word when the sentence changes; an old link's whole number is read as a token
@@ -47,6 +48,7 @@ KEEP = (
     "explore_engine",
     "explore_measure",  # the head view's weights / norms switch (dashboard/views/explore/flow.py)
     "explore_rescale",
+    "explore_ablate",  # the ablation view's chosen heads (dashboard/views/explore/ablation.py)
 )
 
 
@@ -72,6 +74,29 @@ def _parse_ref(raw: str) -> Parsed:
     return clean_input(raw, MAX_REF_CHARS)[0].strip() or None, None
 
 
+MAX_ABLATE_PAIRS = 1024  # far more heads than any model the page loads; a longer list is a tampered link
+
+
+def parse_heads(raw: str) -> tuple[tuple[tuple[int, int], ...], str | None]:
+    """A link's `ablate` ("2.3,5.11") -> sorted unique (layer, head) pairs and a note for what was
+    not a pair of whole numbers. Whether the model has those heads is checked once it is loaded."""
+    pairs, bad = set(), 0
+    for part in clean_input(raw, 16 * MAX_ABLATE_PAIRS)[0].split(",")[:MAX_ABLATE_PAIRS]:
+        layer, dot, head = part.strip().partition(".")
+        if dot and all(v.isascii() and v.isdigit() and len(v) < 4 for v in (layer, head)):
+            pairs.add((int(layer), int(head)))
+        elif part.strip():
+            bad += 1
+    note = (
+        "Some heads in the link's `ablate` list are not layer.head pairs; they are left out." if bad else None
+    )
+    return tuple(sorted(pairs)), note
+
+
+def show_heads(pairs) -> str:
+    return ",".join(f"{layer}.{head}" for layer, head in pairs)
+
+
 def page_links(limits: Limits) -> PageLinks:
     """The page's URL table; "explore_model" is the key of the model shown."""
     engines = allowed_engines(limits)
@@ -91,6 +116,7 @@ def page_links(limits: Limits) -> PageLinks:
             flag_param("hide", "explore_hide"),
             choice_param("measure", "explore_measure", "weights", list(MEASURES)),
             flag_param("rescale", "explore_rescale"),
+            UrlParam("ablate", "explore_ablate", (), parse_heads, show=show_heads),
         ),
         keep=KEEP,
     )
