@@ -73,6 +73,8 @@ VIEWS = {
     "model": "Model (all heads)",
     "focus": "Token focus",
     "rollout": "Rollout",
+    "ablation": "Ablation",
+    "attribution": "Attribution",
 }
 
 # ---- the sentence and the options ------------------------------------------------------------------

@@ -29,6 +29,7 @@ from dashboard.content import explore as text
 from dashboard.engines import compute_attention, load_engine
 from dashboard.presenter import presenting
 from dashboard.views.explore import links
+from dashboard.views.explore.results import shown_source
 from dashboard.views.explore.widgets import step_ui, token_picker_ui
 from dashboard.widgets import chart, chart_filename, csv_download, md
 
@@ -63,11 +64,6 @@ def rollout_stack(model_key: str, engine: str, text: str, max_tokens: int) -> np
     rolled = attention_rollout(compute_attention(model_key, engine, text, max_tokens).attentions)
     rolled.setflags(write=False)
     return rolled
-
-
-def _source() -> tuple[str, str, str, int]:
-    """(model key, engine, text, max tokens) of the result the page shows."""
-    return tuple(st.session_state["explore_result_key"])
 
 
 # ---- the head view's measure -----------------------------------------------------------------------
@@ -123,7 +119,7 @@ def head_norms(
     if kind != "norms":
         return None
     try:
-        f = value_vectors(*_source(), layer, head)  # (T, D)
+        f = value_vectors(*shown_source(), layer, head)  # (T, D)
     except (ModelError, ValueError) as err:  # an unknown layout; heads that do not split W_V, W_O
         st.info(text.NORMS_UNAVAILABLE.format(reason=md(str(err))))
         return None
@@ -197,7 +193,7 @@ def rollout_view(result: AttentionResult, view: TokenView, sig: str, tokens: tup
         item, chosen = token_picker_ui("focus", text.ROLLOUT_ROW_LABEL, view, result, sig, tokens[0])
     if chosen:  # the focus names a word, as in the focus view, so it follows the sentence
         ss["explore_focus"] = links.ref_of(result, view.shown_spans[item][0])
-    matrix = view.matrix(rollout_stack(*_source())[layer])  # (W, W)
+    matrix = view.matrix(rollout_stack(*shown_source())[layer])  # (W, W)
     notes = [text.MERGED_NOTE] if view.merged else []
     notes += [text.HIDDEN_NOTE] if view.renormalised else []
     title = " · ".join([text.ROLLOUT_TITLE.format(layer=layer + 1), *notes])

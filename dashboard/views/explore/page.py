@@ -15,6 +15,8 @@ from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, current_limit
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text, signature
 from dashboard.views.explore import links, loading
+from dashboard.views.explore.ablation import ablation_view
+from dashboard.views.explore.attribution import attribution_view
 from dashboard.views.explore.flow import rollout_view
 from dashboard.views.explore.results import result_for, shown_token_view
 from dashboard.views.explore.views import focus_view, head_view, lines_view, model_view
@@ -114,6 +116,10 @@ def _show(
         model_view(result, view, spec.key, engine, text, limits.max_tokens)
     elif view_name == "rollout":
         rollout_view(result, view, sig, tokens, controls)
+    elif view_name == "ablation":
+        ablation_view(result, view, sig, tokens, limits, controls)
+    elif view_name == "attribution":
+        attribution_view(result, view, limits, controls)
     else:
         focus_view(result, view, sig, tokens, (spec.key, engine, limits.max_tokens), controls)
 

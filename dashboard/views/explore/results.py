@@ -28,6 +28,12 @@ def result_for(model_key: str, engine: str, text: str, limits: Limits) -> Attent
     return result
 
 
+def shown_source() -> tuple[str, str, str, int]:
+    """(model key, engine, text, max tokens) of the result the page shows: the key of the cached
+    arrays the views derive from it."""
+    return tuple(st.session_state["explore_result_key"])
+
+
 def shown_token_view(result: AttentionResult, merge: bool, hide: bool) -> TokenView:
     """The tokens as the toggles show them: word pieces merged, [CLS]/[SEP] hidden."""
     return token_view(

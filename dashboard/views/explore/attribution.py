@@ -1,0 +1,120 @@
+"""The explore page's attribution view: which tokens the output needs (leave-one-out), beside what
+attention would say (last layer's attention, rollout, norms), and how far their orders agree
+(Spearman's ρ). The math is core/attribution.py; this module caches, states and draws.
+
+The measurement is cached per input in st.cache_resource (one model run per scored token); in hosted
+mode a new one counts as one new text against the per-minute bound, as the ablation grid does.
+Letters: T tokens, W scored tokens (all but [CLS] and [SEP]).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from core.attribution import MEASURES, Attribution, attribution
+from core.export import attribution_csv
+from core.models import BUNDLED_KEY, ModelError
+from core.result import AttentionResult
+from dashboard.charts.attribution import attribution_bars
+from dashboard.content import ablation as ablation_text
+from dashboard.content import attribution as text
+from dashboard.engines import compute_attention, load_engine
+from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text
+from dashboard.presenter import presenting
+from dashboard.views.explore.results import shown_source
+from dashboard.widgets import chart, chart_filename, md
+
+PRESENTER_HEIGHT = 700  # the bars at 1920x1080 in presenter mode: on the first screen with the ρ line
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def attribution_of(model_key: str, engine: str, sentence: str, max_tokens: int) -> Attribution:
+    """Leave-one-out and attention's columns for the shown input (shared, not to be changed)."""
+    result = compute_attention(model_key, engine, sentence, max_tokens)
+    return attribution(load_engine(model_key, engine), result)
+
+
+def _measure(limits: Limits, n_tokens: int) -> Attribution | None:
+    """The attribution for the shown input (a new one counts as one new text in hosted mode), or
+    None with the reason shown."""
+    source = shown_source()
+    try:
+        count_new_text("attribution", source, limits.max_texts_per_minute)
+        with st.spinner(f"Running the model again without each of the {n_tokens} tokens in turn…"):
+            return attribution_of(*source)
+    except TooManyTexts:
+        st.warning(TOO_MANY_TEXTS.format(limit=limits.max_texts_per_minute))
+    except (ModelError, ValueError) as err:
+        st.info(text.UNAVAILABLE.format(reason=md(str(err))))
+    return None
+
+
+def _fmt(rho: float | None) -> str:
+    return text.RHO_UNDEFINED if rho is None else f"{rho:.2f}"
+
+
+def rho_statement(found: Attribution, scored: np.ndarray) -> str:
+    """The ρ values in one sentence, which measure agrees best, and the top token of each side."""
+    rho = {name: found.rho[name] for name in MEASURES if name in found.rho}
+    if all(value is None for value in rho.values()):
+        return text.RHO_NONE
+    values = ", ".join(text.RHO_ONE.format(name=text.NAMES[name], rho=_fmt(r)) for name, r in rho.items())
+    parts = [text.RHO.format(n=len(scored), values=values)]
+    defined = {name: r for name, r in rho.items() if r is not None}
+    if len(defined) > 1:
+        parts.append(text.BEST.format(name=text.NAMES[max(defined, key=defined.get)]))
+    loo_top = int(scored[np.argmax(found.loo[scored])])
+    attention_top = int(scored[np.argmax(found.columns["attention"][scored])])
+    top = text.TOP_SAME if loo_top == attention_top else text.TOP_DIFFERENT
+    parts.append(
+        top.format(
+            loo=md(found.tokens[loo_top]), value=found.loo[loo_top], attention=md(found.tokens[attention_top])
+        )
+    )
+    return " ".join(parts)
+
+
+def attribution_view(result: AttentionResult, view, limits: Limits, controls=None) -> None:
+    """Leave-one-out bars over the scored tokens, attention's three columns below them, ρ stated.
+    `view` and `controls` are the page's (token view, place for pickers): this view has no pickers
+    and always shows tokens, the unit leave-one-out removes."""
+    scored = np.flatnonzero(~np.asarray(result.special_mask, dtype=bool))  # (W,)
+    if scored.size == 0:
+        st.info(text.TOO_FEW)
+        return
+    found = _measure(limits, int(scored.size))
+    if found is None:
+        return
+    st.markdown(rho_statement(found, scored))
+    panels = [(text.PANELS["loo"], found.loo[scored])]
+    panels += [(text.PANELS[name], found.columns[name][scored]) for name in MEASURES if name in found.columns]
+    big = presenting()
+    fig = attribution_bars(
+        [found.tokens[i] for i in scored],
+        panels,
+        title=text.TITLE,
+        x_title=text.X_TITLE,
+        font=20 if big else 14,
+        height=PRESENTER_HEIGHT if big else None,
+    )
+    name = chart_filename("explore", "attribution")
+    chart(fig, "explore_attribution_bars", name)
+    st.download_button(
+        "CSV",
+        lambda: attribution_csv(result, found),
+        file_name=f"{name}.csv",
+        mime="text/csv",
+        key="explore_attribution_csv",
+        icon=":material/download:",
+        type="tertiary",
+        help="Every token's four values as a table (CSV), for a spreadsheet or a slide.",
+        on_click="ignore",
+    )
+    if "norms" not in found.columns:
+        st.info(text.NO_NORMS)
+    bundled = shown_source()[0] == BUNDLED_KEY
+    embedding = ablation_text.EMBEDDING_BUNDLED if bundled else ablation_text.EMBEDDING_OTHER
+    st.caption(text.CAPTION.format(embedding=embedding))
+    with st.expander(text.ABOUT_LABEL, expanded=not big):
+        st.markdown(text.ABOUT)

@@ -1,0 +1,73 @@
+"""The explore page's ablation and attribution views in Chromium: at 1280x800, and at 1920x1080 in
+presenter mode, the charts draw with their axes saying what they show, no label is cut, no error
+shows; on a projector the main chart fits the first screen. Screenshots: /tmp/shots/ablation-*.png and
+/tmp/shots/attribution-*.png (the screen, and the whole page)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from tests.e2e.test_layout import CUT_TEXT_JS
+from tests.e2e.test_pages_browser import assert_clean, screenshot_whole_page, wait_all_drawn
+
+SHOTS = Path("/tmp/shots")
+TROPHY = "The trophy wouldn't fit in the suitcase because it was too large."
+PATH = f"/explore?view=ablation&text={quote(TROPHY, safe='')}&focus=it&target=trophy"
+CASES = (("laptop", (1280, 800), ""), ("present", (1920, 1080), "&present=1"))
+# Per chart: [colour bar title, x axis title, y axis title, number of traces, rows, columns, bottom px]
+CHARTS_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map((gd) => {
+  const plain = (t) => (typeof t === 'string' ? t : (t || {}).text || '').replace(/<[^>]+>/g, '');
+  const first = gd.data[0];
+  return [plain((first.colorbar || {}).title), plain(gd.layout.xaxis.title), plain(gd.layout.yaxis.title),
+          gd.data.length, (first.y || []).length, (first.x || []).length, gd.getBoundingClientRect().bottom];
+})"""
+
+
+@pytest.mark.parametrize(("name", "size", "extra"), CASES, ids=[c[0] for c in CASES])
+def test_ablation_view_draws_uncut(chromium, app_server, name, size, extra):
+    context = chromium.new_context(viewport={"width": size[0], "height": size[1]})
+    page = context.new_page()
+    page.js_errors = []
+    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
+    page.goto(app_server.url + PATH + extra)
+    wait_all_drawn(page, 2)
+    page.wait_for_timeout(800)
+    grid, bars = page.evaluate(CHARTS_JS)[:2]
+    assert grid[:3] == ["effect, 1 − cos", "head (1–12)", "layer (1–6)"], grid
+    assert grid[4:6] == [6, 12], grid
+    assert bars[3] == 2 and bars[2].startswith("cosine to “it”"), bars
+    if extra:  # on a projector the main chart is whole on the first screen
+        assert grid[6] <= size[1], grid
+    assert page.get_by_text("nearest to “it”").count() >= 1
+    assert page.evaluate(CUT_TEXT_JS) == []
+    assert_clean(page)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SHOTS / f"ablation-{name}-{size[0]}x{size[1]}.png")
+    screenshot_whole_page(page, SHOTS / f"ablation-{name}-{size[0]}x{size[1]}-page.png")
+    context.close()
+
+
+@pytest.mark.parametrize(("name", "size", "extra"), CASES, ids=[c[0] for c in CASES])
+def test_attribution_view_draws_uncut(chromium, app_server, name, size, extra):
+    context = chromium.new_context(viewport={"width": size[0], "height": size[1]})
+    page = context.new_page()
+    page.js_errors = []
+    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
+    page.goto(app_server.url + f"/explore?view=attribution&text={quote(TROPHY, safe='')}" + extra)
+    wait_all_drawn(page, 1)
+    page.wait_for_timeout(800)
+    bars = page.evaluate(CHARTS_JS)[0]
+    assert bars[3] == 4, bars  # leave-one-out, attention, rollout, norms
+    assert bars[5] == 15, bars  # the 17 tokens but [CLS] and [SEP]
+    if extra:  # on a projector the bars are whole on the first screen
+        assert bars[6] <= size[1], bars
+    assert page.get_by_text("Spearman's ρ against leave-one-out").count() >= 1
+    assert page.evaluate(CUT_TEXT_JS) == []
+    assert_clean(page)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SHOTS / f"attribution-{name}-{size[0]}x{size[1]}.png")
+    screenshot_whole_page(page, SHOTS / f"attribution-{name}-{size[0]}x{size[1]}-page.png")
+    context.close()

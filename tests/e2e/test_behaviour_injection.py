@@ -1,0 +1,28 @@
+"""Injection in a real browser on the explore page's ablation and attribution views: the payloads of
+tests/e2e/test_injection.py carried by links as the text and as the focus word, with a tampered
+`ablate` list beside them; nothing runs, nothing becomes markup, and no error box appears."""
+
+from __future__ import annotations
+
+import urllib.parse
+
+import pytest
+
+from tests.e2e.harness import wait_charts
+from tests.e2e.test_injection import PAYLOADS, SENTENCES, assert_nothing_ran, text_param
+
+VIEWS = (
+    {"view": "ablation", "ablate": "99,-1,2.3"},
+    {"view": "attribution"},
+    {"view": "ablation", "ablate": "0.0,<b>1.1</b>", "merge": "1"},
+    {"view": "attribution", "merge": "1", "hide": "1"},
+)
+
+
+@pytest.mark.parametrize(("n", "group"), list(enumerate(SENTENCES)), ids=list(SENTENCES))
+def test_behaviour_views_from_a_link(page, app_server, n, group):
+    params = {"text": SENTENCES[group], **VIEWS[n % len(VIEWS)], "focus": PAYLOADS[next(iter(PAYLOADS))]}
+    page.goto(f"{app_server.url}/explore?" + urllib.parse.urlencode(params))
+    wait_charts(page, 1, 180_000)
+    assert_nothing_ran(page)
+    assert text_param(page) == SENTENCES[group]
