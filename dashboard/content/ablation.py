@@ -87,11 +87,6 @@ NEAREST_MOVED = (
     "off it becomes “{after}” (cos {cos_after:.2f})."
 )
 NEAREST_NONE = "This sentence has no content word besides “{focus}” to compare it with."
-CONTENT_RULE = (
-    "Content words are every word except the focus word itself, \\[CLS\\] and \\[SEP\\], punctuation, "
-    "and function words such as *the*, *it*, *was*, *because*: at the top layers those sit close to "
-    "everything, which says nothing about what a word stands for."
-)
 
 # ---- what it shows and what it does not ------------------------------------------------------------
 

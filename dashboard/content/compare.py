@@ -16,6 +16,8 @@ class Preset:
     text2: str  # sentence 2
     focus: str  # the word looked from (a word reference: "it", "the#2")
     caption: str  # one line under the buttons
+    referents: tuple[str, str] | None = None  # what a reader takes the focus word to mean in each
+    # sentence (the pronoun test says whether the model's vectors agree); None: not a pronoun pair
 
 
 OWN = "own"  # the preset name for two sentences the user typed
@@ -25,8 +27,10 @@ PRESETS: dict[str, Preset] = {
         "The trophy wouldn't fit in the suitcase because it was too large.",
         "The trophy wouldn't fit in the suitcase because it was too small.",
         "it",
-        "One word changes what “it” means: the trophy (too large) or the suitcase (too small). "
-        "Which heads move where “it” looks?",
+        "One word changes what “it” means to a reader: the trophy (too large) or the suitcase (too "
+        "small). Which heads move where “it” looks, and does the model's vector for “it” move from "
+        "one noun to the other? The pronoun test at the bottom measures it.",
+        referents=("trophy", "suitcase"),
     ),
     "bank": Preset(
         "Bank: money / river",
@@ -55,6 +59,8 @@ INTRO = (
 SENTENCE1_LABEL = "Sentence 1"
 SENTENCE2_LABEL = "Sentence 2"
 SENTENCE_HELP = "At most {max_tokens} tokens are read (counting \\[CLS\\] and \\[SEP\\]); longer text is cut."
+
+PRONOUN_TITLE = "What the model made of “{word}” in each sentence"
 
 ALIGNED = "The two sentences line up token by token ({n} tokens each). Swapped: {swaps}."
 IDENTICAL = "The two sentences are the same: every difference below is 0."

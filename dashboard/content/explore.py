@@ -16,6 +16,8 @@ class Example:
     focus: str  # the word to look from (matched case-insensitively against whole words)
     target: str  # the word to look at, for "find the head"
     caption: str  # one line, shown under the gallery
+    referent: str | None = None  # what a reader takes the focus word to mean (the pronoun test says
+    # whether the model's vector agrees); None where the focus word is not a pronoun
 
 
 EXAMPLES: dict[str, Example] = {
@@ -24,23 +26,28 @@ EXAMPLES: dict[str, Example] = {
         "The trophy wouldn't fit in the suitcase because it was too large.",
         "it",
         "trophy",
-        "Only knowing about trophies and suitcases tells you that “it” is the trophy. "
-        "Do any heads link the pronoun back to it?",
+        "A reader knows “it” is the trophy here, from knowing about trophies and suitcases. Which heads "
+        "put weight from “it” on “trophy”, and does the model's own vector for “it” end up nearer the "
+        "trophy? The pronoun test below measures it.",
+        referent="trophy",
     ),
     "trophy-small": Example(
         "Trophy · too small",
         "The trophy wouldn't fit in the suitcase because it was too small.",
         "it",
         "suitcase",
-        "One word changed and “it” now means the suitcase. "
-        "Do the heads that found the trophy follow the switch?",
+        "One word changed and, for a reader, “it” now means the suitcase. Do the heads' weights "
+        "switch nouns, and does the model's vector for “it”? Weights show where a head looks; the "
+        "pronoun test below shows where “it” ends up.",
+        referent="suitcase",
     ),
     "bank-loan": Example(
         "Bank · loan",
         "The bank approved the loan.",
         "bank",
         "loan",
-        "“Bank” as a lender: see which words it draws on, then compare with the river sentence.",
+        "“Bank” as a lender: see where its heads look, and which word its final vector is nearest to; "
+        "then compare with the river sentence.",
     ),
     "bank-river": Example(
         "Bank · river",
@@ -188,16 +195,18 @@ TROPHY_YES = "yes: trophy, then suitcase"
 TROPHY_NO = "no: {first}, then {second}"
 TROPHY_NONE = (
     "None of these {n} heads switches from “trophy” to “suitcase” when “large” becomes “small”: "
-    "in this model, the attention from “it” does not follow the meaning here."
+    "in this model, the attention from “it” does not follow the meaning here. The pronoun test below "
+    "measures what the model made of “it” instead."
 )
 TROPHY_ALL = (
-    "All {n} heads switch from “trophy” to “suitcase” when “large” becomes “small”: in this model, "
-    "their attention from “it” follows the meaning."
+    "All {n} heads switch from “trophy” to “suitcase” when “large” becomes “small”: their attention "
+    "from “it” follows the meaning. Whether the model's reading of “it” does too is what the "
+    "pronoun test below measures."
 )
 TROPHY_SOME = (
     "{k} of these {n} heads switch from “trophy” to “suitcase” when “large” becomes “small”; the "
-    "other {rest} keep the same noun in both sentences. Attention that follows the meaning in a few "
-    "heads is a hint, not proof, of how the model reads “it”."
+    "other {rest} keep the same noun in both sentences. A weight that follows the meaning is a "
+    "pattern, not proof of how the model reads “it”: the pronoun test below measures that."
 )
 
 # ---- how to read this page ----------------------------------------------------------------------------

@@ -35,7 +35,13 @@ def open_page(present: bool = False, **params) -> AppTest:
 
 
 def specs(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    """The attention maps' figures (the pronoun test's line charts, key compare_pronoun_*, left out)."""
+    every = at.get("plotly_chart")
+    return [json.loads(c.proto.spec) for c in every if "compare_pronoun" not in c.proto.id]
+
+
+def pronoun_specs(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart") if "compare_pronoun" in c.proto.id]
 
 
 def titles(at: AppTest) -> list[str]:

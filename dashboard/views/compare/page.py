@@ -35,6 +35,7 @@ from dashboard.views.compare.widgets import (
     ranking_ui,
     sentences_ui,
 )
+from dashboard.views.pronoun import pair_statement, pronoun_test_ui
 from dashboard.widgets import chart, chart_filename, error_md, md
 
 LOG = logging.getLogger(__name__)
@@ -275,6 +276,23 @@ def _both(one: Side, two: Side, layer: int, head: int, model: tuple, focus_place
     st.caption(_rank_caption(focus, alignment, rowwise, (f1, f2)))
     sig = signature(*model, r1.tokens, r2.tokens, focus)
     ranking_ui(ranked, one.words.labels, two.words.labels, sig)
+    _pronoun_test(one, two, focus, (f1, f2))
+
+
+def _pronoun_test(one: Side, two: Side, focus: str, spans: tuple) -> None:
+    """Side by side: which content word each sentence's focus word ends up nearest to."""
+    preset = PRESETS.get(st.session_state.get("compare_preset"))
+    texts = [st.session_state.get(key) for key in ("compare_text", "compare_text2")]
+    known = preset is not None and preset.referents and [preset.text, preset.text2] == texts
+    referents = preset.referents if known and focus == preset.focus else (None, None)
+    st.subheader(text.PRONOUN_TITLE.format(word=md(focus.split("#")[0])))
+    sides = zip(st.columns(2), (one, two), spans, referents, strict=True)
+    closes = []
+    for n, (col, side, span, referent) in enumerate(sides):
+        with col:
+            closes.append(pronoun_test_ui(side.result, span[0], f"compare_pronoun_{n + 1}", referent, False))
+    if known and focus == preset.focus and (pair := pair_statement(*closes, preset.referents)):
+        st.markdown(pair)
 
 
 def _charts(one: Side, two: Side, focus: tuple, layer: int, head: int, aligned: bool, rowwise: bool) -> None:

@@ -25,6 +25,7 @@ from core.result import AttentionResult
 from dashboard.charts.ablation import before_after_bars, effect_grid
 from dashboard.charts.heatmap import PAGE, PRESENTER
 from dashboard.content import ablation as text
+from dashboard.content import pronoun as pronoun_text
 from dashboard.engines import compute_attention, load_engine
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text
 from dashboard.presenter import presenting
@@ -313,7 +314,7 @@ def set_ui(result: AttentionResult, view: TokenView, focus: int, heads: Heads, g
     )
     chart(fig, "explore_ablation_bars", chart_filename("explore", "ablation", "bars"))
     st.markdown(nearest_sentence(before, after))
-    st.caption(text.BARS_CAPTION + " " + text.CONTENT_RULE)
+    st.caption(text.BARS_CAPTION + " " + pronoun_text.CONTENT_RULE)
 
 
 def ablation_view(

@@ -1,6 +1,7 @@
 """The focus view's "find the head": heads ranked by how specifically the focus token looks at the
 target (core.analysis.rank_heads_specific), heads that look at the target from everywhere flagged,
-and, on the trophy sentences, whether the top heads' choice follows the meaning.
+and, on the trophy sentences, whether the top heads' choice follows the meaning, and whether the word
+nearest to "it" does (the pronoun test, dashboard/views/pronoun.py).
 
 Every claim on screen is computed from the numbers shown; nothing here says what an example hopes.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.analysis import HeadLink
+from core.referent import closeness
 from core.result import AttentionResult
 from dashboard.content import explore as text
 from dashboard.content.explore import EXAMPLES
@@ -17,6 +19,7 @@ from dashboard.engines import compute_attention
 from dashboard.views.explore.links import token_of
 from dashboard.views.explore.results import link_ranking, shown_token_view
 from dashboard.views.explore.widgets import open_head
+from dashboard.views.pronoun import pair_statement
 from dashboard.widgets import md
 
 TOP = 5  # heads listed and offered as buttons
@@ -155,3 +158,16 @@ def trophy_ui(model_key: str, engine: str, max_tokens: int, merge: bool, hide: b
     else:
         summary = text.TROPHY_SOME.format(k=follow, n=n, rest=n - follow)
     st.markdown(summary)
+
+
+def trophy_pronoun_pair(model_key: str, engine: str, max_tokens: int) -> str | None:
+    """Across the two trophy sentences: does the content word nearest to "it" change with the meaning?
+    (None when the model's tokens do not hold "it" as a word.)"""
+    closes = []
+    for name in TROPHY:
+        result = compute_attention(model_key, engine, EXAMPLES[name].text, max_tokens)
+        token = token_of(result, "it")
+        if token is None:
+            return None
+        closes.append(closeness(result, token))
+    return pair_statement(*closes, tuple(EXAMPLES[name].referent for name in TROPHY))

@@ -31,6 +31,7 @@ from dashboard.views.explore.widgets import (
     step_ui,
     token_picker_ui,
 )
+from dashboard.views.pronoun import pronoun_test_ui
 from dashboard.widgets import chart, chart_filename, csv_download, md
 
 LINES_FULL_LIMIT = 64  # above this many tokens the lines view draws only each token's strongest lines
@@ -270,3 +271,17 @@ def focus_view(
     chart(focus_heatmap(rows, view.labels, a_label), "explore_focus_chart")
     if note := view_note(view):
         st.caption(note)
+    referent = _referent(a_label)
+    pronoun_test_ui(result, view.shown_spans[a][0], "explore_pronoun", referent)
+    if referent and (pair := find_head.trophy_pronoun_pair(*source)):
+        st.markdown(pair)
+
+
+def _referent(focus_label: str) -> str | None:
+    """What a reader takes the focus word to mean, when the sentence and focus word are an example's
+    that says so (the trophy sentences' "it")."""
+    shown = st.session_state.get("explore_text")
+    for example in EXAMPLES.values():
+        if example.referent and example.text == shown and example.focus == focus_label.casefold():
+            return example.referent
+    return None

@@ -1,0 +1,89 @@
+"""The pronoun test, shared by explore's focus view and the compare page: which content word is the
+focus word's own vector closest to, after each layer (core/referent.py), as a small line chart and one
+plain sentence computed from it. Where the page knows what a reader takes the word to mean (the
+trophy sentences), the sentence says whether the model's representation agrees.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.referent import Closeness, closeness
+from core.result import AttentionResult
+from dashboard.charts.explore import escape_label
+from dashboard.charts.pronoun import closeness_lines
+from dashboard.content import pronoun as text
+from dashboard.presenter import presenting
+from dashboard.widgets import chart, chart_filename, md
+
+LINES = 4  # content words drawn: the nearest ones after the last layer
+
+
+def statement(close: Closeness, referent: str | None = None) -> str:
+    """The result in plain words: the nearest content word after the last layer (and the next), and,
+    when `referent` (what a reader takes the focus word to mean) is among the words, whether it is
+    the one the model's vector is nearest to."""
+    focus = md(close.words[close.focus])
+    ranked = close.ranked()
+    if not ranked:
+        return text.NONE.format(focus=focus)
+    cos = close.cosine[-1]
+    first = ranked[0]
+    said = text.NEAREST.format(focus=focus, first=md(close.words[first]), first_cos=cos[first])
+    if len(ranked) > 1:
+        said += text.NEXT.format(second=md(close.words[ranked[1]]), second_cos=cos[ranked[1]])
+    said += "."
+    named = [w for w in ranked if referent and close.words[w].casefold() == referent.casefold()]
+    if named:
+        template = text.AGREES if named[0] == first else text.DISAGREES
+        said += template.format(focus=focus, referent=md(close.words[named[0]]), referent_cos=cos[named[0]])
+    return said
+
+
+def pair_statement(first: Closeness, second: Closeness, referents: tuple[str, str]) -> str | None:
+    """For a minimal pair whose focus word means `referents` to a reader: does the nearest content
+    word change with the meaning? None when a sentence has no content word to compare."""
+    nearest = [close.nearest() for close in (first, second)]
+    if None in nearest:
+        return None
+    words = [close.words[w] for close, w in zip((first, second), nearest, strict=True)]
+    fields = {
+        "focus": md(first.words[first.focus]),
+        "ref1": md(referents[0]),
+        "ref2": md(referents[1]),
+        "word1": md(words[0]),
+        "word2": md(words[1]),
+        "word": md(words[0]),
+    }
+    folded = [w.casefold() for w in words]
+    if folded[0] == folded[1]:
+        return text.PAIR_SAME.format(**fields)
+    if folded == [r.casefold() for r in referents]:
+        return text.PAIR_FOLLOWS.format(**fields)
+    return text.PAIR_OTHER.format(**fields)
+
+
+def pronoun_test_ui(
+    result: AttentionResult, focus_token: int, key: str, referent: str | None = None, heading: bool = True
+) -> Closeness:
+    """The chart and the sentence for the word holding `focus_token`; `key` names the chart."""
+    close = closeness(result, focus_token)
+    word = close.words[close.focus]
+    if heading and not presenting():
+        st.markdown("#### " + text.TITLE.format(word=md(word)))
+    st.markdown(statement(close, referent))
+    shown = close.ranked()[:LINES]
+    if shown:
+        big = presenting()
+        fig = closeness_lines(
+            [close.words[w] for w in shown],
+            close.cosine[:, shown].T,
+            title=escape_label(text.CHART_TITLE.format(word=word)),
+            x_title=text.X_TITLE,
+            y_title=escape_label(text.Y_TITLE.format(word=word)),
+            first_label=text.EMBEDDINGS,
+            font=18 if big else 14,
+        )
+        chart(fig, key, chart_filename(key))
+    st.caption(text.CAPTION + " " + text.CONTENT_RULE)
+    return close
