@@ -46,6 +46,11 @@ TOP_DIFFERENT = (
 )
 NO_NORMS = "Norms are left out: this engine cannot read each head's weights for this model."
 UNAVAILABLE = "Leave-one-out cannot run on this model with this engine: {reason}"
+TOO_LONG = (
+    "Leave-one-out runs the model once more for every token, so this view measures texts of up to "
+    "{limit} tokens; this one has {n}. Shorten it to see the bars, or run `python -m core attribute` "
+    "in a terminal, which measures any length (a 512-token text takes about a minute)."
+)
 TOO_FEW = "Leave-one-out needs at least one token besides \\[CLS\\] and \\[SEP\\]: type a longer sentence."
 
 ABOUT_LABEL = "Is attention an explanation? What the disagreement means"

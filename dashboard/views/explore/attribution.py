@@ -25,6 +25,10 @@ from dashboard.presenter import presenting
 from dashboard.views.explore.results import shown_source
 from dashboard.widgets import chart, chart_filename, md
 
+# One rerun per token makes leave-one-out quadratic-or-worse in length: the bundled model takes ~2 s
+# at 128 tokens and over a minute at 512 on this project's 2-core machine. Past this, the page asks
+# for a shorter text (the CLI has no cap).
+MAX_TOKENS = 128
 PRESENTER_HEIGHT = 700  # the bars at 1920x1080 in presenter mode: on the first screen with the ρ line
 
 
@@ -82,6 +86,9 @@ def attribution_view(result: AttentionResult, view, limits: Limits, controls=Non
     scored = np.flatnonzero(~np.asarray(result.special_mask, dtype=bool))  # (W,)
     if scored.size == 0:
         st.info(text.TOO_FEW)
+        return
+    if result.n_tokens > MAX_TOKENS:
+        st.info(text.TOO_LONG.format(limit=MAX_TOKENS, n=result.n_tokens))
         return
     found = _measure(limits, int(scored.size))
     if found is None:
