@@ -25,9 +25,9 @@ from dashboard.presenter import presenting
 from dashboard.views.explore.results import shown_source
 from dashboard.widgets import chart, chart_filename, md
 
-# One rerun per token makes leave-one-out quadratic-or-worse in length: the bundled model takes ~2 s
-# at 128 tokens and over a minute at 512 on this project's 2-core machine. Past this, the page asks
-# for a shorter text (the CLI has no cap).
+# One rerun per token makes leave-one-out grow with the square of the length or faster: the bundled
+# model takes ~5 s at 128 tokens and over a minute at 512 on this project's 2-core machine
+# (bench/behaviour.py). Past this, the page asks for a shorter text (the CLI has no cap).
 MAX_TOKENS = 128
 PRESENTER_HEIGHT = 700  # the bars at 1920x1080 in presenter mode: on the first screen with the ρ line
 
