@@ -64,14 +64,22 @@ def pair_statement(first: Closeness, second: Closeness, referents: tuple[str, st
 
 
 def pronoun_test_ui(
-    result: AttentionResult, focus_token: int, key: str, referent: str | None = None, heading: bool = True
+    result: AttentionResult,
+    focus_token: int,
+    key: str,
+    referent: str | None = None,
+    heading: bool = True,
+    pair: str | None = None,
 ) -> Closeness:
-    """The chart and the sentence for the word holding `focus_token`; `key` names the chart."""
+    """The chart and the sentence for the word holding `focus_token`; `key` names the chart; `pair`:
+    what the minimal pair shows (pair_statement), said right after this sentence's result."""
     close = closeness(result, focus_token)
     word = close.words[close.focus]
     if heading and not presenting():
         st.markdown("#### " + text.TITLE.format(word=md(word)))
     st.markdown(statement(close, referent))
+    if pair:
+        st.markdown(pair)
     shown = close.ranked()[:LINES]
     if shown:
         big = presenting()

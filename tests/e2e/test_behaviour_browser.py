@@ -71,3 +71,26 @@ def test_attribution_view_draws_uncut(chromium, app_server, name, size, extra):
     page.screenshot(path=SHOTS / f"attribution-{name}-{size[0]}x{size[1]}.png")
     screenshot_whole_page(page, SHOTS / f"attribution-{name}-{size[0]}x{size[1]}-page.png")
     context.close()
+
+
+@pytest.mark.parametrize(
+    ("name", "path", "n_lines"),
+    [("explore", "/explore?view=focus&example=trophy-large", 1), ("compare", "/compare", 2)],
+)
+def test_pronoun_test_draws(chromium, app_server, name, path, n_lines):
+    context = chromium.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.js_errors = []
+    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
+    page.goto(app_server.url + path)
+    wait_all_drawn(page, 2)
+    page.wait_for_timeout(800)
+    lines = [c for c in page.evaluate(CHARTS_JS) if c[1] == "after layer (0 = the embeddings)"]
+    assert len(lines) == n_lines, page.evaluate(CHARTS_JS)
+    assert all(c[2] == "cosine to “it”" and c[3] >= 2 for c in lines), lines
+    assert page.get_by_text("Across the pair").count() == 1
+    assert page.evaluate(CUT_TEXT_JS) == []
+    assert_clean(page)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    screenshot_whole_page(page, SHOTS / f"pronoun-{name}-page.png")
+    context.close()

@@ -267,14 +267,13 @@ def focus_view(
     find_head.ranking_table_ui(ranked, a_label, b_label)
     if st.session_state.get("explore_text") in {EXAMPLES[name].text for name in find_head.TROPHY}:
         find_head.trophy_ui(*source, view.merged, view.renormalised)
+    referent = _referent(a_label)
+    pair = find_head.trophy_pronoun_pair(*source) if referent else None
+    pronoun_test_ui(result, view.shown_spans[a][0], "explore_pronoun", referent, pair=pair)
     st.caption(text.FOCUS_ROWS_CAPTION.format(a=md(a_label)))
     chart(focus_heatmap(rows, view.labels, a_label), "explore_focus_chart")
     if note := view_note(view):
         st.caption(note)
-    referent = _referent(a_label)
-    pronoun_test_ui(result, view.shown_spans[a][0], "explore_pronoun", referent)
-    if referent and (pair := find_head.trophy_pronoun_pair(*source)):
-        st.markdown(pair)
 
 
 def _referent(focus_label: str) -> str | None:
