@@ -63,35 +63,38 @@ def pair_statement(first: Closeness, second: Closeness, referents: tuple[str, st
     return text.PAIR_OTHER.format(**fields)
 
 
-def pronoun_test_ui(
-    result: AttentionResult,
-    focus_token: int,
-    key: str,
-    referent: str | None = None,
-    heading: bool = True,
-    pair: str | None = None,
-) -> Closeness:
-    """The chart and the sentence for the word holding `focus_token`; `key` names the chart; `pair`:
-    what the minimal pair shows (pair_statement), said right after this sentence's result."""
-    close = closeness(result, focus_token)
+def closeness_chart_ui(close: Closeness, key: str) -> None:
+    """The focus word's cosine to its nearest content words (at most LINES), layer by layer."""
+    shown = close.ranked()[:LINES]
+    if not shown:
+        return
     word = close.words[close.focus]
-    if heading and not presenting():
-        st.markdown("#### " + text.TITLE.format(word=md(word)))
+    fig = closeness_lines(
+        [close.words[w] for w in shown],
+        close.cosine[:, shown].T,
+        title=escape_label(text.CHART_TITLE.format(word=word)),
+        x_title=text.X_TITLE,
+        y_title=escape_label(text.Y_TITLE.format(word=word)),
+        first_label=text.EMBEDDINGS,
+        font=18 if presenting() else 14,
+    )
+    chart(fig, key, chart_filename(key))
+
+
+def caption_ui() -> None:
+    st.caption(text.CAPTION + " " + text.CONTENT_RULE)
+
+
+def pronoun_test_ui(
+    result: AttentionResult, focus_token: int, key: str, referent: str | None = None, pair: str | None = None
+) -> None:
+    """For one sentence: the result in words, then the chart, for the word holding `focus_token`;
+    `key` names the chart; `pair`: what the minimal pair shows (pair_statement), said right after."""
+    close = closeness(result, focus_token)
+    if not presenting():
+        st.markdown("#### " + text.TITLE.format(word=md(close.words[close.focus])))
     st.markdown(statement(close, referent))
     if pair:
         st.markdown(pair)
-    shown = close.ranked()[:LINES]
-    if shown:
-        big = presenting()
-        fig = closeness_lines(
-            [close.words[w] for w in shown],
-            close.cosine[:, shown].T,
-            title=escape_label(text.CHART_TITLE.format(word=word)),
-            x_title=text.X_TITLE,
-            y_title=escape_label(text.Y_TITLE.format(word=word)),
-            first_label=text.EMBEDDINGS,
-            font=18 if big else 14,
-        )
-        chart(fig, key, chart_filename(key))
-    st.caption(text.CAPTION + " " + text.CONTENT_RULE)
-    return close
+    closeness_chart_ui(close, key)
+    caption_ui()

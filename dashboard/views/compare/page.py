@@ -15,6 +15,7 @@ import streamlit as st
 from core.analysis import TokenView, find_word_ref, token_view, word_ref
 from core.compare import Alignment, align_tokens, first_difference, rank_changes, row_by_row, swap_labels
 from core.models import ModelError
+from core.referent import closeness
 from core.result import AttentionResult
 from dashboard.charts.compare import difference_map, head_map
 from dashboard.charts.heatmap import PAGE as PAGE_SIZING
@@ -26,6 +27,7 @@ from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_tex
 from dashboard.model_pick import model_pick_ui
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text, signature
+from dashboard.views import pronoun
 from dashboard.views.compare import links
 from dashboard.views.compare.widgets import (
     focus_ui,
@@ -35,7 +37,6 @@ from dashboard.views.compare.widgets import (
     ranking_ui,
     sentences_ui,
 )
-from dashboard.views.pronoun import pair_statement, pronoun_test_ui
 from dashboard.widgets import chart, chart_filename, error_md, md
 
 LOG = logging.getLogger(__name__)
@@ -280,19 +281,22 @@ def _both(one: Side, two: Side, layer: int, head: int, model: tuple, focus_place
 
 
 def _pronoun_test(one: Side, two: Side, focus: str, spans: tuple) -> None:
-    """Side by side: which content word each sentence's focus word ends up nearest to."""
+    """Side by side: which content word each sentence's focus word ends up nearest to, then, for a
+    preset that says what the word means to a reader, whether that follows the meaning."""
     preset = PRESETS.get(st.session_state.get("compare_preset"))
     texts = [st.session_state.get(key) for key in ("compare_text", "compare_text2")]
     known = preset is not None and preset.referents and [preset.text, preset.text2] == texts
     referents = preset.referents if known and focus == preset.focus else (None, None)
-    st.subheader(text.PRONOUN_TITLE.format(word=md(focus.split("#")[0])))
-    sides = zip(st.columns(2), (one, two), spans, referents, strict=True)
-    closes = []
-    for n, (col, side, span, referent) in enumerate(sides):
-        with col:
-            closes.append(pronoun_test_ui(side.result, span[0], f"compare_pronoun_{n + 1}", referent, False))
-    if known and focus == preset.focus and (pair := pair_statement(*closes, preset.referents)):
+    closes = [closeness(side.result, span[0]) for side, span in zip((one, two), spans, strict=True)]
+    st.subheader(text.PRONOUN_TITLE.format(word=md(closes[0].words[closes[0].focus])))
+    for col, close, referent in zip(st.columns(2), closes, referents, strict=True):
+        col.markdown(pronoun.statement(close, referent))
+    if referents[0] and (pair := pronoun.pair_statement(*closes, referents)):
         st.markdown(pair)
+    for n, (col, close) in enumerate(zip(st.columns(2), closes, strict=True), start=1):
+        with col:
+            pronoun.closeness_chart_ui(close, f"compare_pronoun_{n}")
+    pronoun.caption_ui()
 
 
 def _charts(one: Side, two: Side, focus: tuple, layer: int, head: int, aligned: bool, rowwise: bool) -> None:
