@@ -23,8 +23,8 @@ EMBEDDING_OTHER = (
 GRID_CAPTION = (
     "**Switch off one head, run the sentence again, and see how far the output moves.** Each cell is one "
     "head (layer and head counted from 1). The output is {embedding}. The number is 1 − cos(embedding "
-    "with that head switched off, embedding as it is): 0 means nothing moved. The red boxes are the heads "
-    "switched off together below."
+    "with that head switched off, embedding as it is): 0 means nothing moved. The red boxes are the "
+    "heads chosen to be switched off together."
 )
 GRID_TITLE = "Effect of switching off one head at a time"
 GRID_BAR = "effect, 1 − cos"
@@ -58,6 +58,9 @@ TARGET_LABEL = "Target word (find the head links the focus word to it)"
 LAYER_LABEL = "Layer (1–{n})"
 HAND_LABEL = "Heads to switch off (layer and head counted from 1)"
 HEAD_NAME = "layer {layer}, head {head}"
+
+PRESENT_LABEL = "Show"
+PRESENT_PARTS = {"grid": "Each head alone", "set": "Heads switched off together"}
 
 SET_NONE = "No head is switched off yet: pick some above."
 SAME_WORD = "Find the head needs a target word other than the focus word: pick another target above."
@@ -112,5 +115,4 @@ MODEL_RANGE = (
     "`ablate` list runs from 0.0 to {last}."
 )
 DROPPED = "The link asks to switch off {heads}, which this model does not have; left out. "
-UNREADABLE = "The link's `ablate` list had entries that are not heads of this model; left out. "
 UNAVAILABLE = "Heads cannot be switched off in this model with this engine: {reason}"

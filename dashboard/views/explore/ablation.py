@@ -36,6 +36,7 @@ from dashboard.widgets import chart, chart_filename, csv_download, md
 
 SET_KEY, PRESET_KEY, LAYER_KEY = "explore_ablate", "explore_ablate_preset", "explore_ablate_layer"
 PRESET_WIDGET = "explore_w_ablate_preset"
+PART_KEY = "explore_ablate_part"  # presenter mode's choice of what fills the screen
 TOP = 10  # heads in the ranked list
 SET_SIZE = 5  # heads in the two "top 5" presets
 
@@ -330,9 +331,26 @@ def ablation_view(
     with controls or st.container():
         focus, heads, note = controls_ui(result, view, sig, tokens, grid)
     st.session_state[SET_KEY] = heads
-    grid_ui(grid, heads, shown_source()[0])
+    part = _present_part_ui() if presenting() else None  # a projector shows one part: no scrolling
+    if part in (None, "grid"):
+        grid_ui(grid, heads, shown_source()[0])
     if note:
         st.info(note)
-    set_ui(result, view, focus, heads, grid)
+    if part in (None, "set"):
+        set_ui(result, view, focus, heads, grid)
     with st.expander(text.ABOUT_LABEL, expanded=not presenting()):
         st.markdown(text.ABOUT)
+
+
+def _present_part_ui() -> str:
+    """Presenter mode: the grid of single heads, or the set switched off together."""
+    if st.session_state.get(PART_KEY) not in text.PRESENT_PARTS:
+        st.session_state[PART_KEY] = "grid"
+    part = st.segmented_control(
+        text.PRESENT_LABEL,
+        list(text.PRESENT_PARTS),
+        format_func=text.PRESENT_PARTS.get,
+        key=PART_KEY,
+        required=True,
+    )
+    return part or "grid"
