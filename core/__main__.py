@@ -5,12 +5,15 @@ with it: each head's effect when ablated, and each token's importance by leave-o
         [--model bundled|HUB_ID|./FOLDER] [--engine numpy|torch] [--format json|csv|npz] [--out FILE]
     python -m core ablate TEXT [--model M] [--engine E] [--format json|csv] [--out FILE]
     python -m core attribute TEXT [--model M] [--engine E] [--format json|csv] [--out FILE]
+    python -m core fill "The [MASK] sat on the mat." [--model M] [--top 5] [--format json] [--out FILE]
 
 ablate's JSON: {"model", "engine", "tokens", "effect": [L][H]}, effect = 1 − cos(sentence embedding
 with that head alone ablated, without), the embedding being the mean-pooled last layer, L2-normalised
 (core/ablation.py); CSV: layer,head,effect. attribute's JSON: {"model", "engine", "tokens", "loo": [T],
 "attention": [T], "rollout": [T], "norms": [T], "spearman": {"attention", "rollout", "norms"}}, null
-at [CLS] and [SEP] (core/attribution.py); CSV: index,token,loo,attention,rollout,norms.
+at [CLS] and [SEP] (core/attribution.py); CSV: index,token,loo,attention,rollout,norms. fill's JSON:
+{"model", "tokens", "masks": [{"index", "predictions": [{"token", "probability"}]}]}, from the
+model's masked-LM head in NumPy (core/masked_lm.py); a model without one is an error.
 
 JSON: {"model": str, "engine": str, "tokens": [str], "attentions": [L][H][T][T]} (ARCHITECTURE.md),
 weights rounded to 8 decimals. CSV: one row per weight, with a header:
@@ -73,17 +76,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     attribute.add_argument("text", metavar="TEXT", help="the sentence")
     _add_common(attribute, ("json", "csv"))
+    fill = commands.add_parser(
+        "fill",
+        help="the words a masked-LM BERT predicts for each [MASK]",
+        description="Run a masked-LM BERT on TEXT and write its most likely words for every [MASK].",
+    )
+    fill.add_argument("text", metavar="TEXT", help="the sentence, with one or more [MASK]")
+    fill.add_argument("--top", type=int, default=5, metavar="K", help="predictions per [MASK] (default 5)")
+    _add_common(fill, ("json",), engines=("numpy",))
     return parser
 
 
-def _add_common(command: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:
+def _add_common(command: argparse.ArgumentParser, formats: tuple[str, ...], engines=ENGINES) -> None:
     command.add_argument(
         "--model",
         metavar="PATH_OR_ID",
         default="bundled",
         help='"bundled" (default, offline all-MiniLM-L6-v2), a Hub id, or a folder (/..., ./..., ~/...)',
     )
-    command.add_argument("--engine", choices=ENGINES, default="numpy", help="numpy (default) or torch")
+    engine_help = " or ".join(engines) + " (default numpy)"
+    command.add_argument("--engine", choices=engines, default="numpy", help=engine_help)
     command.add_argument(
         "--format", choices=formats, default="json", help=f"{', '.join(formats)} (default json)"
     )
@@ -112,15 +124,25 @@ def attend(engine: str, model: str, text: str, pair: str | None):
 
 
 def _behaviour(args) -> tuple[str, object]:
-    """(what to write, the result) for ablate and attribute."""
+    """(what to write, the result) for ablate, attribute and fill."""
     from core.ablation import head_effects
     from core.attribution import attribution
     from core.bert import check_text
     from core.export import ablation_csv, ablation_json, attribution_csv, attribution_json
 
     check_text(args.text, "TEXT")
+    if args.command == "fill" and not 1 <= args.top <= 100:
+        raise UsageError(f"--top must be in 1..100, got {args.top}")
     engine = load_engine(args.engine, args.model)
     result = engine.run(args.text)
+    if args.command == "fill":
+        from core.export import fill_json
+        from core.masked_lm import fill_masks
+
+        fills = fill_masks(engine, result, args.top)
+        if not fills:
+            print("note: the text has no [MASK] token", file=sys.stderr)
+        return fill_json(result, fills), result
     if args.command == "ablate":
         effects = head_effects(engine, result)
         return (ablation_json if args.format == "json" else ablation_csv)(result, effects), result
@@ -160,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if args.command is None:
-            raise UsageError("choose a command: attend, ablate or attribute (see python -m core --help)")
+            raise UsageError("choose a command: attend, ablate, attribute or fill (see python -m core -h)")
         if args.command == "attend":
             result = attend(args.engine, args.model, args.text, args.pair)
             data = {"json": to_json, "csv": to_csv, "npz": to_npz}[args.format](result)

@@ -43,6 +43,7 @@ from core.ablation import check_heads
 from core.attention import attention_steps, merge_heads, split_heads
 from core.bert_config import BertConfig, UnsupportedModelError, check_bert_config, check_supported
 from core.layers import feed_forward, layer_norm, linear, residual
+from core.masked_lm import read_head
 from core.models import ModelFilesError, ModelNotFoundError
 from core.result import AttentionResult, result_from_encoding
 from core.trace import LayerTrace
@@ -241,6 +242,8 @@ class BertNumpy:
         self.emb_ln_gamma = _take(tensors, "embeddings.LayerNorm.weight", d)
         self.emb_ln_beta = _take(tensors, "embeddings.LayerNorm.bias", d)
         self.layers = [_layer_weights(tensors, i, config) for i in range(self.n_layers)]
+        vocab = tokenizer.get_vocab() if tokenizer else {}
+        self.mlm_head = read_head(tensors, config, self.word_embeddings, vocab)  # None: a bare encoder
         # Fast tokenizers are not thread-safe ("Already borrowed") and Streamlit runs each session in
         # a thread: tokenizing takes this lock. The forward pass shares nothing and needs none.
         self._lock = threading.Lock()

