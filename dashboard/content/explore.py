@@ -178,6 +178,16 @@ RAW_TOP_SPECIFIC = (
     "specific score."
 )
 
+# ---- [MASK] ----------------------------------------------------------------------------------------
+
+MASK_INTRO = "**The model's guesses for each \\[MASK\\]**, left to right (five likeliest words, probability):"
+MASK_LINE = "- **\\[MASK\\] {n}**: {guesses}"
+MASK_NO_HEAD = (
+    "This model was saved without BERT's masked-word head, so it cannot guess a \\[MASK\\]. To see "
+    "guesses, load a masked-LM BERT such as {models} (Model, in the sidebar)."
+)
+MASK_NUMPY_ONLY = "Guesses for \\[MASK\\] come from the NumPy engine: switch the engine to see them."
+
 # ---- the trophy pair: does attention follow the meaning? -----------------------------------------------
 
 TROPHY_TITLE = "#### “Too large” or “too small”: does attention follow the meaning?"

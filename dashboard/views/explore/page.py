@@ -18,6 +18,7 @@ from dashboard.views.explore import links, loading
 from dashboard.views.explore.ablation import ablation_view
 from dashboard.views.explore.attribution import attribution_view
 from dashboard.views.explore.flow import rollout_view
+from dashboard.views.explore.masks import masks_ui
 from dashboard.views.explore.results import result_for, shown_token_view
 from dashboard.views.explore.views import focus_view, head_view, lines_view, model_view
 from dashboard.views.explore.widgets import downloads_ui, max_chars, options_ui, sentence_ui
@@ -166,6 +167,7 @@ def _render(limits: Limits) -> None:
     with st.sidebar:
         loading.parity_ui(spec.key, engine, text, limits, result)
     if _notices(result, limits):
+        masks_ui(result, spec.key, engine)
         _show(result, spec, engine, text, limits, options, controls)
     links.write_url(limits)
     with st.sidebar:  # after write_url: the link names what is on screen
