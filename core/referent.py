@@ -18,14 +18,14 @@ Letters: L layers, T tokens, W words (spans), D hidden size.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from core.analysis import piece_text, word_spans
+from core.similarity import item_vectors
 
-__all__ = ["FUNCTION_WORDS", "Closeness", "closeness", "is_content_word", "word_vectors"]
+__all__ = ["FUNCTION_WORDS", "Closeness", "closeness", "is_content_word"]
 
 # English function words (articles, pronouns, prepositions, conjunctions, auxiliaries) and the
 # pieces WordPiece cuts contractions into ("wouldn ' t"): never the referent of a pronoun.
@@ -43,12 +43,6 @@ FUNCTION_WORDS = frozenset(
 def is_content_word(text: str) -> bool:
     """True for a word with a letter or digit that is not a function word (case-insensitive)."""
     return any(ch.isalnum() for ch in text) and text.casefold() not in FUNCTION_WORDS
-
-
-def word_vectors(hidden: np.ndarray, spans: Sequence[tuple[int, int]]) -> np.ndarray:
-    """(L + 1, T, D) hidden states -> (L + 1, W, D) float64: each word the mean of its pieces."""
-    hidden = np.asarray(hidden, dtype=np.float64)
-    return np.stack([hidden[:, start:stop].mean(axis=1) for start, stop in spans], axis=1)
 
 
 @dataclass(frozen=True)
@@ -78,7 +72,7 @@ def closeness(result, focus_token: int, hidden: np.ndarray | None = None) -> Clo
     spans = word_spans(result.word_ids, result.special_mask)
     words = ["".join(piece_text(t) for t in result.tokens[start:stop]) for start, stop in spans]
     focus = next(i for i, (start, stop) in enumerate(spans) if start <= focus_token < stop)
-    vectors = word_vectors(result.hidden_states if hidden is None else hidden, spans)  # (L + 1, W, D)
+    vectors = item_vectors(result.hidden_states if hidden is None else hidden, spans)  # (L + 1, W, D)
     unit = vectors / np.maximum(np.linalg.norm(vectors, axis=-1, keepdims=True), np.finfo(float).tiny)
     cosine = np.einsum("lwd,ld->lw", unit, unit[:, focus])
     same = words[focus].casefold()

@@ -62,6 +62,26 @@ SENTENCE_HELP = "At most {max_tokens} tokens are read (counting \\[CLS\\] and \\
 
 PRONOUN_TITLE = "What the model made of “{word}” in each sentence"
 
+MOVES_TITLE = "How far “{word}” moves between the sentences"
+MOVES_CHART = "“{word}”: sentence 1 against sentence 2, layer by layer"
+MOVES_LINE = "“{word}”, 1 vs 2"
+MOVES_Y = "cosine, sentence 1 vs 2"
+MOVES_SAID = (
+    "At the embeddings the two “{word}”s have cosine **{first:.2f}**{why}. After the last layer it "
+    "is **{last:.2f}** (lowest {low:.2f}, after layer {low_layer}). {verdict}"
+)
+MOVES_SAME_PLACE = " (the same word at the same place: nothing tells them apart yet)"
+MOVES_OTHER_PLACE = " (the same word; only its position differs)"
+MOVES_APART = "Context pulls the two readings apart as the layers go up."
+MOVES_TOGETHER = "The layers bring the two readings closer together."
+MOVES_STILL = "The two readings end about as alike as they started."
+MOVES_CAPTION = (
+    "Each point is the cosine between the focus word's vector in sentence 1 and in sentence 2 after "
+    "a layer (0 = the embeddings, before any attention); a word cut into pieces is the mean of its "
+    "pieces. 1 means the same direction. The attention maps above show where the word looks; this "
+    "shows what it carries away."
+)
+
 ALIGNED = "The two sentences line up token by token ({n} tokens each). Swapped: {swaps}."
 IDENTICAL = "The two sentences are the same: every difference below is 0."
 MOVED = (

@@ -35,9 +35,11 @@ def open_page(present: bool = False, **params) -> AppTest:
 
 
 def specs(at: AppTest) -> list[dict]:
-    """The attention maps' figures (the pronoun test's line charts, key compare_pronoun_*, left out)."""
+    """The attention maps' figures (the line charts of the pronoun test and of how far the focus
+    word moves, keys compare_pronoun_* and compare_moves, left out)."""
     every = at.get("plotly_chart")
-    return [json.loads(c.proto.spec) for c in every if "compare_pronoun" not in c.proto.id]
+    lines = ("compare_pronoun", "compare_moves")
+    return [json.loads(c.proto.spec) for c in every if not any(k in c.proto.id for k in lines)]
 
 
 def pronoun_specs(at: AppTest) -> list[dict]:
@@ -325,3 +327,19 @@ def test_a_word_in_pieces_is_compared_by_its_mean_row(engine):
     assert "split into word pieces and read as one word: its row is the mean of its pieces' rows" in shown(at)
     for spec in specs(at):  # both maps and the difference outline the word's two rows
         assert [(s["y0"], s["y1"]) for s in spec["layout"]["shapes"]] == [(1.5, 3.5)]
+
+
+def test_how_far_the_focus_word_moves(engine):
+    at = open_page(preset="bank")
+    (moves,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if "compare_moves" in c.proto.id]
+    one, two = engine.run(PRESETS["bank"].text), engine.run(PRESETS["bank"].text2)
+    s1, s2 = one.tokens.index("bank"), two.tokens.index("bank")
+    h1, h2 = one.hidden_states.astype(np.float64), two.hidden_states.astype(np.float64)
+    expected = [
+        h1[n, s1] @ h2[n, s2] / np.linalg.norm(h1[n, s1]) / np.linalg.norm(h2[n, s2]) for n in range(7)
+    ]
+    np.testing.assert_allclose(plotly_array(moves["data"][0]["y"]), expected, atol=1e-6)
+    said = shown(at)
+    assert f"the two “bank”s have cosine **{expected[0]:.2f}**" in said
+    assert f"After the last layer it is **{expected[-1]:.2f}**" in said
+    assert ("pulls the two readings apart" in said) == (expected[-1] < expected[0] - 0.05)

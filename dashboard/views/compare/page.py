@@ -12,16 +12,20 @@ from functools import cached_property
 import numpy as np
 import streamlit as st
 
-from core.analysis import TokenView, find_word_ref, token_view, word_ref
+from core.analysis import TokenView, find_word_ref, piece_text, token_view, word_ref
 from core.compare import Alignment, align_tokens, first_difference, rank_changes, row_by_row, swap_labels
 from core.models import ModelError
 from core.referent import closeness
 from core.result import AttentionResult
+from core.similarity import word_across_layers
 from dashboard.charts.compare import difference_map, head_map
+from dashboard.charts.explore import escape_label
 from dashboard.charts.heatmap import PAGE as PAGE_SIZING
 from dashboard.charts.heatmap import PRESENTER
+from dashboard.charts.pronoun import closeness_lines
 from dashboard.content import compare as text
 from dashboard.content.compare import PRESETS
+from dashboard.content.pronoun import EMBEDDINGS, X_TITLE
 from dashboard.engines import compute_attention
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text, current_limits
 from dashboard.model_pick import model_pick_ui
@@ -278,6 +282,46 @@ def _both(one: Side, two: Side, layer: int, head: int, model: tuple, focus_place
     sig = signature(*model, r1.tokens, r2.tokens, focus)
     ranking_ui(ranked, one.words.labels, two.words.labels, sig)
     _pronoun_test(one, two, focus, (f1, f2))
+    _how_far_it_moves(one, two, (f1, f2))
+
+
+# the change in cosine, first layer to last, below which the page says the readings stayed alike
+STILL = 0.05
+
+
+def _how_far_it_moves(one: Side, two: Side, spans: tuple) -> None:
+    """The focus word's vector in sentence 1 against sentence 2: cosine at every layer, and a line."""
+    r1, r2 = one.result, two.result
+    cosine = word_across_layers(r1.hidden_states, spans[0], r2.hidden_states, spans[1])  # (L + 1,)
+    word = "".join(piece_text(t) for t in r1.tokens[spans[0][0] : spans[0][1]])
+    st.subheader(text.MOVES_TITLE.format(word=md(word)))
+    change = cosine[-1] - cosine[0]
+    verdict = (
+        text.MOVES_APART if change < -STILL else text.MOVES_TOGETHER if change > STILL else text.MOVES_STILL
+    )
+    low = int(np.argmin(cosine))
+    why = text.MOVES_SAME_PLACE if spans[0] == spans[1] else text.MOVES_OTHER_PLACE
+    said = text.MOVES_SAID.format(
+        word=md(word),
+        first=cosine[0],
+        last=cosine[-1],
+        low=cosine[low],
+        low_layer=low,
+        why=why,
+        verdict=verdict,
+    )
+    st.markdown(said)
+    fig = closeness_lines(
+        [text.MOVES_LINE.format(word=word)],
+        cosine[None, :],
+        title=escape_label(text.MOVES_CHART.format(word=word)),
+        x_title=X_TITLE,
+        y_title=text.MOVES_Y,
+        first_label=EMBEDDINGS,
+        font=18 if presenting() else 14,
+    )
+    chart(fig, "compare_moves", chart_filename("compare", "moves"))
+    st.caption(text.MOVES_CAPTION)
 
 
 def _pronoun_test(one: Side, two: Side, focus: str, spans: tuple) -> None:
