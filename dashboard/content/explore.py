@@ -80,6 +80,7 @@ VIEWS = {
     "model": "Model (all heads)",
     "focus": "Token focus",
     "rollout": "Rollout",
+    "similarity": "Similarity",
     "ablation": "Ablation",
     "attribution": "Attribution",
 }
@@ -176,6 +177,32 @@ RAW_TOP_EVERYWHERE = (
 RAW_TOP_SPECIFIC = (
     "The strongest raw weight, layer {layer}, head {head} ({weight:.2f}), ranks {rank} of {total} by "
     "specific score."
+)
+
+# ---- similarity -------------------------------------------------------------------------------------
+
+SIM_LAYER_LABEL = "Vectors after layer (0 = the embeddings, {n} = the last)"
+SIM_EMBEDDINGS = "emb."
+SIM_EMBEDDINGS_LONG = "at the embeddings"
+SIM_AFTER = "after layer {layer}"
+SIM_TITLE = "How alike the tokens' vectors are, {where}"
+SIM_BAR = "cosine"
+SIM_AXIS = "token"
+SIM_HIDDEN_NOTE = "\\[CLS\\]/\\[SEP\\] hidden"
+SIM_ROW_LABEL = "Row of"
+SIM_ROW_TITLE = "“{token}”: cosine to every other token, {where}"
+SIM_ROW_Y = "cosine to “{token}”"
+SIM_CAPTION = (
+    "Each cell is the cosine between two tokens' vectors, the vectors the model carries out of the "
+    "chosen layer (0: the embeddings, before any attention has mixed them). 1 means the same "
+    "direction; 0, unrelated; the colour scale runs from 0 to 1 and negative values are drawn white. "
+    "A word cut into pieces is the mean of its pieces. Slide the layer up to watch context make the "
+    "vectors alike: attention decides what each token gathers, and this is what it has gathered."
+)
+SIM_ROW_CAPTION = (
+    "The outlined row of the map as bars, without “{token}” itself (always 1). At the top layers of "
+    "small models every vector points in much the same direction, so compare the bars with each "
+    "other rather than with 0."
 )
 
 # ---- [MASK] ----------------------------------------------------------------------------------------

@@ -179,7 +179,9 @@ def check_link_positions(result: AttentionResult) -> list[str]:
     if not ss.pop("explore_check_link", False):
         return []
     notes = []
-    for name, size, what in (("layer", result.n_layers, "layers"), ("head", result.n_heads, "heads")):
+    # the similarity view reads hidden states: layer 0 is the embeddings, L the last layer's output
+    layers = result.n_layers + (ss.get("explore_view") == "similarity")
+    for name, size, what in (("layer", layers, "layers"), ("head", result.n_heads, "heads")):
         value = ss.get(f"explore_{name}", 0)
         if value >= size:
             notes.append(

@@ -20,6 +20,7 @@ from dashboard.views.explore.attribution import attribution_view
 from dashboard.views.explore.flow import rollout_view
 from dashboard.views.explore.masks import masks_ui
 from dashboard.views.explore.results import result_for, shown_token_view
+from dashboard.views.explore.similarity import similarity_view
 from dashboard.views.explore.views import focus_view, head_view, lines_view, model_view
 from dashboard.views.explore.widgets import downloads_ui, max_chars, options_ui, sentence_ui
 from dashboard.widgets import copy_link_ui, md
@@ -117,6 +118,8 @@ def _show(
         model_view(result, view, spec.key, engine, text, limits.max_tokens)
     elif view_name == "rollout":
         rollout_view(result, view, sig, tokens, controls)
+    elif view_name == "similarity":
+        similarity_view(result, view, sig, tokens, controls)
     elif view_name == "ablation":
         ablation_view(result, view, sig, tokens, limits, controls)
     elif view_name == "attribution":

@@ -1,0 +1,58 @@
+"""The explore page's similarity view and the compare page's "how far the word moves" in Chromium:
+the charts draw with axes saying what they show, nothing is cut, no error shows. Screenshots:
+/tmp/shots/similarity-*.png and /tmp/shots/moves-compare-page.png."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_behaviour_browser import CHARTS_JS
+from tests.e2e.test_layout import CUT_TEXT_JS
+from tests.e2e.test_pages_browser import assert_clean, screenshot_whole_page, wait_all_drawn
+
+SHOTS = Path("/tmp/shots")
+
+
+@pytest.mark.parametrize(
+    ("name", "size", "extra"), [("laptop", (1280, 800), ""), ("present", (1920, 1080), "&present=1")]
+)
+def test_similarity_view_draws(chromium, app_server, name, size, extra):
+    context = chromium.new_context(viewport={"width": size[0], "height": size[1]})
+    page = context.new_page()
+    page.js_errors = []
+    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
+    page.goto(app_server.url + "/explore?view=similarity&example=bank-river&layer=6" + extra)
+    wait_all_drawn(page, 2)
+    page.wait_for_timeout(800)
+    grid, bars = page.evaluate(CHARTS_JS)[:2]
+    assert grid[:3] == ["cosine", "token", "token"], grid
+    assert grid[4] == grid[5] == 13, grid  # [CLS] + 11 tokens + [SEP]
+    assert bars[1] == "token" and bars[2] == "cosine to “bank”", bars
+    if extra:
+        assert grid[6] <= size[1] + 40, grid  # the map fills the projector's screen
+    assert page.evaluate(CUT_TEXT_JS) == []
+    assert_clean(page)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SHOTS / f"similarity-{name}.png")
+    screenshot_whole_page(page, SHOTS / f"similarity-{name}-page.png")
+    context.close()
+
+
+def test_compare_moves_draws(chromium, app_server):
+    context = chromium.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.js_errors = []
+    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
+    page.goto(app_server.url + "/compare?preset=bank")
+    wait_all_drawn(page, 5)
+    page.wait_for_timeout(800)
+    moves = [c for c in page.evaluate(CHARTS_JS) if c[2] == "cosine, sentence 1 vs 2"]
+    assert len(moves) == 1, moves
+    assert page.get_by_text("How far “bank” moves between the sentences").count() == 1
+    assert page.evaluate(CUT_TEXT_JS) == []
+    assert_clean(page)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    screenshot_whole_page(page, SHOTS / "moves-compare-page.png")
+    context.close()
