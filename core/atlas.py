@@ -70,6 +70,7 @@ __all__ = [
     "measure_sentences",
     "model_fingerprint",
     "save_atlas",
+    "write_npz_atomically",
 ]
 
 # Bump when a statistic's definition changes: old cache files then no longer match any key.
@@ -305,24 +306,29 @@ def cache_path(model: str, corpus: str, *, fingerprint: str, directory: Path | N
 _META = ("n_sentences", "n_rows", "model", "corpus_hash", "engine")
 
 
-def save_atlas(atlas: HeadAtlas, path: Path) -> bool:
-    """Write the atlas atomically (a temporary file in the same folder, then os.replace, so a reader
-    never sees half a file). False, logged, when the folder cannot be written."""
+def write_npz_atomically(path: Path, arrays: dict[str, np.ndarray]) -> bool:
+    """Write `arrays` to `path` as .npz through a temporary file in the same folder and os.replace,
+    so a reader never sees half a file. False, logged, when the folder cannot be written."""
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".atlas-", suffix=".tmp", delete=False) as f:
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".cache-", suffix=".tmp", delete=False) as f:
             tmp = f.name
-            arrays = {name: atlas.stat(name) for name in STATS}
-            meta = {name: np.asarray(getattr(atlas, name)) for name in _META}
-            np.savez(f, version=np.asarray(STATS_VERSION), **arrays, **meta)
+            np.savez(f, **arrays)
         os.replace(tmp, path)
         return True
     except OSError as err:
-        LOG.warning("cannot write the atlas cache %s (%s); keeping it in memory only", path, err)
+        LOG.warning("cannot write the cache file %s (%s); keeping it in memory only", path, err)
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
         return False
+
+
+def save_atlas(atlas: HeadAtlas, path: Path) -> bool:
+    """Write the atlas atomically; False, logged, when the folder cannot be written."""
+    arrays = {name: atlas.stat(name) for name in STATS}
+    meta = {name: np.asarray(getattr(atlas, name)) for name in _META}
+    return write_npz_atomically(path, {"version": np.asarray(STATS_VERSION), **arrays, **meta})
 
 
 def load_atlas(path: Path, *, model: str, corpus: str) -> HeadAtlas | None:

@@ -22,6 +22,8 @@ _PRESENTER_CSS = """
 .stMarkdown p, .stMarkdown li, [data-testid="stCaptionContainer"] p { font-size: 1.35rem !important; }
 h1 { font-size: 2.4rem !important; }
 h2, h3 { font-size: 2.0rem !important; }
+/* explore's ablation view: the ranked heads are buttons; they read at the body's size */
+[class*="st-key-explore_ablate_top_"] button p { font-size: 1.35rem !important; }
 </style>
 """
 

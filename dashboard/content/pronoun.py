@@ -1,6 +1,6 @@
 """The pronoun test's own text (explore's focus view, the compare page): what the model made of a
 word, as the cosine of its vector to the sentence's content words after each layer. Data, not code:
-dashboard/views/pronoun.py fills the {fields}; user words are escaped before they are put in.
+dashboard/pronoun.py fills the {fields}; user words are escaped before they are put in.
 """
 
 from __future__ import annotations

@@ -445,7 +445,7 @@ def test_unwritable_cache_keeps_the_atlas_in_memory(made, tmp_path, caplog):
     blocker.write_text("x")
     atlas, source = load_or_compute("m", ["s"], lambda: made, fingerprint=FP, directory=blocker / "atlas")
     assert source == "computed, not saved" and atlas is made
-    assert "cannot write the atlas cache" in caplog.text
+    assert "cannot write the cache file" in caplog.text
 
 
 def test_cache_in_a_directory_path_is_recomputed(made):

@@ -23,7 +23,14 @@ TICKS_JS = """() => {
 
 
 def titles(page) -> list[str]:
-    return page.evaluate(TITLES_JS)
+    """The head maps' titles ("Sentence 1 · layer 3, head 4", the difference's), in page order; the
+    pronoun test's and the moves line's charts below them name no head."""
+    return [t for t in page.evaluate(TITLES_JS) if " · layer " in t]
+
+
+# the trophy pair draws the two heads, their difference, the two pronoun lines and the moves line:
+# waiting for all six means the heatmaps have drawn too (the small line charts can finish first)
+ALL_CHARTS = 6
 
 
 def wait_title(page, text: str) -> None:
@@ -39,7 +46,7 @@ def wait_title(page, text: str) -> None:
 
 def test_renders_both_heads_and_the_difference(page, app_server, screenshot_dir):
     page.goto(f"{app_server.url}/compare")
-    wait_charts(page, 3, 120_000)
+    wait_charts(page, ALL_CHARTS, 120_000)
     shown = titles(page)
     assert shown[0].startswith("Sentence 1 · layer") and shown[1].startswith("Sentence 2 · layer")
     assert "sentence 2 − sentence 1" in shown[2]
@@ -51,7 +58,7 @@ def test_renders_both_heads_and_the_difference(page, app_server, screenshot_dir)
 
 def test_ranking_opens_a_head(page, app_server):
     page.goto(f"{app_server.url}/compare?layer=0&head=0")
-    wait_charts(page, 3, 120_000)
+    wait_charts(page, ALL_CHARTS, 120_000)
     assert "layer 1, head 1" in titles(page)[0]
     button = page.locator("[class*='st-key-compare_top_2'] button")
     label = button.inner_text()  # "Layer 3, head 4: 0.12"
@@ -71,8 +78,9 @@ def test_ranking_opens_a_head(page, app_server):
         arg=where,
         timeout=60_000,
     )
-    wait_charts(page, 3)
-    assert len({t.split(" · ")[-1] for t in titles(page)}) == 1  # all three show the same head
+    wait_charts(page, ALL_CHARTS)
+    shown = titles(page)
+    assert len(shown) == 3 and len({t.split(" · ")[-1] for t in shown}) == 1  # all three: the same head
 
 
 def _tokens(text: str) -> list[str]:

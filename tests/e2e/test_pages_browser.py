@@ -75,7 +75,7 @@ def test_learn_next_button_moves_one_step(page, app_server):
     assert_clean(page)
 
 
-EXPLORE_VIEWS = {"head": 1, "lines": 1, "model": 1, "focus": 2}
+EXPLORE_VIEWS = {"head": 1, "lines": 1, "model": 1, "focus": 3}  # focus: head, trophy bars, pronoun line
 
 
 @pytest.mark.parametrize("view", list(EXPLORE_VIEWS))

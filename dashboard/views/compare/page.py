@@ -18,6 +18,7 @@ from core.models import ModelError
 from core.referent import closeness
 from core.result import AttentionResult
 from core.similarity import word_across_layers
+from dashboard import pronoun
 from dashboard.charts.compare import difference_map, head_map
 from dashboard.charts.explore import escape_label
 from dashboard.charts.heatmap import PAGE as PAGE_SIZING
@@ -31,7 +32,6 @@ from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_tex
 from dashboard.model_pick import model_pick_ui
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text, signature
-from dashboard.views import pronoun
 from dashboard.views.compare import links
 from dashboard.views.compare.widgets import (
     focus_ui,

@@ -207,12 +207,6 @@ def _grid(limits: Limits, n_heads: int) -> np.ndarray | None:
     return None
 
 
-# Fixed stylesheet (never user text): on a projector the list's buttons read at the body's size.
-_PRESENTER_LIST_CSS = (
-    '<style>[class*="st-key-explore_ablate_top_"] button p { font-size: 1.35rem !important; }</style>'
-)
-
-
 def top_list_ui(grid: np.ndarray) -> None:
     """The heads that matter most, as link-like buttons that open the head view."""
     st.caption(text.TOP_CAPTION.format(n=min(TOP, grid.size)))
@@ -227,8 +221,6 @@ def top_list_ui(grid: np.ndarray) -> None:
                 type="tertiary",
                 icon=":material/open_in_new:",
             )
-    if presenting():
-        st.html(_PRESENTER_LIST_CSS)
 
 
 def grid_ui(grid: np.ndarray, heads: Heads, model_key: str) -> None:

@@ -1,7 +1,7 @@
 """The focus view's "find the head": heads ranked by how specifically the focus token looks at the
 target (core.analysis.rank_heads_specific), heads that look at the target from everywhere flagged,
 and, on the trophy sentences, whether the top heads' choice follows the meaning, and whether the word
-nearest to "it" does (the pronoun test, dashboard/views/pronoun.py).
+nearest to "it" does (the pronoun test, dashboard/pronoun.py).
 
 Every claim on screen is computed from the numbers shown; nothing here says what an example hopes.
 """
@@ -16,10 +16,10 @@ from core.result import AttentionResult
 from dashboard.content import explore as text
 from dashboard.content.explore import EXAMPLES
 from dashboard.engines import compute_attention
+from dashboard.pronoun import pair_statement
 from dashboard.views.explore.links import token_of
 from dashboard.views.explore.results import link_ranking, shown_token_view
 from dashboard.views.explore.widgets import open_head
-from dashboard.views.pronoun import pair_statement
 from dashboard.widgets import md
 
 TOP = 5  # heads listed and offered as buttons

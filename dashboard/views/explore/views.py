@@ -20,6 +20,7 @@ from dashboard.charts.thumbnails import model_grid_figure
 from dashboard.content import explore as text
 from dashboard.content.explore import EXAMPLES
 from dashboard.presenter import presenting
+from dashboard.pronoun import pronoun_test_ui
 from dashboard.views.explore import find_head, flow, links, neuron
 from dashboard.views.explore.results import link_ranking, model_grid_data
 from dashboard.views.explore.widgets import (
@@ -31,7 +32,6 @@ from dashboard.views.explore.widgets import (
     step_ui,
     token_picker_ui,
 )
-from dashboard.views.pronoun import pronoun_test_ui
 from dashboard.widgets import chart, chart_filename, csv_download, md
 
 LINES_FULL_LIMIT = 64  # above this many tokens the lines view draws only each token's strongest lines
