@@ -82,7 +82,8 @@ def _page_run(at: AppTest) -> None:
 def _open_rows(repeats: int) -> list[Row]:
     from core.atlas import cache_path, corpus_hash, load_atlas
     from dashboard.content.atlas import corpus
-    from dashboard.views.atlas.compute import files_fingerprint, memory_store
+    from dashboard.engines import files_fingerprint
+    from dashboard.views.atlas.compute import memory_store
 
     memory_store.clear()
     at = AppTest.from_string(SCRIPT, default_timeout=300)

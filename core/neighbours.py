@@ -1,17 +1,18 @@
 """Nearest neighbours in a corpus: which words of the built-in sentences does the model represent
 most like a given word, after a given layer? (exBERT's search, Hoover et al. 2020.)
 
-Every word of every corpus sentence (a word in pieces is the mean of its pieces; [CLS] and [SEP]
-left out) keeps its vector after each layer, stored as float16 (half the disk and memory; cosines
-move by less than 1e-3). A query is one vector; the answer is the k corpus words with the largest
-cosine at that layer. At the embeddings (layer 0) a word is found by its own identity and position;
-at the top layers by what context made of it, so "bank" the lender finds other lenders.
+Every token of every corpus sentence keeps its vector after each layer, stored as float16 (half the
+disk and memory; cosines move by less than 1e-3). A word is the mean of its pieces' vectors;
+[CLS] and [SEP] are no words (they stay for the query/key space, core/qk_space.py). A query is one
+vector; the answer is the k corpus words with the largest cosine at that layer. At the embeddings
+(layer 0) a word is found by its own identity and position; at the top layers by what context made
+of it, so "bank" the lender can find other lenders.
 
 The disk cache sits beside the head atlas's (core/atlas.py) and is keyed the same way: model key,
 model fingerprint, corpus hash and VECTORS_VERSION. A file that cannot be read is ignored and
 recomputed; a folder that cannot be written leaves the vectors in memory only (logged).
 
-Letters: L layers, N corpus words, D hidden size, K neighbours.
+Letters: L layers, N corpus tokens, M corpus words, D hidden size.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import numpy as np
 
 from core.analysis import piece_text, word_spans
 from core.atlas import cache_dir, corpus_hash, write_npz_atomically
-from core.similarity import item_vectors
 
 LOG = logging.getLogger(__name__)
 
@@ -37,33 +37,54 @@ VECTORS_VERSION = 1  # bump when what is stored changes: old files then match no
 
 @dataclass(frozen=True)
 class CorpusVectors:
-    """Every corpus word's vector after each layer, and where it came from."""
+    """Every corpus token's vector after each layer ([CLS] and [SEP] too: the query/key space draws
+    them), and the words they make up. Index letters: N tokens, M words."""
 
-    vectors: np.ndarray  # (L + 1, N, D) float16
-    sentence: np.ndarray  # (N,) int32: the word's sentence, an index into the corpus
-    start: np.ndarray  # (N,) int32: its first token in that sentence
-    stop: np.ndarray  # (N,) int32: one past its last token
-    words: tuple[str, ...]  # (N,) the word as written by the tokenizer (pieces joined)
+    hidden: np.ndarray  # (L + 1, N, D) float16: hidden_states of every sentence, one after another
+    tokens: tuple[str, ...]  # (N,) the tokenizer's tokens
+    token_sentence: np.ndarray  # (N,) int32: each token's sentence, an index into the corpus
+    special: np.ndarray  # (N,) bool: [CLS], [SEP]
+    word_start: np.ndarray  # (M,) int32: a word's first token, an index into `tokens`
+    word_stop: np.ndarray  # (M,) int32: one past its last token
+    words: tuple[str, ...]  # (M,) the word as written by the tokenizer (pieces joined)
     model: str
     corpus_hash: str
 
+    @property
+    def word_sentence(self) -> np.ndarray:
+        """(M,) each word's sentence."""
+        return self.token_sentence[self.word_start]
+
+    def word_vectors(self, layer: int) -> np.ndarray:
+        """(M, D) float32: each word's vector after `layer`, the mean of its pieces' vectors."""
+        x = self.hidden[layer].astype(np.float32)
+        # a word's pieces are a run of tokens: its sum is a difference of running sums
+        cumulative = np.concatenate([np.zeros((1, x.shape[1]), np.float32), np.cumsum(x, axis=0)])
+        sums = cumulative[self.word_stop] - cumulative[self.word_start]
+        return sums / (self.word_stop - self.word_start)[:, None]
+
 
 def collect(results: Iterable, *, model: str, corpus: str) -> CorpusVectors:
-    """The words of a corpus's results (one AttentionResult per sentence, in order)."""
-    vectors, sentence, start, stop, words = [], [], [], [], []
+    """The tokens and words of a corpus's results (one AttentionResult per sentence, in order)."""
+    hidden, tokens, token_sentence, special, word_start, word_stop, words = [], [], [], [], [], [], []
     for n, result in enumerate(results):
-        spans = [s for s in word_spans(result.word_ids, result.special_mask) if not result.special_mask[s[0]]]
-        vectors.append(item_vectors(result.hidden_states, spans).astype(np.float16))  # (L + 1, W, D)
-        for a, b in spans:
-            sentence.append(n)
-            start.append(a)
-            stop.append(b)
-            words.append("".join(piece_text(t) for t in result.tokens[a:b]))
+        offset = len(tokens)
+        hidden.append(np.asarray(result.hidden_states, dtype=np.float16))  # (L + 1, T, D)
+        tokens.extend(result.tokens)
+        token_sentence.extend([n] * len(result.tokens))
+        special.extend(bool(s) for s in result.special_mask)
+        for a, b in word_spans(result.word_ids, result.special_mask):
+            if not result.special_mask[a]:
+                word_start.append(offset + a)
+                word_stop.append(offset + b)
+                words.append("".join(piece_text(t) for t in result.tokens[a:b]))
     return CorpusVectors(
-        vectors=np.concatenate(vectors, axis=1),
-        sentence=np.asarray(sentence, dtype=np.int32),
-        start=np.asarray(start, dtype=np.int32),
-        stop=np.asarray(stop, dtype=np.int32),
+        hidden=np.concatenate(hidden, axis=1),
+        tokens=tuple(tokens),
+        token_sentence=np.asarray(token_sentence, dtype=np.int32),
+        special=np.asarray(special, dtype=bool),
+        word_start=np.asarray(word_start, dtype=np.int32),
+        word_stop=np.asarray(word_stop, dtype=np.int32),
         words=tuple(words),
         model=model,
         corpus_hash=corpus,
@@ -73,7 +94,7 @@ def collect(results: Iterable, *, model: str, corpus: str) -> CorpusVectors:
 def nearest(corpus: CorpusVectors, query: np.ndarray, layer: int, k: int = 10) -> list[tuple[int, float]]:
     """The k corpus words closest to `query` (D,) after `layer`, as (word index, cosine), closest
     first (ties: corpus order)."""
-    x = corpus.vectors[layer].astype(np.float32)  # (N, D)
+    x = corpus.word_vectors(layer)  # (M, D)
     q = np.asarray(query, dtype=np.float32)
     cosine = (x @ q) / np.maximum(np.linalg.norm(x, axis=1) * np.linalg.norm(q), np.finfo(np.float32).tiny)
     order = np.argsort(-cosine, kind="stable")[:k]
@@ -94,10 +115,12 @@ def save_vectors(found: CorpusVectors, path: Path) -> bool:
         path,
         {
             "version": np.asarray(VECTORS_VERSION),
-            "vectors": found.vectors,
-            "sentence": found.sentence,
-            "start": found.start,
-            "stop": found.stop,
+            "hidden": found.hidden,
+            "tokens": np.asarray(found.tokens, dtype=str),
+            "token_sentence": found.token_sentence,
+            "special": found.special,
+            "word_start": found.word_start,
+            "word_stop": found.word_stop,
             "words": np.asarray(found.words, dtype=str),
             "model": np.asarray(found.model),
             "corpus_hash": np.asarray(found.corpus_hash),
@@ -114,21 +137,26 @@ def load_vectors(path: Path, *, model: str, corpus: str) -> CorpusVectors | None
             if int(data["version"]) != VECTORS_VERSION:
                 raise ValueError(f"version {int(data['version'])}")
             found = CorpusVectors(
-                vectors=np.array(data["vectors"], dtype=np.float16),
-                sentence=np.array(data["sentence"], dtype=np.int32),
-                start=np.array(data["start"], dtype=np.int32),
-                stop=np.array(data["stop"], dtype=np.int32),
+                hidden=np.array(data["hidden"], dtype=np.float16),
+                tokens=tuple(str(t) for t in data["tokens"]),
+                token_sentence=np.array(data["token_sentence"], dtype=np.int32),
+                special=np.array(data["special"], dtype=bool),
+                word_start=np.array(data["word_start"], dtype=np.int32),
+                word_stop=np.array(data["word_stop"], dtype=np.int32),
                 words=tuple(str(w) for w in data["words"]),
                 model=str(data["model"].item()),
                 corpus_hash=str(data["corpus_hash"].item()),
             )
-        n = len(found.words)
+        n, m = len(found.tokens), len(found.words)
         if found.model != model or found.corpus_hash != corpus:
             raise ValueError("another model or corpus")
-        if found.vectors.ndim != 3 or found.vectors.shape[1] != n or not np.isfinite(found.vectors).all():
+        if found.hidden.ndim != 3 or found.hidden.shape[1] != n or not np.isfinite(found.hidden).all():
             raise ValueError("damaged arrays")
-        if not (len(found.sentence) == len(found.start) == len(found.stop) == n):
+        if not (len(found.token_sentence) == len(found.special) == n and len(found.word_start) == m):
             raise ValueError("damaged index")
+        inside = m == 0 or (found.word_start.min() >= 0 and found.word_stop.max() <= n)
+        if len(found.word_stop) != m or not inside:
+            raise ValueError("damaged word index")
         return found
     except Exception as err:  # a damaged file of any kind
         LOG.warning("ignoring the corpus vectors %s (%s: %s); recomputing", path, type(err).__name__, err)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,6 +23,8 @@ from typing import Protocol
 
 import streamlit as st
 
+from core.atlas import model_fingerprint
+from core.bundled import BUNDLED_SHA256
 from core.models import (
     BUNDLED_KEY,
     CURATED_HUB_MODELS,
@@ -226,3 +230,31 @@ def compute_attention(model_key: str, engine: str, text: str, max_tokens: int = 
     for array in (result.attentions, result.hidden_states, result.special_mask):
         array.setflags(write=False)
     return result
+
+
+# ---- which files an engine was loaded from (the atlas and corpus-vector caches are keyed by it) ----
+
+
+def files_fingerprint(model_key: str) -> str:
+    """A fingerprint of the model's files now: the bundled model's pinned weights sha256 (checked
+    when it loads), else core.atlas.model_fingerprint of its folder (already on disk once loaded)."""
+    spec = parse_model_choice(model_key)
+    if spec.kind == "bundled":
+        return f"sha256:{BUNDLED_SHA256}"
+    return model_fingerprint(prepare_model_files(spec))
+
+
+_FINGERPRINTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # engine object -> fingerprint
+_FINGERPRINTS_LOCK = threading.Lock()
+
+
+def engine_fingerprint(model_key: str, engine_obj: object) -> str:
+    """The fingerprint of the files `engine_obj` was loaded from: taken the first time it is asked
+    for (right after the page's model picker loaded it) and kept as long as the engine lives."""
+    with _FINGERPRINTS_LOCK:
+        known = _FINGERPRINTS.get(engine_obj)
+    if known is not None:
+        return known
+    fingerprint = files_fingerprint(model_key)
+    with _FINGERPRINTS_LOCK:
+        return _FINGERPRINTS.setdefault(engine_obj, fingerprint)

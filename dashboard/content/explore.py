@@ -83,6 +83,7 @@ VIEWS = {
     "similarity": "Similarity",
     "ablation": "Ablation",
     "attribution": "Attribution",
+    "qk": "Q/K space",
 }
 
 # ---- the sentence and the options ------------------------------------------------------------------

@@ -54,7 +54,8 @@ def known_corpus():
 def test_a_known_corpus():
     corpus = known_corpus()
     assert corpus.words == ("bank", "loans", "river", "bank")  # [CLS] and [SEP] left out
-    assert list(corpus.sentence) == [0, 0, 1, 1] and list(corpus.start) == [1, 2, 1, 2]
+    assert list(corpus.word_sentence) == [0, 0, 1, 1] and list(corpus.word_start) == [1, 2, 5, 6]
+    assert corpus.tokens[5] == "river" and list(corpus.special) == [1, 0, 0, 1] * 2
     lender = np.array([1.0, 0.05, 0.0])  # a query after the layer, near x
     found = nearest(corpus, lender, layer=1, k=4)
     assert [i for i, _ in found[:2]] == [0, 1]  # the lender bank, then loans
@@ -70,7 +71,9 @@ def test_pieces_are_averaged():
     result = made_up(["[CLS]", "zebra", "##fish", "swam", "[SEP]"], [None, 0, 0, 1, None], hidden)
     corpus = collect([result], model="m", corpus="c")
     assert corpus.words == ("zebrafish", "swam")
-    np.testing.assert_allclose(corpus.vectors[:, 0], hidden[:, 1:3].mean(axis=1), atol=2e-3)
+    for layer in range(2):
+        np.testing.assert_allclose(corpus.word_vectors(layer)[0], hidden[layer, 1:3].mean(axis=0), atol=2e-3)
+        np.testing.assert_allclose(corpus.word_vectors(layer)[1], hidden[layer, 3], atol=2e-3)
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +88,7 @@ def test_every_word_finds_itself_first(tiny):
     corpus = collect([tiny.run(s) for s in SENTENCES], model="tiny", corpus=corpus_hash(SENTENCES))
     for layer in range(3):
         for i in range(len(corpus.words)):
-            (best, cosine), *_ = nearest(corpus, corpus.vectors[layer, i].astype(np.float32), layer, k=3)
+            (best, cosine), *_ = nearest(corpus, corpus.word_vectors(layer)[i], layer, k=3)
             assert cosine == pytest.approx(1.0, abs=1e-3)
             assert corpus.words[best] == corpus.words[i]  # itself, or the same word at the same place
 
@@ -101,8 +104,9 @@ def test_cache_round_trip_damage_and_an_unwritable_folder(tiny, tmp_path, caplog
     assert source == "computed" and len(calls) == 3
     again, source = load_or_compute_vectors("tiny", SENTENCES, run, fingerprint="f", directory=tmp_path)
     assert source == "disk" and len(calls) == 3
-    np.testing.assert_array_equal(again.vectors, first.vectors)
-    assert again.words == first.words and again.vectors.dtype == np.float16
+    np.testing.assert_array_equal(again.hidden, first.hidden)
+    assert again.words == first.words and again.tokens == first.tokens and again.hidden.dtype == np.float16
+    np.testing.assert_array_equal(again.word_start, first.word_start)
     path = vectors_path("tiny", corpus_hash(SENTENCES), fingerprint="f", directory=tmp_path)
     path.write_bytes(b"not a zip file")
     assert load_vectors(path, model="tiny", corpus=corpus_hash(SENTENCES)) is None

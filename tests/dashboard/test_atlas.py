@@ -30,7 +30,7 @@ from core.atlas import (
     load_atlas,
 )
 from dashboard.content.atlas import corpus
-from dashboard.views.atlas.compute import files_fingerprint
+from dashboard.engines import files_fingerprint
 from tests.dashboard.harness import (
     assert_no_crash,
     chart_specs,

@@ -1,6 +1,7 @@
-"""Bad input through the explore page's ablation and attribution views, with the shared harness
-(tests/dashboard/harness.py): every bad text meets both views with every merge/hide toggle and each
-way of choosing the heads to switch off; and fuzzed links carrying view, ablate, focus and target. A
+"""Bad input through the explore page's ablation, attribution, similarity (with its corpus search)
+and query/key views, with the shared harness (tests/dashboard/harness.py): every bad text meets the
+views with every merge/hide toggle and each way of choosing the heads to switch off; and fuzzed
+links carrying view, layer, head, ablate, focus and target. A
 2-layer random BERT with the bundled model's tokenizer (make_tiny_bundled_tokenizer_bert) keeps each
 case cheap, leave-one-out (one run per token) included."""
 
@@ -32,10 +33,10 @@ from tests.dashboard.test_urls import url_value
 
 SCRIPT = page_script("explore")
 GOOD_TEXT = "The trophy wouldn't fit in the suitcase because it was too large."
+# the views that measure the model (ablation, attribution) or read the built-in corpus with it
+VIEWS = ["ablation", "attribution", "similarity", "qk"]
 # (view, how the heads are chosen, merge word pieces, hide [CLS]/[SEP])
-SHOWN = st.tuples(
-    st.sampled_from(["ablation", "attribution"]), st.sampled_from(list(PRESETS)), st.booleans(), st.booleans()
-)
+SHOWN = st.tuples(st.sampled_from(VIEWS), st.sampled_from(list(PRESETS)), st.booleans(), st.booleans())
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +80,8 @@ def test_ablation_and_attribution_survive_every_text(app):
     @_named(lambda text: (text, ("ablation", "find", False, False)))
     @_named(lambda text: (text, ("ablation", "layer", True, True)))
     @_named(lambda text: (text, ("attribution", "find", False, True)))
+    @_named(lambda text: (text, ("similarity", "find", True, False)))
+    @_named(lambda text: (text, ("qk", "find", False, False)))
     @given(case=st.tuples(bad_texts(), SHOWN))
     def case(case):
         text, shown = case
@@ -105,8 +108,10 @@ def heads_value() -> st.SearchStrategy:
 
 def behaviour_links(tiny_model: str) -> st.SearchStrategy[dict]:
     return st.fixed_dictionaries(
-        {"model": st.just(tiny_model), "view": url_value("ablation", "attribution")},
+        {"model": st.just(tiny_model), "view": url_value(*VIEWS)},
         optional={
+            "layer": url_value("0", "1", "2"),
+            "head": url_value("0", "1"),
             "text": url_value(),
             "ablate": heads_value(),
             "focus": url_value(),
@@ -125,6 +130,10 @@ def test_behaviour_links(tiny_model):
     @example({"model": tiny_model, "view": "ablation", "ablate": "1.1,0.0,1.1", "focus": "99999"})
     @example({"model": tiny_model, "view": "ablation", "ablate": ["0.1", "<b>0.0</b>"], "hide": "1"})
     @example({"model": tiny_model, "view": "attribution", "text": "\x00", "merge": "1", "hide": "1"})
+    @example(
+        {"model": tiny_model, "view": "similarity", "layer": "2", "focus": "<b>x</b>", "text": "<b>x</b> y"}
+    )
+    @example({"model": tiny_model, "view": "qk", "layer": "9", "head": "-1", "text": "\u202e\ufeff"})
     @given(params=behaviour_links(tiny_model))
     def case(params):
         tried.append(params.get("view"))

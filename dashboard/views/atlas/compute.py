@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import threading
 import time
-import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -32,13 +31,10 @@ from core.atlas import (
     corpus_hash,
     load_or_compute,
     measure_sentences,
-    model_fingerprint,
 )
-from core.bundled import BUNDLED_SHA256
-from core.models import parse_model_choice, prepare_model_files
 from core.result import AttentionResult
 from dashboard.content import atlas as content
-from dashboard.engines import compute_attention, load_engine
+from dashboard.engines import compute_attention, engine_fingerprint, load_engine
 from dashboard.hosted import count_new_text
 
 MEMORY_ENTRIES = 4  # atlases (and partial sums) kept in memory (each is a few kB: 9 arrays of L x H)
@@ -90,31 +86,6 @@ class Store:
 @st.cache_resource(show_spinner=False)
 def memory_store() -> Store:
     return Store()
-
-
-def files_fingerprint(model_key: str) -> str:
-    """A fingerprint of the model's files now: the bundled model's pinned weights sha256 (checked
-    when it loads), else core.atlas.model_fingerprint of its folder (already on disk once loaded)."""
-    spec = parse_model_choice(model_key)
-    if spec.kind == "bundled":
-        return f"sha256:{BUNDLED_SHA256}"
-    return model_fingerprint(prepare_model_files(spec))
-
-
-_FINGERPRINTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # engine object -> fingerprint
-_FINGERPRINTS_LOCK = threading.Lock()
-
-
-def engine_fingerprint(model_key: str, engine_obj: object) -> str:
-    """The fingerprint of the files `engine_obj` was loaded from: taken the first time it is asked
-    for (right after the page's model picker loaded it) and kept as long as the engine lives."""
-    with _FINGERPRINTS_LOCK:
-        known = _FINGERPRINTS.get(engine_obj)
-    if known is not None:
-        return known
-    fingerprint = files_fingerprint(model_key)
-    with _FINGERPRINTS_LOCK:
-        return _FINGERPRINTS.setdefault(engine_obj, fingerprint)
 
 
 @dataclass(frozen=True)

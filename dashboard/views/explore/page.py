@@ -19,6 +19,7 @@ from dashboard.views.explore.ablation import ablation_view
 from dashboard.views.explore.attribution import attribution_view
 from dashboard.views.explore.flow import rollout_view
 from dashboard.views.explore.masks import masks_ui
+from dashboard.views.explore.qk_space import qk_view
 from dashboard.views.explore.results import result_for, shown_token_view
 from dashboard.views.explore.similarity import similarity_view
 from dashboard.views.explore.views import focus_view, head_view, lines_view, model_view
@@ -124,6 +125,8 @@ def _show(
         ablation_view(result, view, sig, tokens, limits, controls)
     elif view_name == "attribution":
         attribution_view(result, view, limits, controls)
+    elif view_name == "qk":
+        qk_view(result, controls)
     else:
         focus_view(result, view, sig, tokens, (spec.key, engine, limits.max_tokens), controls)
 

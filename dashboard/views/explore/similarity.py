@@ -1,7 +1,8 @@
 """The explore page's similarity view: how alike the tokens' own vectors are after a chosen layer
 (core/similarity.py). A T × T heatmap of cosines with the head view's axes, and the focus word's row
-as bars. `layer` counts hidden states here: 0 = the embeddings, L = after the last layer, so the
-layer after which the vectors are read is the one the attention maps call by the same number.
+as bars; then the focus word's nearest words in the built-in corpus (neighbours.py). `layer` counts
+hidden states here: 0 = the embeddings, L = after the last layer, so the layer after which the
+vectors are read is the one the attention maps call by the same number.
 
 Letters: L layers, T tokens, W shown items (words when pieces are merged; hidden items left out).
 """
@@ -20,6 +21,7 @@ from dashboard.charts.heatmap import number_repeats, row_outline
 from dashboard.content import explore as text
 from dashboard.presenter import presenting
 from dashboard.views.explore import links
+from dashboard.views.explore.neighbours import neighbours_ui
 from dashboard.views.explore.widgets import token_picker_ui
 from dashboard.widgets import chart, chart_filename, csv_download, md
 
@@ -78,13 +80,20 @@ def similarity_view(result: AttentionResult, view: TokenView, sig: str, tokens: 
     csv_download(matrix, labels, labels, name, "explore_similarity_csv", corner="cosine")
     st.caption(text.SIM_CAPTION)
     others = [i for i in range(view.n_items) if i != item]
-    row_title = text.SIM_ROW_TITLE.format(token=view.labels[item], where=where)
-    bars = rollout_row_bars(matrix[item, others], [view.labels[i] for i in others], title=row_title)
+    if others:  # a one-word view has no row to draw
+        _row_bars(matrix[item, others], [view.labels[i] for i in others], view.labels[item], where, layer)
+    neighbours_ui(result, view, item, layer, where)
+
+
+def _row_bars(cosines: np.ndarray, labels: list[str], token: str, where: str, layer: int) -> None:
+    """The focus word's row as bars, the word itself left out."""
+    row_title = text.SIM_ROW_TITLE.format(token=token, where=where)
+    bars = rollout_row_bars(cosines, labels, title=row_title)
     bars.update_traces(hovertemplate="<b>%{x}</b><br>cosine: %{y:.4f}<extra></extra>")
     bars.update_xaxes(title_text=text.SIM_AXIS).update_yaxes(
-        title_text=text.SIM_ROW_Y.format(token=view.labels[item]), range=None, autorange=True
+        title_text=text.SIM_ROW_Y.format(token=token), range=None, autorange=True
     )
-    if big:
+    if presenting():
         bars.update_layout(height=460, font_size=18, title_font_size=24).update_traces(textfont_size=17)
     chart(bars, "explore_similarity_row", chart_filename("explore", "similarity", f"layer{layer}", "row"))
-    st.caption(text.SIM_ROW_CAPTION.format(token=md(view.labels[item])))
+    st.caption(text.SIM_ROW_CAPTION.format(token=md(token)))
