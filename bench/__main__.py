@@ -25,6 +25,7 @@ BENCHMARKS = [
     "explore_flow",
     "neuron",
     "behaviour",
+    "representations",
     "compare",
     "atlas",
     "load",

@@ -76,7 +76,7 @@ def qk_figure(
         height=height,
         margin={"l": 10, "r": 10, "t": 50 + font, "b": 10},
         font=dark,
-        legend={"font": dark, "orientation": "h", "y": -0.12, "x": 0},
+        legend={"font": dark, "orientation": "h", "y": -0.12, "x": 0, "itemsizing": "constant"},
         hoverlabel={"font_size": font},
     )
     fig.layout.title.font.size = font + 2

@@ -200,6 +200,8 @@ SIM_CAPTION = (
     "A word cut into pieces is the mean of its pieces. Slide the layer up to watch context make the "
     "vectors alike: attention decides what each token gathers, and this is what it has gathered."
 )
+SIM_PRESENT_LABEL = "Show"
+SIM_PRESENT_PARTS = {"map": "This sentence", "corpus": "Nearest in the corpus"}
 SIM_ROW_CAPTION = (
     "The outlined row of the map as bars, without “{token}” itself (always 1). At the top layers of "
     "small models every vector points in much the same direction, so compare the bars with each "

@@ -62,6 +62,35 @@ def similarity_view(result: AttentionResult, view: TokenView, sig: str, tokens: 
         ss["explore_focus"] = links.ref_of(result, view.shown_spans[item][0])
     matrix = similarity_matrix(result, view, layer)  # (W, W)
     where = text.SIM_EMBEDDINGS_LONG if layer == 0 else text.SIM_AFTER.format(layer=layer)
+    part = _present_part_ui() if presenting() else None  # a projector shows one part: no scrolling
+    if part in (None, "map"):
+        _map(matrix, view, item, layer, where)
+    others = [i for i in range(view.n_items) if i != item]
+    if others and part in (None, "map"):  # a one-word view has no row to draw
+        _row_bars(matrix[item, others], [view.labels[i] for i in others], view.labels[item], where, layer)
+    if part in (None, "corpus"):
+        neighbours_ui(result, view, item, layer, where)
+
+
+PART_KEY = "explore_sim_part"
+
+
+def _present_part_ui() -> str:
+    """Presenter mode: the sentence's map and row, or the nearest words in the corpus."""
+    if st.session_state.get(PART_KEY) not in text.SIM_PRESENT_PARTS:
+        st.session_state[PART_KEY] = "map"
+    part = st.segmented_control(
+        text.SIM_PRESENT_LABEL,
+        list(text.SIM_PRESENT_PARTS),
+        format_func=text.SIM_PRESENT_PARTS.get,
+        key=PART_KEY,
+        required=True,
+    )
+    return part or "map"
+
+
+def _map(matrix: np.ndarray, view: TokenView, item: int, layer: int, where: str) -> None:
+    """The cosine heatmap, the focus word's row outlined, with its CSV."""
     notes = [text.MERGED_NOTE] if view.merged else []
     notes += [text.SIM_HIDDEN_NOTE] if view.renormalised else []
     title = " · ".join([text.SIM_TITLE.format(where=where), *notes])
@@ -79,10 +108,6 @@ def similarity_view(result: AttentionResult, view: TokenView, sig: str, tokens: 
     labels = number_repeats(view.labels)
     csv_download(matrix, labels, labels, name, "explore_similarity_csv", corner="cosine")
     st.caption(text.SIM_CAPTION)
-    others = [i for i in range(view.n_items) if i != item]
-    if others:  # a one-word view has no row to draw
-        _row_bars(matrix[item, others], [view.labels[i] for i in others], view.labels[item], where, layer)
-    neighbours_ui(result, view, item, layer, where)
 
 
 def _row_bars(cosines: np.ndarray, labels: list[str], token: str, where: str, layer: int) -> None:
