@@ -68,7 +68,9 @@ def test_gelu_in_float32_is_closer_to_exact_than_torchs_and_unbiased():
     ours = gelu(x)
     assert ours.dtype == np.float32
     theirs = F.gelu(torch.from_numpy(x)).numpy()
-    assert np.abs(ours - exact).max() <= 4e-7 < np.abs(theirs - exact).max()
+    # ours within 4e-7 everywhere, and no worse than torch's (whose error depends on its version and
+    # the CPU's vector path: 3.75e-7 with torch 2.13 here, above 4e-7 with earlier releases)
+    assert np.abs(ours - exact).max() <= min(4e-7, np.abs(theirs - exact).max())
     assert abs(float((ours - exact).mean())) < 5e-8
     with np.errstate(over="raise", invalid="raise", divide="raise"):  # the tails' limits, no warning
         tails = np.array([-1e30, -100.0, 100.0, 1e30], dtype=np.float32)
