@@ -2,6 +2,10 @@
 points in two colours, the current sentence's on top, larger and labelled. Arrays in, go.Figure out;
 no Streamlit, no model.
 
+The corpus clouds are WebGL traces (Scattergl): some 8700 points as SVG took the browser about 3 s
+longer to draw on a head change (bench/representations.py); the sentence's few labelled marks stay
+SVG, where text labels are sharp.
+
 Letters: N corpus tokens, T sentence tokens. Every text is escaped (Plotly reads a few HTML tags).
 """
 
@@ -52,7 +56,7 @@ def qk_figure(
         (corpus_points[1], KEY_COLOR, names[1], "key"),
     ):
         fig.add_trace(
-            go.Scatter(
+            go.Scattergl(
                 x=points[:, 0].astype(np.float32), y=points[:, 1].astype(np.float32), mode="markers",
                 name=name, customdata=custom,
                 marker={"color": color, "size": 4, "opacity": 0.25}, hovertemplate=_hover(kind),

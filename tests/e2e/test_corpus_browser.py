@@ -21,7 +21,7 @@ SHOTS = Path("/tmp/shots")
 CASES = (("laptop", (1280, 800), {}), ("present", (1920, 1080), {"present": "1"}))
 QK_JS = """() => {
   const gd = document.querySelector('.js-plotly-plot');
-  return [gd.data.map((t, i) => [t.name, gd.calcdata[i].length]), gd.getBoundingClientRect().bottom,
+  return [gd._fullData.map((t) => [t.name, t._length]), gd.getBoundingClientRect().bottom,
           gd.layout.xaxis.title.text, gd.layout.yaxis.title.text];
 }"""
 
@@ -82,7 +82,8 @@ def test_query_key_space(chromium, app_server, name, size, extra):
         assert bottom <= size[1], bottom
     # hover one of the sentence's key marks: Plotly names the point nearest the mouse, which may be
     # a corpus point under it; either way a token, query or key, and a sentence
-    point = page.locator(".js-plotly-plot .scatterlayer .trace").nth(3).locator("path.point").first
+    # (the corpus clouds are WebGL, so the SVG layer holds the sentence's two traces: keys second)
+    point = page.locator(".js-plotly-plot .scatterlayer .trace").nth(1).locator("path.point").first
     point.hover(force=True)
     hover = page.locator(".js-plotly-plot .hoverlayer")
     hover.locator("text").first.wait_for(timeout=10_000)
