@@ -21,6 +21,7 @@ from dashboard.content.atlas import corpus
 from dashboard.engines import engine_fingerprint, load_engine
 
 ENGINE = "numpy"
+SPINNER = "Reading the {n} corpus sentences with this model (once per model)…"
 
 
 @st.cache_resource(max_entries=2, show_spinner=False)
@@ -38,7 +39,7 @@ def _key(model_key: str) -> tuple[str, str, str]:
 def corpus_vectors(model_key: str) -> CorpusVectors:
     """The corpus vectors of `model_key`; the first time for a model, computed under a spinner.
     Raises what loading the NumPy engine raises (ModelError) for a model it cannot read."""
-    with st.spinner(f"Reading the {len(corpus())} corpus sentences with this model (once per model)…"):
+    with st.spinner(SPINNER.format(n=len(corpus()))):
         return _vectors(*_key(model_key))
 
 
@@ -62,7 +63,7 @@ def _corpus_qk(model_key: str, fingerprint: str, digest: str, layer: int, head: 
 
 def corpus_qk(model_key: str, layer: int, head: int) -> CorpusQK:
     """Head `head` of layer `layer` (0-indexed): the plane of its corpus queries and keys."""
-    with st.spinner(f"Reading the {len(corpus())} corpus sentences with this model (once per model)…"):
+    with st.spinner(SPINNER.format(n=len(corpus()))):  # the vectors, the first time
         return _corpus_qk(*_key(model_key), layer, head)
 
 

@@ -59,9 +59,8 @@ def neighbours_ui(result: AttentionResult, view: TokenView, item: int, layer: in
     own = {n for n, s in enumerate(sentences) if s.strip() == sentence.strip()}
     query = item_vectors(result.hidden_states[layer], [(start, stop)])[0]
     extra = int(np.isin(found.word_sentence, list(own)).sum())
-    hits = [(i, c) for i, c in nearest(found, query, layer, K + extra) if found.word_sentence[i] not in own][
-        :K
-    ]
+    hits = nearest(found, query, layer, K + extra)  # enough to leave the sentence's own words out
+    hits = [(i, c) for i, c in hits if found.word_sentence[i] not in own][:K]
     caption = text.CAPTION.format(k=K, n=len(sentences), where=where, word=md(word))
     st.caption(caption + (text.LEFT_OUT if own else ""))
     same = [i for i, _ in hits if found.words[i].lower() == word.lower()]
