@@ -1,0 +1,153 @@
+"""Efficient attention variants, from scratch in NumPy, each computed from one head's real Q, K, V.
+
+Every function takes query (T, d_k), key (T, d_k), value (T, d_v) and returns (output (T, d_v),
+weights (T, T)): the head's output and its *effective* attention matrix, whose rows each sum to 1
+(the variants that never form the matrix, linear attention and the Performer, compute their output
+in the linear order and draw the matrix from the same features). Positions a sparse pattern leaves
+out get weight 0 exactly (core.attention.mask_scores). The random variants take a seed, so a link
+reproduces a picture.
+
+Sparse patterns are non-causal here: BERT reads the whole sentence, so each pattern is the
+bidirectional form of the paper's.
+
+Letters: T tokens, d_k the head's width, d_v the values' width, M random features, K projected rows.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from core.attention import local_window_mask, scaled_dot_product_attention
+
+__all__ = [
+    "bigbird",
+    "bigbird_mask",
+    "full",
+    "linear",
+    "linformer",
+    "longformer",
+    "longformer_mask",
+    "performer",
+    "strided",
+    "strided_mask",
+    "window",
+]
+
+
+def full(query: np.ndarray, key: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The reference: softmax(Q Kᵀ / √d_k) V (Vaswani et al. 2017, eq. 1). O(T² d) time, T² memory."""
+    return scaled_dot_product_attention(query, key, value)
+
+
+def window(query, key, value, radius: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sliding window: i attends to j only when |i − j| ≤ radius; softmax over those keys alone
+    (Beltagy et al. 2020, Longformer's local attention). O(T · radius · d)."""
+    return scaled_dot_product_attention(query, key, value, local_window_mask(len(query), radius))
+
+
+def strided_mask(t: int, stride: int) -> np.ndarray:
+    """Child et al. 2019's fixed pattern, bidirectional: j is visible from i when both sit in the
+    same block of `stride` positions, or j is the last position of its block (the blocks' summary
+    positions, c = 1 in the paper)."""
+    if stride < 1:
+        raise ValueError(f"the stride must be 1 or more, got {stride}")
+    i = np.arange(t)
+    same_block = (i[:, None] // stride) == (i[None, :] // stride)
+    summary = (i % stride) == stride - 1
+    return same_block | summary[None, :]
+
+
+def strided(query, key, value, stride: int) -> tuple[np.ndarray, np.ndarray]:
+    """Fixed sparse attention (Child et al. 2019, "Generating Long Sequences with Sparse
+    Transformers", §4.2): softmax over strided_mask's keys. O(T · (stride + T/stride) · d)."""
+    return scaled_dot_product_attention(query, key, value, strided_mask(len(query), stride))
+
+
+def longformer_mask(t: int, radius: int, global_tokens: tuple[int, ...]) -> np.ndarray:
+    """A window of `radius`, plus global tokens that see every position and are seen by all."""
+    mask = local_window_mask(t, radius)
+    index = [g for g in global_tokens if 0 <= g < t]
+    mask[index, :] = True
+    mask[:, index] = True
+    return mask
+
+
+def longformer(
+    query, key, value, radius: int, global_tokens: tuple[int, ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Longformer (Beltagy et al. 2020): sliding window of `radius` plus global attention on
+    `global_tokens` (BERT's [CLS] and [SEP]). O(T · (radius + g) · d) for g global tokens."""
+    return scaled_dot_product_attention(query, key, value, longformer_mask(len(query), radius, global_tokens))
+
+
+def bigbird_mask(t: int, radius: int, n_random: int, global_tokens: tuple[int, ...], seed: int) -> np.ndarray:
+    """Longformer's pattern plus `n_random` keys per row drawn (seeded) from those not yet visible."""
+    mask = longformer_mask(t, radius, global_tokens)
+    rng = np.random.default_rng(seed)
+    for i in range(t):
+        hidden = np.flatnonzero(~mask[i])
+        if hidden.size:
+            mask[i, rng.choice(hidden, size=min(n_random, hidden.size), replace=False)] = True
+    return mask
+
+
+def bigbird(query, key, value, radius: int, n_random: int, global_tokens: tuple[int, ...], seed: int = 0):
+    """BigBird (Zaheer et al. 2020): window, global tokens and `n_random` random keys per row.
+    O(T · (radius + g + r) · d)."""
+    mask = bigbird_mask(len(query), radius, n_random, global_tokens, seed)
+    return scaled_dot_product_attention(query, key, value, mask)
+
+
+def _elu_plus_one(x: np.ndarray) -> np.ndarray:
+    return np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))
+
+
+def _linear_order(q_features: np.ndarray, k_features: np.ndarray, value: np.ndarray):
+    """φ(Q)(φ(K)ᵀ V) / φ(Q)(φ(K)ᵀ 1): the output without the T × T matrix, and the matrix from the
+    same features (rows normalised), for drawing."""
+    kv = k_features.T @ value  # (M, d_v): the keys' features times the values, once
+    normaliser = q_features @ k_features.sum(axis=0)  # (T,)
+    output = (q_features @ kv) / normaliser[:, None]
+    weights = q_features @ k_features.T
+    return output, weights / weights.sum(axis=1, keepdims=True)
+
+
+def linear(query, key, value) -> tuple[np.ndarray, np.ndarray]:
+    """Linear attention (Katharopoulos et al. 2020, "Transformers are RNNs", eq. 4-6): φ(x) = elu(x)
+    + 1, A_ij = φ(q_i)·φ(k_j) / Σ_m φ(q_i)·φ(k_m), output computed as φ(Q)(φ(K)ᵀV). O(T d²)."""
+    q = _elu_plus_one(np.asarray(query, dtype=np.float64))
+    k = _elu_plus_one(np.asarray(key, dtype=np.float64))
+    return _linear_order(q, k, np.asarray(value, dtype=np.float64))
+
+
+def performer(query, key, value, n_features: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Performer's FAVOR+ (Choromanski et al. 2021, eq. 7 with positive features): with x scaled by
+    d_k^(-1/4), φ(x) = exp(Wx − |x|²/2) / √M for M Gaussian rows of W (seeded), so that
+    E[φ(q)·φ(k)] = exp(q·k / √d_k), softmax's kernel; output in the linear order. O(T M d).
+    (Plain i.i.d. rows; the paper's orthogonal rows lower the variance further.)"""
+    query, key = np.asarray(query, dtype=np.float64), np.asarray(key, dtype=np.float64)
+    d_k = query.shape[-1]
+    w = np.random.default_rng(seed).standard_normal((n_features, d_k))
+    q, k = query / d_k**0.25, key / d_k**0.25
+    q_logits = q @ w.T - (q * q).sum(axis=1, keepdims=True) / 2  # (T, M)
+    k_logits = k @ w.T - (k * k).sum(axis=1, keepdims=True) / 2
+    # shifts keep exp() finite and cancel in the row normalisation: one per query row (a row's
+    # weights share it), one for all the keys
+    q_features = np.exp(q_logits - q_logits.max(axis=1, keepdims=True)) / math.sqrt(n_features)
+    k_features = np.exp(k_logits - k_logits.max()) / math.sqrt(n_features)
+    return _linear_order(q_features, k_features, np.asarray(value, dtype=np.float64))
+
+
+def linformer(query, key, value, n_rows: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Linformer (Wang et al. 2020): keys and values projected along the sequence to `n_rows`
+    rows by E (K × T): softmax(Q (E K)ᵀ / √d_k) (E V). In a trained Linformer E is learned; here it
+    is random and seeded, each row a random mix of positions summing to 1, so the effective T × T
+    matrix softmax(...) E is a true attention matrix (rows of non-negative weights summing to 1).
+    O(T K d)."""
+    t = len(key)
+    e = np.random.default_rng(seed).random((n_rows, t))
+    e /= e.sum(axis=1, keepdims=True)  # (K, T), rows sum to 1
+    output, probs = scaled_dot_product_attention(query, e @ key, e @ value)  # probs (T, K)
+    return output, probs @ e
