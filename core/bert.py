@@ -187,21 +187,30 @@ def check_text(text: object, what: str = "the text") -> str:
 
 
 def encoder_layer(
-    x: np.ndarray, w: SimpleNamespace, config: BertConfig, ablate_heads: Iterable[int] = ()
+    x: np.ndarray, w: SimpleNamespace, config: BertConfig, ablate_heads: Iterable[int] = (), variant=None
 ) -> dict[str, np.ndarray]:
     """One encoder layer on its input x (T, D), step by step. Returns every intermediate under
     core.trace's names, plus "ffn" (the feed-forward's output) and "layer_output" (the next x).
 
     ablate_heads: heads (0-indexed) whose weighted sum is zeroed before W^O (zero-ablation, as the
     head masks of Michel et al. 2019, "Are Sixteen Heads Really Better than One?"); their probs
-    are still computed and returned, since the pattern itself is not what is cut."""
+    are still computed and returned, since the pattern itself is not what is cut.
+    variant: a core.variants.Variant that replaces steps 3-6 in every head (None: full attention);
+    its steps give only probs (the effective weights) and context."""
     heads, eps = config.num_attention_heads, config.layer_norm_eps
     # 2) project: one product for all heads, then each head takes its d_k columns
     query = split_heads(linear(x, w.w_q, w.b_q), heads)  # (T, D) -> (H, T, d_k)
     key = split_heads(linear(x, w.w_k, w.b_k), heads)  # (H, T, d_k)
     value = split_heads(linear(x, w.w_v, w.b_v), heads)  # (H, T, d_k)
     # 3) scores Q K^T, 4) scaled by 1/sqrt(d_k), 5) softmax, 6) the weighted sum of the values
-    steps = attention_steps(query, key, value)  # scores, scaled, probs (H, T, T); context (H, T, d_k)
+    if variant is None:
+        steps = attention_steps(query, key, value)  # scores, scaled, probs (H, T, T); context (H, T, d_k)
+    else:  # an efficient variant instead of 3-6, head by head (core/variants.py)
+        per_head = [variant(query[h], key[h], value[h]) for h in range(heads)]
+        steps = {
+            "probs": np.stack([probs for _, probs in per_head]).astype(x.dtype),  # (H, T, T)
+            "context": np.stack([context for context, _ in per_head]).astype(x.dtype),  # (H, T, d_k)
+        }
     # 7) merge the heads (an ablated head contributes zeros), project with W^O, residual, LayerNorm
     context = steps["context"]
     if ablate_heads := sorted(set(ablate_heads)):
@@ -279,11 +288,14 @@ class BertNumpy:
         x += self.position_embeddings[: len(ids)]
         return layer_norm(x, self.emb_ln_gamma, self.emb_ln_beta, self.config.layer_norm_eps)
 
-    def forward(self, input_ids, token_type_ids=None, *, trace_layers: Iterable[int] = (), ablate=()):
+    def forward(
+        self, input_ids, token_type_ids=None, *, trace_layers: Iterable[int] = (), ablate=(), variant=None
+    ):
         """Token ids (T,) (and token types, default all 0) through every layer. Returns float32
         hidden_states (L + 1, T, D) (the embeddings, then each layer's output), attentions
         (L, H, T, T), and {layer: encoder_layer's intermediates} for the layers in trace_layers.
-        ablate: (layer, head) pairs, 0-indexed, whose weighted sum is zeroed before W^O."""
+        ablate: (layer, head) pairs, 0-indexed, whose weighted sum is zeroed before W^O. variant: a
+        core.variants.Variant for every head of every layer, its global tokens bound (run binds them)."""
         cfg, ids = self.config, np.asarray(input_ids)
         types = np.zeros_like(ids) if token_type_ids is None else np.asarray(token_type_ids)
         if ids.ndim != 1 or not 1 <= len(ids) <= self.max_tokens:
@@ -294,9 +306,12 @@ class BertNumpy:
             raise ValueError(f"input_ids must be integers that lie in [0, {cfg.vocab_size})")
         if types.shape != ids.shape or types.min() < 0 or types.max() >= cfg.type_vocab_size:
             raise ValueError(f"token_type_ids must be like input_ids and lie in [0, {cfg.type_vocab_size})")
-        return self.layers_from(0, self.embed(ids, types), trace_layers=trace_layers, ablate=ablate)
+        x = self.embed(ids, types)
+        return self.layers_from(0, x, trace_layers=trace_layers, ablate=ablate, variant=variant)
 
-    def layers_from(self, first: int, x: np.ndarray, *, trace_layers: Iterable[int] = (), ablate=()):
+    def layers_from(
+        self, first: int, x: np.ndarray, *, trace_layers: Iterable[int] = (), ablate=(), variant=None
+    ):
         """Layers first..L-1 on x (T, D), the hidden state entering layer `first`; returns what
         forward returns for those layers: hidden states (L + 1 - first, T, D) starting with x,
         attentions (L - first, H, T, T) and traces. Ablating a head of layer l changes nothing
@@ -305,7 +320,7 @@ class BertNumpy:
         trace_layers, hidden, attentions, steps = set(trace_layers), [x], [], {}
         for i in range(first, self.n_layers):
             cut = [head for layer, head in ablate if layer == i]
-            layer = encoder_layer(hidden[-1], self.layers[i], self.config, cut)
+            layer = encoder_layer(hidden[-1], self.layers[i], self.config, cut, variant)
             hidden.append(layer["layer_output"])
             attentions.append(layer["probs"])
             if i in trace_layers:
@@ -329,13 +344,21 @@ class BertNumpy:
                 raise TextError(f"the tokenizer cannot encode this text: {err}") from err
 
     def run(
-        self, text: str, text_pair: str | None = None, *, trace_layers: Iterable[int] = (), ablate=()
+        self,
+        text: str,
+        text_pair: str | None = None,
+        *,
+        trace_layers: Iterable[int] = (),
+        ablate=(),
+        variant=None,
     ) -> AttentionResult:
         """Tokenize text (and an optional second sentence), run the model, return an AttentionResult,
         with the LayerTrace of each of trace_layers (0-indexed) in its traces. ablate: (layer, head)
-        pairs, 0-indexed, zero-ablated in the forward pass (encoder_layer). Text longer than the
-        model's maximum is cut (truncated=True). TextError when the text (or a non-empty text_pair) is
-        empty, only spaces, only characters the tokenizer drops, or invalid Unicode."""
+        pairs, 0-indexed, zero-ablated in the forward pass (encoder_layer). variant: a
+        core.variants.Variant every head uses instead of full attention ([CLS] and [SEP] bound as its
+        global tokens); its traces hold no scores. Text longer than the model's maximum is cut
+        (truncated=True). TextError when the text (or a non-empty text_pair) is empty, only spaces,
+        only characters the tokenizer drops, or invalid Unicode."""
         trace_layers = set(trace_layers)
         if bad := [i for i in trace_layers if not 0 <= i < self.n_layers]:
             raise ValueError(f"layer must be in 0..{self.n_layers - 1} (0-indexed), got {bad[0]}")
@@ -345,8 +368,10 @@ class BertNumpy:
         if all(enc.special_tokens_mask):
             raise TextError("the text has no tokens once the tokenizer has dropped control characters")
         tokenized = time.perf_counter()
+        if variant is not None:
+            variant = variant.with_globals(enc.special_tokens_mask)
         hidden, attentions, steps = self.forward(
-            enc.ids, enc.type_ids, trace_layers=trace_layers, ablate=ablate
+            enc.ids, enc.type_ids, trace_layers=trace_layers, ablate=ablate, variant=variant
         )
         done = time.perf_counter()
         tokens = tuple(enc.tokens)
@@ -361,7 +386,12 @@ class BertNumpy:
             max_tokens=self.max_tokens,
             n_special=self._n_special[text_pair not in (None, "")],
             traces=traces,
-            meta={**timings, "forward_ms": 1e3 * (done - tokenized), "ablated": sorted(ablate)},
+            meta={
+                **timings,
+                "forward_ms": 1e3 * (done - tokenized),
+                "ablated": sorted(ablate),
+                "variant": None if variant is None else variant.name,
+            },
         )
 
     def layer_weights(self, layer: int) -> SimpleNamespace:

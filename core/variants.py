@@ -16,12 +16,15 @@ Letters: T tokens, d_k the head's width, d_v the values' width, M random feature
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from core.attention import local_window_mask, scaled_dot_product_attention
 
 __all__ = [
+    "VARIANTS",
+    "Variant",
     "bigbird",
     "bigbird_mask",
     "full",
@@ -151,3 +154,53 @@ def linformer(query, key, value, n_rows: int, seed: int = 0) -> tuple[np.ndarray
     e /= e.sum(axis=1, keepdims=True)  # (K, T), rows sum to 1
     output, probs = scaled_dot_product_attention(query, e @ key, e @ value)  # probs (T, K)
     return output, probs @ e
+
+
+# ---- one variant, as the engine's `run(..., variant=...)` takes it ---------------------------------
+
+VARIANTS = ("full", "window", "strided", "longformer", "bigbird", "linear", "performer", "linformer")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Which variant every head of the model uses, with its parameters: w (window radius), s
+    (stride), r (random keys per row), m (random features), k (projected rows), seed. The global
+    tokens (Longformer, BigBird) are the sentence's [CLS] and [SEP]: the engine binds them
+    (with_globals) once it has tokenized the text."""
+
+    name: str = "full"
+    w: int = 2
+    s: int = 4
+    r: int = 2
+    m: int = 64
+    k: int = 8
+    seed: int = 0
+    global_tokens: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.name not in VARIANTS:
+            raise ValueError(f"unknown variant {self.name!r}; choose one of {', '.join(VARIANTS)}")
+        for field, low in (("w", 0), ("s", 1), ("r", 0), ("m", 1), ("k", 1)):
+            if getattr(self, field) < low:
+                raise ValueError(f"the variant's {field} must be {low} or more, got {getattr(self, field)}")
+
+    def with_globals(self, special_mask) -> Variant:
+        return replace(self, global_tokens=tuple(int(i) for i in np.flatnonzero(special_mask)))
+
+    def __call__(self, query, key, value) -> tuple[np.ndarray, np.ndarray]:
+        """One head: (T, d_k) query and key, (T, d_v) value -> (output (T, d_v), weights (T, T))."""
+        if self.name == "full":
+            return full(query, key, value)
+        if self.name == "window":
+            return window(query, key, value, self.w)
+        if self.name == "strided":
+            return strided(query, key, value, self.s)
+        if self.name == "longformer":
+            return longformer(query, key, value, self.w, self.global_tokens)
+        if self.name == "bigbird":
+            return bigbird(query, key, value, self.w, self.r, self.global_tokens, self.seed)
+        if self.name == "linear":
+            return linear(query, key, value)
+        if self.name == "performer":
+            return performer(query, key, value, self.m, self.seed)
+        return linformer(query, key, value, min(self.k, len(key)), self.seed)
