@@ -17,11 +17,10 @@ How each is measured (medians over different 32-token sentences; bundled model, 
 from __future__ import annotations
 
 import statistics
-import time
 
 from streamlit.testing.v1 import AppTest
 
-from bench.common import Row, timed_run
+from bench.common import Row, median_over, timed_run
 from bench.texts import count_tokens, sentence
 
 SCRIPT = """
@@ -30,15 +29,6 @@ explore.render()
 """
 N_TOKENS = 32
 GRID_TARGET_S, ATTRIBUTION_TARGET_S = 2.0, 1.0
-
-
-def _timed(fn, inputs) -> float:
-    times = []
-    for item in inputs:
-        start = time.perf_counter()
-        fn(item)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def core_rows(quick: bool) -> list[Row]:
@@ -50,8 +40,8 @@ def core_rows(quick: bool) -> list[Row]:
     n = 3 if quick else 9
     results = [engine.run(sentence(N_TOKENS, v)) for v in range(n)]
     assert all(r.n_tokens == N_TOKENS for r in results)
-    grid = _timed(lambda r: head_effects(engine, r), results)
-    found = _timed(lambda r: attribution(engine, r), results)
+    grid = median_over(lambda r: head_effects(engine, r), results)
+    found = median_over(lambda r: attribution(engine, r), results)
     rows = [
         Row(
             f"ablation grid, 72 heads one at a time, bundled 6×12, {N_TOKENS} tokens, NumPy",
@@ -76,7 +66,7 @@ def core_rows(quick: bool) -> list[Row]:
     rows.append(
         Row(
             f"attribution, bundled, {MAX_TOKENS} tokens (the view's cap), NumPy",
-            _timed(lambda r: attribution(engine, r), long),
+            median_over(lambda r: attribution(engine, r), long),
             "s",
             note=f"{MAX_TOKENS - 2} reruns, median of 3 sentences; no target: the cap keeps the wait short",
         )
@@ -90,7 +80,7 @@ def core_rows(quick: bool) -> list[Row]:
     rows.append(
         Row(
             f"ablation grid, bundled 6×12, {N_TOKENS} tokens, torch reference engine",
-            _timed(lambda r: head_effects(torch_engine, r), torch_results),
+            median_over(lambda r: head_effects(torch_engine, r), torch_results),
             "s",
             note=f"a full forward pass per head (forward pre-hook on W^O), median of {n} sentences",
         )

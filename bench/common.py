@@ -37,6 +37,16 @@ def median_time(fn: Callable[[], object], repeats: int = 15, warmup: int = 2) ->
     return statistics.median(times)
 
 
+def median_over(fn: Callable[[object], object], inputs) -> float:
+    """Median wall time of fn(item), once for each item of inputs (a new input each call)."""
+    times = []
+    for item in inputs:
+        start = time.perf_counter()
+        fn(item)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
 def timed_run(at) -> float:
     """Seconds one AppTest run takes (the server's script runner: widgets, figures, serialisation),
     checked to have raised nothing and shown no error."""

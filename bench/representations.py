@@ -29,7 +29,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from bench.common import Row, timed_run
+from bench.common import Row, median_over, timed_run
 from bench.texts import count_tokens, sentence
 
 SCRIPT = """
@@ -39,15 +39,6 @@ explore.render()
 N_TOKENS = 32
 QUERY_TARGET_S, QK_TARGET_S = 0.3, 1.0
 MB = 1_000_000
-
-
-def _median(fn, inputs) -> float:
-    times = []
-    for item in inputs:
-        start = time.perf_counter()
-        fn(item)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def core_rows(quick: bool) -> list[Row]:
@@ -75,7 +66,7 @@ def core_rows(quick: bool) -> list[Row]:
     result = engine.run(sentence(N_TOKENS, 3))
     last = engine.n_layers
     words = result.hidden_states[last, 1:-1]  # the sentence's tokens after the last layer
-    query = _median(lambda q: nearest(found, q, last, 10), words)
+    query = median_over(lambda q: nearest(found, q, last, 10), words)
 
     def plane(layer_head) -> None:
         layer, head = layer_head
@@ -112,7 +103,7 @@ def core_rows(quick: bool) -> list[Row]:
         ),
         Row(
             f"query/key plane of one head, core: {n_tokens} queries and keys, centred, scaled, PCA",
-            _median(plane, heads),
+            median_over(plane, heads),
             "s",
             note=f"head_queries_keys + qk_space + place, median over {len(heads)} heads",
         ),

@@ -13,7 +13,8 @@ BertNumpy.from_pretrained() loads the bundled model from wherever core.bundled f
     5) softmax       each row (no mask: every token of a sentence or a pair may attend to every other)
     6) weighted sum  probs V
     7) merge heads   concat W^O + b^O, then residual + LayerNorm (an ablated head's d_k columns of
-                     concat are zeroed first: `ablate`, read here and nowhere else)
+                     concat are zeroed first: `ablate`, read here and nowhere else; `variant`
+                     replaces 3-6 in every head with an efficient variant, core/variants.py)
     8) feed-forward  act(h W_1 + b_1) W_2 + b_2, then residual + LayerNorm: the next layer's x
 
 References: Devlin et al. 2019, "BERT" (section 3); transformers' models/bert/modeling_bert.py
@@ -42,6 +43,7 @@ from core import bundled, models
 from core.ablation import check_heads
 from core.attention import attention_steps, merge_heads, split_heads
 from core.bert_config import BertConfig, UnsupportedModelError, check_bert_config, check_supported
+from core.bert_weights import read_layer_weights, read_safetensors, take_tensor
 from core.layers import feed_forward, layer_norm, linear, residual
 from core.masked_lm import read_head
 from core.models import ModelFilesError, ModelNotFoundError
@@ -74,68 +76,6 @@ def load_numpy(
 
 
 # ---- weights and tokenizer -----------------------------------------------------------------------
-
-
-def _read_safetensors(model_dir: Path) -> dict[str, np.ndarray]:
-    """Every tensor of the checkpoint, named without the "bert." prefix of a masked-LM checkpoint."""
-    from safetensors import SafetensorError, safe_open
-
-    single, index = model_dir / "model.safetensors", model_dir / "model.safetensors.index.json"
-    if single.is_file():
-        files = [single]
-    elif index.is_file():  # a checkpoint saved in shards
-        files = [model_dir / f for f in sorted(set(json.loads(index.read_text())["weight_map"].values()))]
-    else:
-        raise ModelFilesError(
-            f"no model.safetensors in {model_dir}; the NumPy engine reads safetensors weights only "
-            "(convert a pytorch_model.bin with transformers' save_pretrained(safe_serialization=True))"
-        )
-    tensors = {}
-    for file in files:
-        try:
-            with safe_open(file, framework="numpy") as f:
-                for name in f.keys():  # noqa: SIM118 (safe_open is not a dict)
-                    # checkpoints from before 2019 call LayerNorm's parameters gamma and beta
-                    key = name.removeprefix("bert.").replace("LayerNorm.gamma", "LayerNorm.weight")
-                    tensors[key.replace("LayerNorm.beta", "LayerNorm.bias")] = f.get_tensor(name)
-        except FileNotFoundError:
-            raise ModelFilesError(f"missing weights file {file}") from None
-        except (SafetensorError, OSError, ValueError, TypeError) as err:  # a damaged file, or bf16 weights
-            raise ModelFilesError(f"cannot read {file}: {err}") from err
-    return tensors
-
-
-def _take(tensors: dict[str, np.ndarray], name: str, *shape: int) -> np.ndarray:
-    """One tensor as float32, its shape checked; popped, so the checkpoint is never held twice."""
-    if name not in tensors:
-        raise ModelFilesError(f"the checkpoint has no tensor {name!r}: it does not look like a BERT encoder")
-    if (array := tensors.pop(name)).shape != shape:
-        raise ModelFilesError(f"tensor {name!r} has shape {array.shape}, config.json implies {shape}")
-    return np.ascontiguousarray(array, dtype=np.float32)
-
-
-def _layer_weights(tensors: dict[str, np.ndarray], i: int, config: BertConfig) -> SimpleNamespace:
-    """Layer i's parameters under core.trace's names (w_q, b_q, ..., w_o, b_o, ln_gamma, ln_beta) and
-    the feed-forward's (w_1, b_1, w_2, b_2, ln2_gamma, ln2_beta); x @ W with W shaped (d_in, d_out)."""
-    d, inter, layer = config.hidden_size, config.intermediate_size, f"encoder.layer.{i}."
-    weights = {}
-    for ours, module, d_in, d_out in (
-        ("q", "attention.self.query", d, d),
-        ("k", "attention.self.key", d, d),
-        ("v", "attention.self.value", d, d),
-        ("o", "attention.output.dense", d, d),
-        ("1", "intermediate.dense", d, inter),
-        ("2", "output.dense", inter, d),
-    ):
-        # torch's Linear.weight is (d_out, d_in), for x W^T: transpose once, to x @ W
-        weights[f"w_{ours}"] = np.ascontiguousarray(_take(tensors, f"{layer}{module}.weight", d_out, d_in).T)
-        weights[f"b_{ours}"] = _take(tensors, f"{layer}{module}.bias", d_out)
-    for ours, module in (("ln", "attention.output.LayerNorm"), ("ln2", "output.LayerNorm")):
-        weights[f"{ours}_gamma"] = _take(tensors, f"{layer}{module}.weight", d)
-        weights[f"{ours}_beta"] = _take(tensors, f"{layer}{module}.bias", d)
-    for array in weights.values():
-        array.setflags(write=False)  # traces hand these very arrays to the pages: nobody may edit them
-    return SimpleNamespace(**weights)
 
 
 def _load_tokenizer(model_dir: Path, max_length: int):
@@ -245,12 +185,14 @@ class BertNumpy:
         self.n_layers, self.n_heads = config.num_hidden_layers, config.num_attention_heads
         self.max_tokens = config.max_position_embeddings  # special tokens included
         d, types = config.hidden_size, config.type_vocab_size
-        self.word_embeddings = _take(tensors, "embeddings.word_embeddings.weight", config.vocab_size, d)
-        self.position_embeddings = _take(tensors, "embeddings.position_embeddings.weight", self.max_tokens, d)
-        self.token_type_embeddings = _take(tensors, "embeddings.token_type_embeddings.weight", types, d)
-        self.emb_ln_gamma = _take(tensors, "embeddings.LayerNorm.weight", d)
-        self.emb_ln_beta = _take(tensors, "embeddings.LayerNorm.bias", d)
-        self.layers = [_layer_weights(tensors, i, config) for i in range(self.n_layers)]
+        self.word_embeddings = take_tensor(tensors, "embeddings.word_embeddings.weight", config.vocab_size, d)
+        self.position_embeddings = take_tensor(
+            tensors, "embeddings.position_embeddings.weight", self.max_tokens, d
+        )
+        self.token_type_embeddings = take_tensor(tensors, "embeddings.token_type_embeddings.weight", types, d)
+        self.emb_ln_gamma = take_tensor(tensors, "embeddings.LayerNorm.weight", d)
+        self.emb_ln_beta = take_tensor(tensors, "embeddings.LayerNorm.bias", d)
+        self.layers = [read_layer_weights(tensors, i, config) for i in range(self.n_layers)]
         vocab = tokenizer.get_vocab() if tokenizer else {}
         self.mlm_head = read_head(tensors, config, self.word_embeddings, vocab)  # None: a bare encoder
         # Fast tokenizers are not thread-safe ("Already borrowed") and Streamlit runs each session in
@@ -278,7 +220,7 @@ class BertNumpy:
             is_bundled = path is None or bundled.is_bundled_dir(model_dir)
             name = models.BUNDLED_NAME if is_bundled else str(model_dir)
         config = BertConfig.from_dict(models.read_config(model_dir))
-        tensors = _read_safetensors(model_dir)
+        tensors = read_safetensors(model_dir)
         return cls(config, tensors, _load_tokenizer(model_dir, config.max_position_embeddings), name=name)
 
     def embed(self, ids: np.ndarray, types: np.ndarray) -> np.ndarray:

@@ -10,21 +10,8 @@ import pytest
 from core.atlas import corpus_hash
 from core.bert import BertNumpy
 from core.neighbours import collect, load_or_compute_vectors, load_vectors, nearest, vectors_path
-from core.result import AttentionResult
+from tests.core.test_referent import made_up  # a result from hidden states set by hand
 from tests.tiny_bert import make_tiny_bert
-
-
-def made_up(tokens, word_ids, hidden) -> AttentionResult:
-    t, layers = len(tokens), hidden.shape[0] - 1
-    return AttentionResult(
-        tokens=tokens,
-        attentions=np.full((layers, 1, t, t), 1.0 / t, dtype=np.float32),
-        hidden_states=hidden.astype(np.float32),
-        special_mask=np.array([tok in ("[CLS]", "[SEP]") for tok in tokens]),
-        word_ids=word_ids,
-        model="made-up",
-        engine="numpy",
-    )
 
 
 def known_corpus():

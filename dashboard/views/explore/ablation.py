@@ -31,7 +31,13 @@ from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_tex
 from dashboard.presenter import presenting
 from dashboard.views.explore import links
 from dashboard.views.explore.results import link_ranking, shown_source
-from dashboard.views.explore.widgets import bound_key, open_head, reset_widgets, token_picker_ui
+from dashboard.views.explore.widgets import (
+    bound_key,
+    open_head,
+    present_part_ui,
+    reset_widgets,
+    token_picker_ui,
+)
 from dashboard.widgets import chart, chart_filename, csv_download, md
 
 SET_KEY, PRESET_KEY, LAYER_KEY = "explore_ablate", "explore_ablate_preset", "explore_ablate_layer"
@@ -323,7 +329,9 @@ def ablation_view(
     with controls or st.container():
         focus, heads, note = controls_ui(result, view, sig, tokens, grid)
     st.session_state[SET_KEY] = heads
-    part = _present_part_ui() if presenting() else None  # a projector shows one part: no scrolling
+    part = (
+        present_part_ui(PART_KEY, text.PRESENT_LABEL, text.PRESENT_PARTS) if presenting() else None
+    )  # a projector shows one part: no scrolling
     if part in (None, "grid"):
         grid_ui(grid, heads, shown_source()[0])
     if note:
@@ -332,17 +340,3 @@ def ablation_view(
         set_ui(result, view, focus, heads, grid)
     with st.expander(text.ABOUT_LABEL, expanded=not presenting()):
         st.markdown(text.ABOUT)
-
-
-def _present_part_ui() -> str:
-    """Presenter mode: the grid of single heads, or the set switched off together."""
-    if st.session_state.get(PART_KEY) not in text.PRESENT_PARTS:
-        st.session_state[PART_KEY] = "grid"
-    part = st.segmented_control(
-        text.PRESENT_LABEL,
-        list(text.PRESENT_PARTS),
-        format_func=text.PRESENT_PARTS.get,
-        key=PART_KEY,
-        required=True,
-    )
-    return part or "grid"

@@ -22,7 +22,7 @@ from dashboard.content import explore as text
 from dashboard.presenter import presenting
 from dashboard.views.explore import links
 from dashboard.views.explore.neighbours import neighbours_ui
-from dashboard.views.explore.widgets import token_picker_ui
+from dashboard.views.explore.widgets import present_part_ui, token_picker_ui
 from dashboard.widgets import chart, chart_filename, csv_download, md
 
 ROOM_HEIGHT = 800  # presenter mode's heatmap at 1920x1080, as the head view's
@@ -62,7 +62,9 @@ def similarity_view(result: AttentionResult, view: TokenView, sig: str, tokens: 
         ss["explore_focus"] = links.ref_of(result, view.shown_spans[item][0])
     matrix = similarity_matrix(result, view, layer)  # (W, W)
     where = text.SIM_EMBEDDINGS_LONG if layer == 0 else text.SIM_AFTER.format(layer=layer)
-    part = _present_part_ui() if presenting() else None  # a projector shows one part: no scrolling
+    part = (
+        present_part_ui(PART_KEY, text.SIM_PRESENT_LABEL, text.SIM_PRESENT_PARTS) if presenting() else None
+    )  # a projector shows one part: no scrolling
     if part in (None, "map"):
         _map(matrix, view, item, layer, where)
     others = [i for i in range(view.n_items) if i != item]
@@ -72,21 +74,7 @@ def similarity_view(result: AttentionResult, view: TokenView, sig: str, tokens: 
         neighbours_ui(result, view, item, layer, where)
 
 
-PART_KEY = "explore_sim_part"
-
-
-def _present_part_ui() -> str:
-    """Presenter mode: the sentence's map and row, or the nearest words in the corpus."""
-    if st.session_state.get(PART_KEY) not in text.SIM_PRESENT_PARTS:
-        st.session_state[PART_KEY] = "map"
-    part = st.segmented_control(
-        text.SIM_PRESENT_LABEL,
-        list(text.SIM_PRESENT_PARTS),
-        format_func=text.SIM_PRESENT_PARTS.get,
-        key=PART_KEY,
-        required=True,
-    )
-    return part or "map"
+PART_KEY = "explore_sim_part"  # presenter mode: the sentence's map and row, or the corpus
 
 
 def _map(matrix: np.ndarray, view: TokenView, item: int, layer: int, where: str) -> None:

@@ -244,3 +244,13 @@ def downloads_ui(result: AttentionResult) -> None:
                 icon=":material/download:",
                 on_click="ignore",
             )
+
+
+def present_part_ui(key: str, label: str, parts: dict[str, str]) -> str:
+    """Presenter mode's choice of which part of a view fills the screen (no scrolling on a
+    projector): a segmented control over `parts` {value: label}, the first one by default."""
+    first = next(iter(parts))
+    if st.session_state.get(key) not in parts:
+        st.session_state[key] = first
+    part = st.segmented_control(label, list(parts), format_func=parts.get, key=key, required=True)
+    return part or first
