@@ -15,19 +15,26 @@ from __future__ import annotations
 import time
 import tracemalloc
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 
-from core.attention import attention_steps, split_heads
+from core.attention import attention_steps, scaled_dot_product_attention, split_heads
+from core.variants import Variant
 
 __all__ = [
     "LENGTHS",
+    "VARIANT_LENGTHS",
     "Curve",
     "crossover",
+    "curves_from",
     "flop_crossover",
+    "heads_curve",
     "measure",
     "measure_curves",
+    "measure_length",
+    "variant_curves",
     "weights_megabytes",
 ]
 
@@ -70,6 +77,55 @@ def _inputs(n: int, d_model: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal((n, d_model)).astype(np.float32)
 
 
+def _weights(d_model: int, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [(rng.standard_normal((d_model, d_model)) / np.sqrt(d_model)).astype(np.float32) for _ in range(4)]
+
+
+Row = dict[str, tuple[float, int]]  # curve name -> (median seconds, peak bytes) at one length
+
+
+def measure_length(n: int, d_model: int, n_heads: int, seed: int = 0, heads_up_to: int | None = None) -> Row:
+    """One length of the curves "one head", "H heads" (steps 3-6) and "projections" (X W^Q, X W^K,
+    X W^V and W^O); the H heads only while n <= heads_up_to (None: always)."""
+    w = _weights(d_model, seed)
+    x = _inputs(n, d_model, seed)
+    q, k, v = (split_heads(x @ wi, n_heads) for wi in w[:3])  # (H, n, d_k)
+    steps = {
+        "one head": lambda: attention_steps(q[0], k[0], v[0]),
+        heads_curve(n_heads): lambda: attention_steps(q, k, v),
+        "projections": lambda: [x @ wi for wi in w],
+    }
+    if heads_up_to is not None and n > heads_up_to:
+        del steps[heads_curve(n_heads)]
+    row = {}
+    for name, fn in steps.items():
+        fn()  # once untimed: the first call of a size pays for page faults and thread start-up
+        row[name] = measure(fn)
+    return row
+
+
+def heads_curve(n_heads: int) -> str:
+    return f"{n_heads} heads"
+
+
+def curves_from(rows: Sequence[tuple[int, Row]]) -> list[Curve]:
+    """(length, row) pairs -> one Curve per name, over the lengths that measured it."""
+    names = list(dict.fromkeys(name for _, row in rows for name in row))
+    curves = []
+    for name in names:
+        found = [(n, row[name]) for n, row in rows if name in row]
+        curves.append(
+            Curve(
+                name,
+                tuple(n for n, _ in found),
+                tuple(s for _, (s, _) in found),
+                tuple(b for _, (_, b) in found),
+            )
+        )
+    return curves
+
+
 def measure_curves(
     d_model: int,
     n_heads: int,
@@ -77,27 +133,39 @@ def measure_curves(
     progress: Callable[[int, int], None] | None = None,
     seed: int = 0,
 ) -> list[Curve]:
-    """Curves "one head", "H heads" (steps 3-6) and "projections" (X W^Q, X W^K, X W^V and W^O)."""
-    rng = np.random.default_rng(seed)
-    w = [(rng.standard_normal((d_model, d_model)) / np.sqrt(d_model)).astype(np.float32) for _ in range(4)]
-    rows = {"one head": [], f"{n_heads} heads": [], "projections": []}
+    """Curves "one head", "H heads" (steps 3-6) and "projections" at every length."""
+    rows = []
     for done, n in enumerate(lengths, start=1):
-        x = _inputs(n, d_model, seed)
-        q, k, v = (split_heads(x @ wi, n_heads) for wi in w[:3])  # (H, n, d_k)
-        steps = (
-            ("one head", lambda q=q, k=k, v=v: attention_steps(q[0], k[0], v[0])),
-            (f"{n_heads} heads", lambda q=q, k=k, v=v: attention_steps(q, k, v)),
-            ("projections", lambda x=x: [x @ wi for wi in w]),
-        )
-        for name, fn in steps:
-            fn()  # once untimed: the first call of a size pays for page faults and thread start-up
-            rows[name].append(measure(fn))
+        rows.append((n, measure_length(n, d_model, n_heads, seed)))
         if progress:
             progress(done, len(lengths))
-    return [
+    return curves_from(rows)
+
+
+VARIANT_LENGTHS = tuple(2**i for i in range(4, 11))  # 16 .. 1024: a strided row's keys grow as n / s
+
+
+def variant_curves(
+    variant: Variant, d_k: int, lengths: Sequence[int] = VARIANT_LENGTHS, seed: int = 0
+) -> tuple[Curve, Curve]:
+    """Time of one head's output under full attention and under `variant` (Variant.output: the
+    variant's own cost, its fixed parts prepared once per length), on random Q, K, V of width d_k."""
+    full, other = [], []
+    for n in lengths:
+        rng = np.random.default_rng(seed)
+        q, k, v = (rng.standard_normal((n, d_k)).astype(np.float32) for _ in range(3))
+        bound = replace(variant, global_tokens=(0, n - 1)) if variant.global_tokens else variant
+        prepared = bound.prepare(n, d_k)
+        for found, fn in (
+            (full, partial(scaled_dot_product_attention, q, k, v)),
+            (other, partial(bound.output, q, k, v, prepared)),
+        ):
+            fn()
+            found.append(measure(fn))
+    return tuple(
         Curve(name, tuple(lengths), tuple(s for s, _ in found), tuple(b for _, b in found))
-        for name, found in rows.items()
-    ]
+        for name, found in (("full", full), (variant.name, other))
+    )
 
 
 def crossover(attention: Curve, projections: Curve) -> float | None:

@@ -10,22 +10,28 @@ Letters: L layers, H heads, T tokens.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from core.ablation import embedding_effect, sentence_embedding
+from core.qk_space import head_queries_keys
 from core.result import AttentionResult
 from core.variants import Variant
 
 __all__ = [
     "THRESHOLD",
+    "HeadComparison",
     "Sweep",
+    "compare_head",
     "embedding_change",
+    "first_of_the_rest",
+    "head_qkv",
     "layer_changes",
     "run_variant",
     "smallest_window",
     "sweep",
+    "sweep_radii",
 ]
 
 THRESHOLD = 0.05  # the embedding change the window sweep asks about
@@ -57,16 +63,64 @@ def sweep(engine, result: AttentionResult, variant: Variant, field: str, values:
     return [(v, embedding_change(engine, result, replace(variant, **{field: v}))) for v in values]
 
 
+def sweep_radii(t: int, every_up_to: int = 16, step: float = 1.25) -> list[int]:
+    """Window radii to try on T tokens: each of 1 .. every_up_to, then a grid growing by `step`
+    up to T − 1 (where the window is the whole row), which is always tried."""
+    last = max(t - 1, 1)
+    radii = list(range(1, min(every_up_to, last) + 1))
+    while radii[-1] < last:
+        radii.append(min(last, max(radii[-1] + 1, round(radii[-1] * step))))
+    return radii
+
+
 def smallest_window(
-    engine, result: AttentionResult, threshold: float = THRESHOLD
+    engine, result: AttentionResult, threshold: float = THRESHOLD, radii: Iterable[int] | None = None
 ) -> tuple[int | None, Sweep]:
     """The smallest radius R whose window moves the embedding by at most `threshold`, with every
-    larger radius doing so too (the sweep runs R = 1 .. T − 1, where the window is the whole row);
-    None when no radius short of the whole row does. Returns (R, the sweep)."""
-    found = sweep(engine, result, Variant("window"), "w", range(1, result.n_tokens))
+    larger radius tried doing so too (default: every R = 1 .. T − 1, where the window is the whole
+    row); None when no radius short of the whole row does. Returns (R, the sweep)."""
+    radii = range(1, result.n_tokens) if radii is None else radii
+    found = sweep(engine, result, Variant("window"), "w", radii)
+    return first_of_the_rest(found, threshold), found
+
+
+def first_of_the_rest(found: Sweep, threshold: float = THRESHOLD) -> int | None:
+    """The smallest value from which on every change in the sweep is at most `threshold`."""
     answer = None
-    for radius, change in reversed(found):
+    for value, change in reversed(found):
         if change > threshold:
             break
-        answer = radius
-    return answer, found
+        answer = value
+    return answer
+
+
+# ---- one head, every variant ---------------------------------------------------------------------
+
+
+def head_qkv(x: np.ndarray, weights, head: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(T, D) hidden states entering a layer -> head `head`'s query, key and value, (T, d_k) each.
+    `weights` as BertNumpy.layer_weights gives them."""
+    query, key = head_queries_keys(x, weights, head)
+    cols = slice(head * weights.d_k, (head + 1) * weights.d_k)
+    value = np.asarray(x, dtype=np.float32) @ weights.w_v[:, cols] + weights.b_v[cols]
+    return query, key, value
+
+
+@dataclass(frozen=True)
+class HeadComparison:
+    """One variant against full attention on one head's real Q, K, V."""
+
+    weights: np.ndarray  # (T, T) the variant's effective matrix
+    output: np.ndarray  # (T, d_k)
+    tv: float  # mean row total variation against full attention's weights
+    relative_error: float  # ‖o − o_full‖ / ‖o_full‖ (Frobenius)
+
+
+def compare_head(variant: Variant, query, key, value, reference: tuple[np.ndarray, np.ndarray] | None = None):
+    """`variant` on one head against full attention (`reference`: full's (output, weights), when
+    already computed)."""
+    full_output, full_weights = reference if reference is not None else Variant("full")(query, key, value)
+    output, weights = variant(query, key, value)
+    tv = 0.5 * np.abs(np.asarray(weights, np.float64) - full_weights).sum(axis=1).mean()
+    error = np.linalg.norm(output - full_output) / np.linalg.norm(full_output)
+    return HeadComparison(np.asarray(weights), np.asarray(output), float(tv), float(error))

@@ -8,7 +8,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.cost import Curve, crossover, flop_crossover, measure_curves, weights_megabytes
+from core.cost import (
+    Curve,
+    crossover,
+    curves_from,
+    flop_crossover,
+    measure_curves,
+    measure_length,
+    variant_curves,
+    weights_megabytes,
+)
+from core.variants import Variant
 
 
 def test_curves_measure_the_attention_code_at_each_length():
@@ -45,3 +55,24 @@ def test_flops_and_sizes_hand_worked():
     assert weights_megabytes(6, 12, 512) == pytest.approx(6 * 12 * 512 * 512 * 4 / 1e6)  # 75.5 MB
     assert weights_megabytes(6, 12, 32_768) == pytest.approx(309_237.645312)  # 309 GB
     assert np.isclose(weights_megabytes(1, 1, 1000), 4.0)
+
+
+def test_a_layer_stops_where_asked_and_curves_keep_their_own_lengths():
+    rows = [(n, measure_length(n, 16, 2, heads_up_to=32)) for n in (16, 32, 64)]
+    assert [sorted(row) for _, row in rows] == [["2 heads", "one head", "projections"]] * 2 + [
+        ["one head", "projections"]
+    ]
+    curves = {c.name: c for c in curves_from(rows)}
+    assert curves["2 heads"].lengths == (16, 32) and curves["one head"].lengths == (16, 32, 64)
+
+
+@pytest.mark.parametrize("name", ["window", "longformer", "linear", "performer", "linformer"])
+def test_efficient_variants_never_hold_the_n_by_n_matrix(name):
+    """Full attention's memory grows as n² (float32 n × n weights); the variant's output alone grows
+    as n (its memory, unlike its time, is a deterministic figure)."""
+    lengths = (512, 2048)  # 4 times longer
+    full, other = variant_curves(Variant(name, w=2, m=16, k=8, global_tokens=(0,)), 16, lengths=lengths)
+    assert (full.name, other.name) == ("full", name)
+    assert full.peak_bytes[1] >= 2048 * 2048 * 4 and full.peak_bytes[1] / full.peak_bytes[0] > 14
+    assert other.peak_bytes[1] / other.peak_bytes[0] < 6
+    assert other.peak_bytes[1] < full.peak_bytes[1] / 4

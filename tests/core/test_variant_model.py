@@ -9,7 +9,17 @@ import numpy as np
 import pytest
 
 from core.bert import BertNumpy
-from core.variant_model import embedding_change, layer_changes, run_variant, smallest_window, sweep
+from core.variant_model import (
+    compare_head,
+    embedding_change,
+    first_of_the_rest,
+    head_qkv,
+    layer_changes,
+    run_variant,
+    smallest_window,
+    sweep,
+    sweep_radii,
+)
 from core.variants import Variant
 from tests.tiny_bert import make_tiny_bert
 
@@ -97,3 +107,34 @@ def test_bad_variants():
         Variant("window", w=-1)
     with pytest.raises(ValueError, match="s must be 1 or more"):
         Variant("strided", s=0)
+
+
+def test_sweep_radii_and_the_answer_hand_worked():
+    assert sweep_radii(2) == [1] and sweep_radii(10) == list(range(1, 10))
+    long = sweep_radii(122)
+    assert long[:16] == list(range(1, 17)) and long[-1] == 121 and long == sorted(set(long))
+    assert len(long) < 30
+    # the smallest value from which every change stays at most 0.05
+    assert first_of_the_rest([(1, 0.3), (2, 0.04), (3, 0.06), (4, 0.01), (5, 0.0)]) == 4
+    assert first_of_the_rest([(1, 0.3), (2, 0.2)]) is None
+    assert first_of_the_rest([(1, 0.01), (2, 0.0)]) == 1
+
+
+def test_head_qkv_and_comparison_match_the_traced_layer(tiny):
+    result = tiny.run(TEXT, trace_layers=[1])
+    trace = result.traces[1]
+    query, key, value = head_qkv(result.hidden_states[1], tiny.layer_weights(1), 2)
+    for mine, traced in ((query, "query"), (key, "key"), (value, "value")):
+        np.testing.assert_allclose(mine, trace[traced][2], atol=1e-5)
+    same = compare_head(Variant("full"), query, key, value)
+    np.testing.assert_allclose(same.weights, result.attentions[1, 2], atol=1e-6)
+    assert same.tv < 1e-7 and same.relative_error < 1e-6
+    # a window of radius 0: every token on itself; loop-computed error and row total variation
+    alone = compare_head(Variant("window", w=0), query, key, value)
+    full_out, full_w = Variant("full")(query, key, value)
+    rows = [zip(alone.weights[i], full_w[i], strict=True) for i in range(len(query))]
+    tv = np.mean([0.5 * sum(abs(float(a) - float(b)) for a, b in row) for row in rows])
+    assert alone.tv == pytest.approx(tv) and alone.tv == pytest.approx(np.mean(1 - np.diag(full_w)))
+    np.testing.assert_allclose(alone.output, value, atol=1e-6)  # each token takes its own value
+    rel = np.sqrt(((value - full_out) ** 2).sum()) / np.sqrt((full_out**2).sum())
+    assert alone.relative_error == pytest.approx(rel, rel=1e-5)

@@ -11,6 +11,9 @@ import numpy as np
 import pytest
 
 from core.variants import (
+    VARIANTS,
+    RowKeys,
+    Variant,
     bigbird,
     bigbird_mask,
     full,
@@ -179,3 +182,27 @@ def test_linformer_matches_its_formula():
     np.testing.assert_allclose(weights, probs @ e, atol=1e-12)
     np.testing.assert_allclose(weights @ v, output, atol=1e-12)  # the drawn matrix gives the output
     assert_attention_matrix(weights)
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_output_alone_equals_the_drawn_variant(name, seed):
+    """Variant.output (what the cost page times: a sparse pattern's own keys only, the linear
+    order without the matrix) gives the same head output as the variant that draws its matrix."""
+    rng = np.random.default_rng(seed)
+    t = 37
+    q, k, v = (rng.standard_normal((t, D)).astype(np.float32) for _ in range(3))
+    variant = Variant(name, w=3, s=5, r=2, m=16, k=6, seed=seed, global_tokens=(0, t - 1))
+    prepared = variant.prepare(t, D)
+    np.testing.assert_allclose(variant.output(q, k, v, prepared), variant(q, k, v)[0], atol=2e-5)
+
+
+def test_row_keys_hold_each_rows_visible_keys():
+    mask = bigbird_mask(11, 1, 2, (0, 10), seed=4)
+    pattern = RowKeys.of(mask, (0, 10))
+    assert list(pattern.dense) == [0, 10] and list(pattern.rows) == list(range(1, 10))
+    for row, index, valid in zip(pattern.rows, pattern.index, pattern.valid, strict=True):
+        assert sorted(index[valid]) == list(np.flatnonzero(mask[row]))
+    # a window of radius 2 without global rows: five keys a row, fewer at the edges
+    pattern = RowKeys.of(window_mask := np.abs(np.subtract.outer(np.arange(8), np.arange(8))) <= 2)
+    assert pattern.index.shape == (8, 5) and pattern.valid.sum() == window_mask.sum()
