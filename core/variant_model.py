@@ -32,6 +32,7 @@ __all__ = [
     "smallest_window",
     "sweep",
     "sweep_radii",
+    "variant_effect",
 ]
 
 THRESHOLD = 0.05  # the embedding change the window sweep asks about
@@ -50,9 +51,15 @@ def layer_changes(reference: np.ndarray, changed: np.ndarray) -> np.ndarray:
     return 0.5 * np.abs(np.asarray(changed, np.float64) - reference).sum(axis=-1).mean(axis=(1, 2))
 
 
+def variant_effect(engine, result: AttentionResult, variant: Variant) -> tuple[float, np.ndarray]:
+    """(how far the sentence embedding moves, 1 − cos; each layer's attention change, (L,))."""
+    hidden, attentions = run_variant(engine, result, variant)
+    change = embedding_effect(sentence_embedding(hidden[-1]), sentence_embedding(result.hidden_states[-1]))
+    return change, layer_changes(result.attentions, attentions)
+
+
 def embedding_change(engine, result: AttentionResult, variant: Variant) -> float:
-    hidden, _ = run_variant(engine, result, variant)
-    return embedding_effect(sentence_embedding(hidden[-1]), sentence_embedding(result.hidden_states[-1]))
+    return variant_effect(engine, result, variant)[0]
 
 
 Sweep = list[tuple[int, float]]  # (parameter value, embedding change)

@@ -55,10 +55,18 @@ def atlas_page() -> None:
     atlas.render()
 
 
+def cost_page() -> None:
+    from dashboard.views import cost
+
+    cost.render()
+
+
 COMPARE = st.Page(compare_page, title="Compare two sentences", icon=":material/compare:", url_path="compare")
 ATLAS = st.Page(atlas_page, title="Head atlas: what heads do", icon=":material/grid_view:", url_path="atlas")
 
-page = st.navigation([LEARN, LEARN_LINK, EXPLORE, COMPARE, ATLAS])
+COST = st.Page(cost_page, title="What attention costs", icon=":material/speed:", url_path="cost")
+
+page = st.navigation([LEARN, LEARN_LINK, EXPLORE, COMPARE, ATLAS, COST])
 with st.sidebar:
     presenter.presenter_toggle_ui()
     image_format_ui()

@@ -70,7 +70,9 @@ def _options(page: str, limits: Limits) -> list[str]:
     return options
 
 
-def _load(page: str, model: str, engine: str, limits: Limits) -> tuple[ModelSpec, str] | str:
+def _load(
+    page: str, model: str, engine: str, limits: Limits, engines: list[str]
+) -> tuple[ModelSpec, str] | str:
     """(spec, engine) once loaded, or the reason it could not be (remembered for the session, so a
     failing download is not retried on every rerun; choosing the model again retries it)."""
     failures: dict[str, str] = st.session_state.setdefault(f"{page}_failures", {})
@@ -82,7 +84,7 @@ def _load(page: str, model: str, engine: str, limits: Limits) -> tuple[ModelSpec
         allowed = allowed_models(limits)
         if allowed is not None and spec.key not in allowed:
             raise ModelInputError("this public demo loads only the models in its picker")
-        if engine == "numpy" and "torch" in allowed_engines(limits) and numpy_unsupported_reason(spec.key):
+        if engine == "numpy" and "torch" in engines and numpy_unsupported_reason(spec.key):
             engine = "torch"  # the NumPy engine runs BERT encoders only
         load_with_progress(spec, engine)
         return spec, engine
@@ -99,9 +101,12 @@ def _forget_failures(page: str) -> None:
     st.session_state.pop(f"{page}_failures", None)
 
 
-def model_pick_ui(page: str, limits: Limits) -> tuple[ModelSpec, str] | None:
-    """The sidebar's model picker (and engine switch where there are several engines); loads the
-    choice with progress. Returns (spec, engine name), or None after saying why in the page."""
+def model_pick_ui(
+    page: str, limits: Limits, engines: list[str] | None = None
+) -> tuple[ModelSpec, str] | None:
+    """The sidebar's model picker (and engine switch where there are several engines; `engines`
+    narrows the allowed ones: the cost page needs the NumPy engine); loads the choice with progress.
+    Returns (spec, engine name), or None after saying why in the page."""
     ss = st.session_state
     model_key, engine_key = f"{page}_model", f"{page}_engine"
     if not ss.get(f"{page}_model_seeded"):  # once per session: a link's model, else explore's
@@ -112,7 +117,7 @@ def model_pick_ui(page: str, limits: Limits) -> tuple[ModelSpec, str] | None:
     options = _options(page, limits)
     if ss[model_key] not in options:
         ss[model_key] = BUNDLED_KEY
-    engines = allowed_engines(limits)
+    engines = [e for e in allowed_engines(limits) if engines is None or e in engines]
     if not engines:
         st.error("No engine can run here: hosted mode offers only engines that run without PyTorch.")
         return None
@@ -133,14 +138,14 @@ def model_pick_ui(page: str, limits: Limits) -> tuple[ModelSpec, str] | None:
             st.radio("Engine", engines, format_func=lambda e: ENGINES[e].label, key=engine_key)
         if hint := torch_hint(limits):
             st.caption(hint)
-    loaded = _load(page, model, ss[engine_key], limits)
+    loaded = _load(page, model, ss[engine_key], limits, engines)
     if isinstance(loaded, tuple):
         st.sidebar.caption(f"Showing **{md(loaded[0].label)}** · engine: {md(ENGINES[loaded[1]].label)}")
         return loaded
     st.error(f"Could not use the model “{md(model_label(model))}”: {error_md(loaded.rstrip('.'))}.")
     if model == BUNDLED_KEY:
         return None
-    fallback = _load(page, BUNDLED_KEY, ss[engine_key], limits)
+    fallback = _load(page, BUNDLED_KEY, ss[engine_key], limits, engines)
     if isinstance(fallback, str):
         return None
     st.info(f"Showing {md(fallback[0].label)} instead.")

@@ -61,6 +61,23 @@ def parse_int(name: str, raw: str | None, default: int | None, lo: int, hi: int)
     return value, None
 
 
+def parse_clamped_int(name: str, raw: str | None, default: int, lo: int, hi: int) -> Parsed:
+    """`raw` as an integer, moved into [lo, hi] when outside it (the nearest valid value), with a
+    message saying so; `default` with a message when it is not a whole number."""
+    if raw is None or raw == "":
+        return default, None
+    try:
+        value = int(raw)
+    except ValueError:
+        return default, f"The link's `{name}` value is not a whole number; using {default}."
+    if lo <= value <= hi:
+        return value, None
+    nearest = min(max(value, lo), hi)
+    shown = value if abs(value) < 10**12 else "(a huge number)"
+    side = f"below {lo}" if value < lo else f"above {hi}"
+    return nearest, f"The link's `{name}` value {shown} is {side}; using {nearest}, the nearest valid value."
+
+
 def parse_choice(name: str, raw: str | None, choices: Sequence[str], default: str) -> Parsed:
     """`raw` if it is one of `choices`, else `default` with a message why."""
     if raw is None or raw == "":
@@ -124,6 +141,11 @@ def int_param(
     return UrlParam(
         name, key, default, lambda raw: parse_int(name, raw, default, lo, hi), keep_default=keep_default
     )
+
+
+def clamped_int_param(name: str, key: str, default: int, lo: int, hi: int) -> UrlParam:
+    """An integer in [lo, hi]; a value outside becomes the nearest one in it (parse_clamped_int)."""
+    return UrlParam(name, key, default, lambda raw: parse_clamped_int(name, raw, default, lo, hi))
 
 
 def choice_param(

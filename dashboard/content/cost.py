@@ -60,9 +60,9 @@ CROSSOVER_WHY_LATE = (
     "products run faster per FLOP than the projections."
 )
 WEIGHTS = (
-    "**The n × n weights alone**, for all {n_layers} × {n_heads} = {n_maps} heads of {model} "
-    "(float32): **{mb512:,.1f} MB** at 512 tokens, **{gb32k:,.0f} GB** at 32k tokens. The model's "
-    "own weights are {model_mb:,.0f} MB."
+    "**The n × n weights alone**, for all {n_maps} heads ({n_layers} layers × {n_heads}) of {model}, "
+    "in float32: **{mb512:,.1f} MB** at 512 tokens, **{gb32k:,.0f} GB** at 32k tokens, before a "
+    "single score is used."
 )
 SOURCE_NOTE = (
     "The source article puts the growth as O(n²) and names sparse and linear attention as the "
@@ -87,7 +87,8 @@ TIMING_CAPTION = (
     "The same functions as the map above, timed on random Q, K, V of this head's width, without "
     "forming the n × n matrix where the variant does not need it: a sparse pattern scores each row's "
     "own keys only (its index lists built once per length, as a kernel's layout is), linear "
-    "attention and the Performer compute φ(Q)(φ(K)ᵀV). Exponents fitted to the longer half."
+    "attention and the Performer compute φ(Q)(φ(K)ᵀV). The fastest of seven runs (other work on "
+    "the machine only ever adds time); exponents fitted to the longer half."
 )
 ALL_VARIANTS = "Every variant on this head, with the parameters above"
 TABLE_COLUMNS = ("variant", "mean row TV", "output error", "complexity")
@@ -189,8 +190,11 @@ PERFORMER_ANSWER = (
     "{worst_m}, by {worst:.4f}. {verdict}"
 )
 PERFORMER_OK = "From m = {m} on it stays within {threshold}."
-PERFORMER_NEVER = "None of the m tried stays within {threshold}: random features estimate the softmax, noisily."
-SWEEPING = "Running the model with {what} ({done} of {total})…"
+PERFORMER_NEVER = (
+    "None of the m tried stays within {threshold}: random features estimate the softmax, noisily."
+)
+RUNNING = "Running the model with {what} in every head…"
+SWEEPING = "Sweeping the window radius and the Performer's features (once per sentence)…"
 NUMPY_ONLY = (
     "The variants run in the NumPy engine (one explicit argument of its forward pass), which cannot "
     "read this model: {reason}"

@@ -48,6 +48,10 @@ def test_fitted_exponent_and_crossover_hand_worked():
     assert crossover(quadratic, linear) == pytest.approx(100.0)  # 1e-8 n² = 1e-6 n at n = 100
     assert crossover(linear, linear) is None  # never above
     assert crossover(synthetic("b", lengths, [1.0] * 6), linear) == 16.0  # above from the start
+    # a layer measured only up to 128 is compared with the projections at its own lengths
+    assert crossover(
+        synthetic("a", lengths[:4], [1e-8 * n**2 for n in lengths[:4]]), linear
+    ) == pytest.approx(100.0)
 
 
 def test_flops_and_sizes_hand_worked():

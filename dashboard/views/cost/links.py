@@ -1,0 +1,80 @@
+"""The cost page's links: its query parameters as one dashboard.state.PageLinks table, and the checks
+that need the model or the sentence.
+
+URL parameters: text, model, engine (dashboard/model_pick.py; the variants need the NumPy engine),
+layer, head (0-indexed), variant, w, s, r, m, k (the variants' parameters), part (presenter mode:
+"price", "head" or "model"). A parameter out of range becomes the nearest valid value, and the page
+says so. A link is read on the session's first run; the URL is written at the end of every run.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.variants import VARIANTS
+from dashboard.content.cost import DEFAULT_TEXT, PARAMS, PARTS
+from dashboard.hosted import Limits
+from dashboard.model_pick import model_url_params
+from dashboard.state import PageLinks, choice_param, clamped_int_param, text_param
+
+PAGE = "cost"
+MAX_TEXT_CHARS = 2_000
+DEFAULTS = {"w": 2, "s": 4, "r": 2, "m": 64, "k": 8}  # core.variants.Variant's
+KEEP = ("cost_text", "cost_variant", "cost_part", *(f"cost_{name}" for name in DEFAULTS))
+
+
+def max_chars(limits: Limits) -> int:
+    return min(MAX_TEXT_CHARS, limits.max_text_chars)
+
+
+def page_links(limits: Limits) -> PageLinks:
+    return PageLinks(
+        PAGE,
+        (
+            text_param("text", "cost_text", DEFAULT_TEXT, max_chars(limits)),
+            *model_url_params(PAGE, limits),
+            # past the model's last layer or head: check_positions, once the model is known
+            clamped_int_param("layer", "cost_layer", 0, 0, 10**9),
+            clamped_int_param("head", "cost_head", 0, 0, 10**9),
+            choice_param("variant", "cost_variant", "window", VARIANTS),
+            *(
+                clamped_int_param(name, f"cost_{name}", default, PARAMS[name][1], PARAMS[name][2])
+                for name, default in DEFAULTS.items()
+            ),
+            choice_param("part", "cost_part", "price", list(PARTS)),
+        ),
+        keep=KEEP,
+    )
+
+
+def init_state(limits: Limits) -> list[str]:
+    """Seed the page state from the link once per session; return messages about bad URL values."""
+    links = page_links(limits)
+    if not links.url_was_read():  # checked once the model is known (check_positions)
+        st.session_state["cost_check_link"] = "layer" in st.query_params or "head" in st.query_params
+    notes = links.read_url()
+    links.restore()
+    return notes
+
+
+def check_positions(n_layers: int, n_heads: int) -> list[str]:
+    """Once per session, with the model: a link's layer or head past the model's becomes the last
+    one, in the model's own numbering (from 1 on screen)."""
+    ss = st.session_state
+    if not ss.pop("cost_check_link", False):
+        return []
+    notes = []
+    for name, size, what in (("layer", n_layers, "layers"), ("head", n_heads, "heads")):
+        value = ss.get(f"cost_{name}", 0)
+        if value >= size:
+            notes.append(
+                f"The link's `{name}` value {value} is past this model's {what} (1–{size} on screen, "
+                f"0–{size - 1} in links); showing {name} {size}, the nearest."
+            )
+            ss[f"cost_{name}"] = size - 1
+    return notes
+
+
+def write_url(limits: Limits, model: str | None = None) -> None:
+    overrides = {} if model is None else {"model": model}
+    page_links(limits).write_url(**overrides)
