@@ -66,7 +66,7 @@ def price_chart(
     fig.update_yaxes(title_text=f"{memory_title}, MB", row=1, col=2)
     fig.update_layout(
         title=top_title(title) | {"font": {"size": sizing.font + 2}},
-        height=460 if sizing is PAGE else 600,
+        height=460 if sizing is PAGE else 480,
         margin={"t": 50 + sizing.font, "b": 60, "l": 70, "r": 20},
         legend={"orientation": "h", "y": -0.2, "font": {"size": sizing.font}},
         font={"size": sizing.font},
@@ -109,7 +109,7 @@ def variant_maps(
     """Full attention's and the variant's (T, T) maps, both on the fixed 0–1 scale."""
     return tuple(
         head_map(
-            matrix, tokens, title=title, share=0.5, sizing=sizing, max_height=560 if sizing is PAGE else 620
+            matrix, tokens, title=title, share=0.5, sizing=sizing, height=None if sizing is PAGE else 490
         )
         for matrix, title in zip((full, variant), titles, strict=True)
     )

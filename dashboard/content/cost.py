@@ -82,6 +82,10 @@ ERRORS = (
     "difference of a row's weights, averaged over rows: 0 is the same, 1 is disjoint), and the "
     "head's output moves by **{rel:.1%}** (‖o − o_full‖ / ‖o_full‖)."
 )
+ERRORS_SHORT = (
+    "**Error against full attention:** mean row total variation **{tv:.3f}** (0 same, 1 disjoint); "
+    "the head's output moves by **{rel:.1%}**."
+)
 TIMING_TITLE = "One head's output, time against n (d_k = {d_k})"
 TIMING_CAPTION = (
     "The same functions as the map above, timed on random Q, K, V of this head's width, without "

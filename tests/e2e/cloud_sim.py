@@ -52,6 +52,7 @@ PAGES = [
     ("explore, rollout", "/explore?example=trophy-large&view=rollout", 2),
     ("compare, trophy pair", "/compare?preset=trophy", 3),
     ("atlas, built-in corpus", "/atlas", 1),
+    ("cost: the price, a head, the whole model", "/cost", 7),
     ("home", "/", 1),
 ]
 PROBLEMS = "[data-testid='stException'], [data-testid='stAlertContentError']"

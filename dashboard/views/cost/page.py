@@ -193,7 +193,8 @@ def _head(engine, result: AttentionResult, layer: int, head: int, variant: Varia
                 chart_filename("cost", side, variant.name, f"L{layer + 1}H{head + 1}"),
             )
     st.caption(text.SAME_SCALE)
-    st.markdown(text.ERRORS.format(tv=found.tv, rel=found.relative_error))
+    errors = text.ERRORS_SHORT if sizing is PRESENTER else text.ERRORS
+    st.markdown(errors.format(tv=found.tv, rel=found.relative_error))
     st.markdown(f"**{label}** · {complexity} · {about}")
     if variant.name == "linformer" and variant.k > len(key):
         st.caption(

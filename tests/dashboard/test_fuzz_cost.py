@@ -1,0 +1,114 @@
+"""Bad input on the cost page, fuzzed with the shared harness (tests/dashboard/harness.py): the
+sentence box over one long session, then the link's parameters, one new session per case (a link is
+read on a session's first run only). The page must raise nothing, never reach its last-resort
+handler, keep the box's text as cleaned, say something when it cannot draw the sentence's parts,
+and draw them again once a good sentence is back.
+
+The page runs a 2-layer random BERT that carries the bundled model's tokenizer (the harness's
+make_tiny_bundled_tokenizer_bert): every case sees the real tokenization at microseconds a pass.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from streamlit.testing.v1 import AppTest
+
+from dashboard.content.cost import DEFAULT_TEXT
+from dashboard.state import clean_input
+from tests.dashboard.harness import (
+    CASES,
+    FUZZ,
+    NAMED_TEXTS,
+    assert_answered,
+    assert_no_crash,
+    bad_ints,
+    bad_texts,
+    make_tiny_bundled_tokenizer_bert,
+    messages,
+    n_charts,
+    page_script,
+    set_text,
+    utf8_safe,
+)
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fast_apptest")]
+
+SCRIPT = page_script("cost")
+BOX_CASES = min(CASES, 150)  # each case runs every part: the sweeps too (about 0.8 s a case)
+URL_CASES = min(CASES, 60)  # each URL case is a new session
+ALL_CHARTS = 7  # the price, two maps, timing, layer changes, two sweeps
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    return make_tiny_bundled_tokenizer_bert(tmp_path_factory.mktemp("fuzz_cost_model"))
+
+
+@pytest.fixture(scope="module")
+def cost_app(tiny_model) -> AppTest:
+    at = AppTest.from_string(SCRIPT, default_timeout=120)
+    at.query_params["model"] = str(tiny_model)
+    at.run()
+    assert_no_crash(at)
+    assert n_charts(at) == ALL_CHARTS and not at.error, messages(at)
+    return at
+
+
+def test_the_sentence_box_survives_every_input(cost_app):
+    at = cost_app
+    tried = []
+
+    def named(test):
+        for value in reversed(NAMED_TEXTS.values()):
+            test = example(value)(test)
+        return test
+
+    @settings(FUZZ, max_examples=BOX_CASES)
+    @named
+    @given(value=bad_texts())
+    def case(value):
+        tried.append(value)
+        set_text(at, "text_area", "cost_text", value)
+        at.run()
+        assert_answered(at, "cost_text")
+        kept = clean_input(value, 2_000)[0]
+        assert at.session_state["cost_text"] == kept
+        if n_charts(at) < ALL_CHARTS:
+            assert messages(at), ("the page says why the sentence's parts are missing", value)
+        assert n_charts(at) >= 1  # the price stays
+        set_text(at, "text_area", "cost_text", DEFAULT_TEXT)
+        at.run()
+        assert n_charts(at) == ALL_CHARTS and not at.error, ("good input after", messages(at))
+
+    case()
+    assert len(tried) >= BOX_CASES, len(tried)
+
+
+PARAMS = ["text", "layer", "head", "variant", "w", "s", "r", "m", "k", "part", "engine"]
+URL_VALUE = st.one_of(
+    st.sampled_from(["", "window", "bigbird", "linformer", "price", "model", "numpy", "torch", "None"]),
+    bad_ints(-2, 10**6).map(str),
+    bad_texts(max_size=30, longest=10_001),
+).filter(utf8_safe)  # a URL carries UTF-8: lone surrogates arrive percent-decoded as U+FFFD at most
+
+
+def test_link_parameters_survive_every_value(tiny_model):
+    tried = []
+
+    @settings(FUZZ, max_examples=URL_CASES)
+    @example({"w": "-1", "s": "0", "m": "1e308", "k": "18446744073709551616", "layer": "99", "head": "-1"})
+    @example({"text": NAMED_TEXTS["markup"], "variant": "<b>x</b>", "part": "%{y}"})
+    @example({"text": "", "variant": "strided", "s": "512"})
+    @given(params=st.dictionaries(st.sampled_from(PARAMS), URL_VALUE, max_size=5))
+    def case(params):
+        tried.append(sorted(params))
+        at = AppTest.from_string(SCRIPT, default_timeout=120)
+        at.query_params.update({**params, "model": str(tiny_model)})
+        at.run()
+        assert_answered(at, params)
+        assert n_charts(at) >= 1, ("the price is always drawn", params, messages(at))
+
+    case()
+    assert len(tried) >= URL_CASES, len(tried)

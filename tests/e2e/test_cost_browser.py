@@ -1,0 +1,71 @@
+"""The cost page in Chromium: every part draws with no script error, the variant maps are real
+heatmaps beside each other, a sentence typed with markup never runs, and in presenter mode at
+1920x1080 each part fits one screen with nothing cut. Screenshots: /tmp/shots/cost-*.png."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.harness import wait_charts
+from tests.e2e.test_injection import SENTENCES, assert_nothing_ran
+from tests.e2e.test_layout import CUT_TEXT_JS
+
+pytestmark = pytest.mark.slow
+SHOTS = Path("/tmp/shots")
+# the page's content ends above the fold: no scrolling on a projector
+FITS_JS = """() => {
+  const main = document.querySelector("[data-testid='stMain']");
+  return main.scrollHeight <= main.clientHeight + 2;
+}"""
+
+
+def new_page(chromium, size):
+    context = chromium.new_context(viewport={"width": size[0], "height": size[1]})
+    page = context.new_page()
+    page.js_errors = []
+    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
+    return context, page
+
+
+def test_every_part_draws(chromium, app_server):
+    SHOTS.mkdir(exist_ok=True)
+    context, page = new_page(chromium, (1280, 800))
+    page.goto(app_server.url + "/cost?variant=bigbird&layer=5&head=5")
+    wait_charts(page, 7, 240_000)  # the first visit measures the price
+    assert page.locator(".js-plotly-plot .main-svg :is(g.hm, image)").count() >= 2  # the two maps
+    assert page.get_by_text("How small can the window be?", exact=False).count() == 1
+    assert not page.js_errors, page.js_errors
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.screenshot(path=SHOTS / "cost-1280x800.png")
+    context.close()
+
+
+@pytest.mark.parametrize("group", list(SENTENCES))
+def test_a_typed_payload_never_runs(chromium, app_server, group):
+    context, page = new_page(chromium, (1280, 800))
+    page.goto(app_server.url + "/cost")
+    wait_charts(page, 7, 240_000)
+    box = page.locator("[data-testid='stTextArea'] textarea")
+    box.fill(SENTENCES[group])
+    box.press("Control+Enter")
+    page.wait_for_function(
+        "(t) => new URLSearchParams(location.search).get('text') === t", arg=SENTENCES[group], timeout=60_000
+    )
+    wait_charts(page, 7)
+    assert_nothing_ran(page)
+    context.close()
+
+
+@pytest.mark.parametrize("part", ["price", "head", "model"])
+def test_presenter_parts_fit_one_screen(chromium, app_server, part):
+    context, page = new_page(chromium, (1920, 1080))
+    page.goto(app_server.url + f"/cost?present=1&part={part}&variant=window&w=3")
+    wait_charts(page, {"price": 1, "head": 2, "model": 2}[part], 240_000)
+    page.wait_for_timeout(800)
+    page.screenshot(path=SHOTS / f"cost-present-{part}.png")
+    assert page.evaluate(CUT_TEXT_JS) == []
+    assert page.evaluate(FITS_JS), "the part scrolls at 1920x1080"
+    assert not page.js_errors, page.js_errors
+    context.close()
