@@ -109,7 +109,7 @@ def variant_maps(
     """Full attention's and the variant's (T, T) maps, both on the fixed 0–1 scale."""
     return tuple(
         head_map(
-            matrix, tokens, title=title, share=0.5, sizing=sizing, height=None if sizing is PAGE else 490
+            matrix, tokens, title=title, share=0.5, sizing=sizing, height=None if sizing is PAGE else 440
         )
         for matrix, title in zip((full, variant), titles, strict=True)
     )
