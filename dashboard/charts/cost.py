@@ -61,7 +61,10 @@ def price_chart(
             row=1,
             col=2,
         )
-    _log_axes(fig, sizing, max((c.lengths for c in curves), key=len))
+    lengths = max((c.lengths for c in curves), key=len)
+    _log_axes(fig, sizing, lengths)
+    narrow = lengths[::2]  # the memory panel is narrower: every other length keeps its labels level
+    fig.update_xaxes(tickvals=list(narrow), ticktext=[str(n) for n in narrow], tickangle=0, row=1, col=2)
     fig.update_yaxes(title_text="milliseconds", row=1, col=1)
     fig.update_yaxes(title_text=f"{memory_title}, MB", row=1, col=2)
     fig.update_layout(
