@@ -26,6 +26,7 @@ BENCHMARKS = [
     "neuron",
     "behaviour",
     "representations",
+    "cost",
     "compare",
     "atlas",
     "load",

@@ -167,10 +167,13 @@ def load_engine(model_key: str, engine: str) -> AttentionEngine:
 
 def load_with_progress(spec: ModelSpec, engine: str) -> AttentionEngine:
     """`load_engine`, showing the download and build stages in an st.status the first time this
-    process loads (model, engine). Raises what load_engine raises."""
+    process loads (model, engine); the status goes once the model has loaded (the sidebar names the
+    model shown), so on a projector it does not take the line above the chart. Raises what
+    load_engine raises, with the status left open on the error."""
     if is_loaded(spec.key, engine):
         return load_engine(spec.key, engine)
-    with st.status(f"Loading {md(spec.label)}…", expanded=True) as status:
+    slot = st.empty()
+    with slot.status(f"Loading {md(spec.label)}…", expanded=True) as status:
         bar = None
 
         def show_fraction(done: float) -> None:  # the bundled model's download, where it happens
@@ -192,7 +195,7 @@ def load_with_progress(spec: ModelSpec, engine: str) -> AttentionEngine:
         except Exception:
             status.update(label=f"Could not load {md(spec.label)}", state="error", expanded=False)
             raise
-        status.update(label=f"Loaded {md(spec.label)}", state="complete", expanded=False)
+    slot.empty()
     mark_loaded(spec.key, engine)
     return engine_obj
 
