@@ -148,6 +148,33 @@ def clamped_int_param(name: str, key: str, default: int, lo: int, hi: int) -> Ur
     return UrlParam(name, key, default, lambda raw: parse_clamped_int(name, raw, default, lo, hi))
 
 
+def position_param(name: str, key: str) -> UrlParam:
+    """A layer or head (0-indexed in links): any whole number is kept here, and the page checks it
+    against the model once the model is known (position_note), so the message names the model's
+    own range."""
+
+    def parse(raw: str) -> Parsed:
+        try:
+            return int(raw), None
+        except ValueError:  # also for numbers of more than 4,300 digits
+            return 0, f"The link's `{name}` value is not a whole number; showing {name} 1."
+
+    return UrlParam(name, key, 0, parse, keep_default=True)
+
+
+def position_note(name: str, value: int, size: int, what: str) -> tuple[int, str | None]:
+    """A link's layer or head against the model's `size` of them: (the value, or the nearest one
+    the model has, and a note naming the model's range when it had to move)."""
+    if 0 <= value < size:
+        return value, None
+    nearest = 0 if value < 0 else size - 1
+    shown = value if abs(value) < 10**12 else "(a huge number)"
+    return nearest, (
+        f"The link's `{name}` value {shown} is outside this model's {what}: {what} 1–{size} on screen, "
+        f"0–{size - 1} in links. Showing {name} {nearest + 1}, the nearest."
+    )
+
+
 def choice_param(
     name: str, key: str, default: str, choices: Sequence[str], *, keep_default: bool = False
 ) -> UrlParam:

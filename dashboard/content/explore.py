@@ -119,6 +119,13 @@ HEAD_CAPTION_STATS = (
     "next one (shares can overlap: the first word's previous token is \\[CLS\\]{hidden})."
 )
 HEAD_CAPTION_HIDDEN = "; counted before hiding \\[CLS\\]/\\[SEP\\]"
+PAIR_ANSWER = (
+    "**Layer {layer}, head {head}:** “{focus}” gives “{target}” **{weight:.2f}** of its attention; {where}."
+)
+PAIR_BEST = "of all {n} heads, this one links them most specifically"
+PAIR_RANK = (
+    "it ranks {rank} of {n} heads for this pair (layer {layer}, head {head} links them most specifically)"
+)
 HEAD_CAPTION_PAIR = " The red box marks the focus → target pair."
 
 LINES_MIN_HELP = "Weights below this are not drawn. Opacity follows the weight."

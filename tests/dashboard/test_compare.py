@@ -178,8 +178,8 @@ def test_default_focus_rule_for_own_pairs():
 @pytest.mark.parametrize(
     ("params", "note"),
     [
-        ({"layer": "99"}, "past this model's 6 layers"),
-        ({"head": "-3"}, "outside 0–999"),
+        ({"layer": "99"}, "`layer` value 99 is outside this model's layers: layers 1–6 on screen"),
+        ({"head": "-3"}, "`head` value -3 is outside this model's heads: heads 1–12 on screen"),
         ({"layer": "x"}, "not a whole number"),
         ({"preset": "nope"}, "unknown `preset`"),
         ({"show": "<b>"}, "unknown `show`"),

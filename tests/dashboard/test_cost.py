@@ -84,8 +84,9 @@ def test_bad_parameters_get_the_nearest_valid_value():
     assert "`s` value 0 is below 1; using 1" in shown
     assert "`m` value 99999999 is above 1024; using 1024" in shown
     assert "`k` value is not a whole number; using 8" in shown
-    assert "`head` value -1 is below 0; using 0" in shown
-    assert "`layer` value 99 is past this model's layers (1–6 on screen" in shown
+    assert "`head` value -1 is outside this model's heads: heads 1–12 on screen" in shown
+    assert "`layer` value 99 is outside this model's layers: layers 1–6 on screen" in shown
+    assert "Showing layer 6, the nearest" in shown and "Showing head 1, the nearest" in shown
     assert "unknown `variant`" in shown
     assert not at.error and n_charts(at) == 7
     ss = at.session_state
@@ -96,7 +97,7 @@ def test_bad_parameters_get_the_nearest_valid_value():
         "s": "1",
         "m": "1024",
         "layer": "5",
-        "head": None,
+        "head": "0",
         "variant": None,
     }
 

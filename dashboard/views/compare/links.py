@@ -14,7 +14,15 @@ from core.text import clean_input
 from dashboard.content.compare import DEFAULT_PRESET, OWN, PRESENT_VIEWS, PRESETS
 from dashboard.hosted import Limits
 from dashboard.model_pick import model_url_params
-from dashboard.state import PageLinks, Parsed, UrlParam, choice_param, int_param, text_param
+from dashboard.state import (
+    PageLinks,
+    Parsed,
+    UrlParam,
+    choice_param,
+    position_note,
+    position_param,
+    text_param,
+)
 
 PAGE = "compare"
 MAX_TEXT_CHARS = 10_000
@@ -40,8 +48,8 @@ def page_links(limits: Limits) -> PageLinks:
             text_param("text2", "compare_text2", "", max_chars(limits)),
             choice_param("preset", "compare_preset", DEFAULT_PRESET, [*PRESETS, OWN]),
             *model_url_params(PAGE, limits),
-            int_param("layer", "compare_layer", 0, 0, 999, keep_default=True),
-            int_param("head", "compare_head", 0, 0, 999, keep_default=True),
+            position_param("layer", "compare_layer"),  # checked against the model: check_link_positions
+            position_param("head", "compare_head"),
             UrlParam("focus", "compare_focus", None, _parse_ref),
             choice_param("show", "compare_show", "side", list(PRESENT_VIEWS)),
         ),
@@ -97,11 +105,8 @@ def check_link_positions(n_layers: int, n_heads: int) -> list[str]:
         return []
     notes = []
     for name, size, what in (("layer", n_layers, "layers"), ("head", n_heads, "heads")):
-        value = ss.get(f"compare_{name}", 0)
-        if value >= size:
-            notes.append(
-                f"The link's `{name}` value {value} is past this model's {size} {what} (links count "
-                f"from 0); showing {name} 1 instead."
-            )
-            ss[f"compare_{name}"] = 0
+        value, note = position_note(name, ss.get(f"compare_{name}", 0), size, what)
+        if note:
+            notes.append(note)
+            ss[f"compare_{name}"] = value
     return notes

@@ -15,7 +15,14 @@ from core.variants import VARIANTS
 from dashboard.content.cost import DEFAULT_TEXT, PARAMS, PARTS
 from dashboard.hosted import Limits
 from dashboard.model_pick import model_url_params
-from dashboard.state import PageLinks, choice_param, clamped_int_param, text_param
+from dashboard.state import (
+    PageLinks,
+    choice_param,
+    clamped_int_param,
+    position_note,
+    position_param,
+    text_param,
+)
 
 PAGE = "cost"
 MAX_TEXT_CHARS = 2_000
@@ -33,9 +40,8 @@ def page_links(limits: Limits) -> PageLinks:
         (
             text_param("text", "cost_text", DEFAULT_TEXT, max_chars(limits)),
             *model_url_params(PAGE, limits),
-            # past the model's last layer or head: check_positions, once the model is known
-            clamped_int_param("layer", "cost_layer", 0, 0, 10**9),
-            clamped_int_param("head", "cost_head", 0, 0, 10**9),
+            position_param("layer", "cost_layer"),  # checked against the model: check_positions
+            position_param("head", "cost_head"),
             choice_param("variant", "cost_variant", "window", VARIANTS),
             *(
                 clamped_int_param(name, f"cost_{name}", default, PARAMS[name][1], PARAMS[name][2])
@@ -58,20 +64,15 @@ def init_state(limits: Limits) -> list[str]:
 
 
 def check_positions(n_layers: int, n_heads: int) -> list[str]:
-    """Once per session, with the model: a link's layer or head past the model's becomes the last
-    one, in the model's own numbering (from 1 on screen)."""
+    """Once per session, with the model: a link's layer or head the model does not have becomes the
+    nearest one it has, with a note in the model's own numbering (from 1 on screen)."""
     ss = st.session_state
     if not ss.pop("cost_check_link", False):
         return []
     notes = []
     for name, size, what in (("layer", n_layers, "layers"), ("head", n_heads, "heads")):
-        value = ss.get(f"cost_{name}", 0)
-        if value >= size:
-            notes.append(
-                f"The link's `{name}` value {value} is past this model's {what} (1–{size} on screen, "
-                f"0–{size - 1} in links); showing {name} {size}, the nearest."
-            )
-            ss[f"cost_{name}"] = size - 1
+        ss[f"cost_{name}"], note = position_note(name, ss.get(f"cost_{name}", 0), size, what)
+        notes += [note] if note else []
     return notes
 
 

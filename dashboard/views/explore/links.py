@@ -25,7 +25,16 @@ from core.text import clean_input
 from dashboard.content.explore import DEFAULT_EXAMPLE, EXAMPLES, MEASURES, VIEWS
 from dashboard.engines import allowed_engines, allowed_models, default_engine
 from dashboard.hosted import Limits
-from dashboard.state import PageLinks, Parsed, UrlParam, choice_param, flag_param, int_param, text_param
+from dashboard.state import (
+    PageLinks,
+    Parsed,
+    UrlParam,
+    choice_param,
+    flag_param,
+    position_note,
+    position_param,
+    text_param,
+)
 from dashboard.views.explore.results import link_ranking
 from dashboard.views.explore.widgets import max_chars, reset_widgets
 from dashboard.widgets import md
@@ -108,8 +117,8 @@ def page_links(limits: Limits) -> PageLinks:
             UrlParam("model", "explore_model", BUNDLED_KEY, _parse_model),
             choice_param("engine", "explore_engine", default_engine(engines), engines),
             choice_param("view", "explore_view", "head", list(VIEWS), keep_default=True),
-            int_param("layer", "explore_layer", 0, 0, 999, keep_default=True),
-            int_param("head", "explore_head", 0, 0, 999, keep_default=True),
+            position_param("layer", "explore_layer"),  # checked against the model: check_link_positions
+            position_param("head", "explore_head"),
             UrlParam("focus", "explore_focus", None, _parse_ref),
             UrlParam("target", "explore_target", None, _parse_ref),
             flag_param("merge", "explore_merge"),
@@ -158,6 +167,10 @@ def init_state(limits: Limits) -> list[str]:
             # an example picks its tokens and the head that links them best, once computed
             "explore_pending": example if example is not None and unset else None,
             "explore_pending_best_head": example is not None and "layer" not in params,
+            # a link naming focus and target but no head opens on the head linking them best
+            "explore_pair_best_head": example is None
+            and all(name in params for name in ("focus", "target"))
+            and not any(name in params for name in ("layer", "head")),
             # the link's layer, head and tokens are checked against the model and text once computed
             "explore_check_link": any(name in params for name in LINK_POSITIONS),
         }
@@ -182,13 +195,10 @@ def check_link_positions(result: AttentionResult) -> list[str]:
     # the similarity view reads hidden states: layer 0 is the embeddings, L the last layer's output
     layers = result.n_layers + (ss.get("explore_view") == "similarity")
     for name, size, what in (("layer", layers, "layers"), ("head", result.n_heads, "heads")):
-        value = ss.get(f"explore_{name}", 0)
-        if value >= size:
-            notes.append(
-                f"The link's `{name}` value {value} is past this model's {size} {what} (links count "
-                f"from 0); showing {name} 1 instead."
-            )
-            ss[f"explore_{name}"] = 0
+        value, note = position_note(name, ss.get(f"explore_{name}", 0), size, what)
+        if note:
+            notes.append(note)
+            ss[f"explore_{name}"] = value
             reset_widgets(name)
     return notes
 
@@ -254,6 +264,22 @@ def resolve_pair(result: AttentionResult) -> tuple[tuple[int | None, int | None]
         shown = " → ".join(f"“{md(ref)}”" for ref in kept)
         notes.append(f"The new text still has {shown}: the choice follows the words.")
     return (tokens[0], tokens[1]), notes
+
+
+def apply_link_pair(result: AttentionResult, view: TokenView, tokens: tuple[int | None, int | None]) -> None:
+    """Once, after a link that names focus and target but no layer or head (the link a teacher
+    prepares for "which head?"): open on the head linking them most specifically, as an example
+    does."""
+    ss = st.session_state
+    if not ss.pop("explore_pair_best_head", False):
+        return
+    a, b = (view.item_of_token(t) if t is not None else None for t in tokens)
+    if a is None or b is None or a == b:
+        return
+    best = link_ranking(result, view, a, b)[0]
+    ss["explore_layer"], ss["explore_head"] = best.layer, best.head
+    reset_widgets("layer")
+    reset_widgets("head")
 
 
 def apply_pending(result: AttentionResult, view: TokenView) -> None:

@@ -108,6 +108,7 @@ def _show(
     tokens, notes = links.resolve_pair(result)  # focus and target name words: follow them
     for note in notes:
         st.info(note)
+    links.apply_link_pair(result, view, tokens)
     sig = signature(spec.key, engine, text, merge, hide)
     chosen = ss.get("explore_focus") and ss.get("explore_target")  # mark a pair only when chosen
     pair = tuple(view.item_of_token(t) if chosen and t is not None else None for t in tokens)

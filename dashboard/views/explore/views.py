@@ -69,6 +69,8 @@ def head_view(
     title = _titled(f"Layer {layer + 1}, head {head + 1}", view) if norms is None else norms.title
     slug = None if norms is None else "norms-rescaled" if norms.rescaled else "norms"
     name = chart_filename("explore", "head", f"layer{layer + 1}", f"head{head + 1}", slug)
+    if highlight and presenting():  # the answer to "which head?" above the chart, on a projector
+        st.markdown(_pair_answer(result, view, highlight, layer, head))
     fig = head_heatmap(
         matrix, view.labels, title=title, highlight=highlight, height=ROOM_HEIGHT if presenting() else None
     )
@@ -92,6 +94,30 @@ def head_view(
     )
     st.caption(flow.head_caption(norms, caption) + (text.HEAD_CAPTION_PAIR if highlight else ""))
     neuron.neuron_ui(result, view, layer, head, norms)  # where the chosen cell's weight comes from
+
+
+def _pair_answer(
+    result: AttentionResult, view: TokenView, pair: tuple[int, int], layer: int, head: int
+) -> str:
+    """One line: what this head gives from the focus to the target, and where it ranks among the
+    heads linking them (core.analysis.rank_heads_specific)."""
+    focus, target = pair
+    ranked = link_ranking(result, view, focus, target)
+    rank = next(i for i, link in enumerate(ranked, start=1) if (link.layer, link.head) == (layer, head))
+    best = ranked[0]
+    where = (
+        text.PAIR_BEST.format(n=len(ranked))
+        if rank == 1
+        else text.PAIR_RANK.format(rank=rank, n=len(ranked), layer=best.layer + 1, head=best.head + 1)
+    )
+    return text.PAIR_ANSWER.format(
+        layer=layer + 1,
+        head=head + 1,
+        focus=md(view.labels[focus]),
+        target=md(view.labels[target]),
+        weight=ranked[rank - 1].weight,
+        where=where,
+    )
 
 
 # ---- lines -----------------------------------------------------------------------------------------
