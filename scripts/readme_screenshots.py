@@ -2,7 +2,7 @@
 
 Starts the app (`streamlit run`, loopback only), opens each page in headless Chromium at 1600x1000,
 in presenter mode (the chart first, as on a projector), and writes
-docs/screenshots/{learn,learn-bert,explore,compare,atlas}.png. Rerun it after a change to what a page
+docs/screenshots/{learn,learn-bert,explore,compare,atlas,cost}.png. Rerun it after a change to what a page
 looks like, and look at the pictures before committing them.
 """
 
@@ -23,6 +23,7 @@ SHOTS = {  # file name -> (path and query, charts to wait for)
     "explore": ("/explore?present=1", 1),
     "compare": ("/compare?present=1&preset=trophy&show=diff", 1),
     "atlas": ("/atlas?present=1", 1),
+    "cost": ("/cost?present=1&part=price", 1),
 }
 
 

@@ -30,7 +30,8 @@ PRICE_CAPTION = (
     "Random inputs of the model's width (the cost depends on the shapes, not the values), timed "
     "with the lessons' own code: steps 3–6 are `attention_steps` (scores QKᵀ, scaling, softmax, "
     "the weighted sum), the projections are four n × {d_model} by {d_model} × {d_model} products. "
-    "Median of three runs; peak memory is what NumPy allocated during the call. The exponent in "
+    "The fastest of five runs (other work on the machine only ever adds time); peak memory is what "
+    "NumPy allocated during the call. The exponent in "
     "each label is the slope fitted to the longer half of the curve on these log-log axes: 2 means "
     "the time grows as n², 1 as n."
 )
