@@ -58,6 +58,7 @@ bench: $(VENV)/.dev-installed
 # The load test at full size (8 browser sessions x 10 interactions); `make test` runs it smaller.
 stress: $(VENV)/.dev-installed
 	LOAD_SESSIONS=8 LOAD_INTERACTIONS=10 $(BIN)/python -m pytest tests/e2e/test_load.py -s -q
+	$(BIN)/python -m bench --only classroom
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -30,6 +30,7 @@ BENCHMARKS = [
     "compare",
     "atlas",
     "load",
+    "classroom",
     "cloud",
 ]
 

@@ -10,6 +10,12 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+# Imported whole before any page runs. Plotly's figure validators look for pandas in sys.modules
+# without importing it; while one session's thread is still importing pandas (st.dataframe's first
+# use), another session's thread building a figure finds the half-made module and fails
+# ("partially initialized module 'pandas'"): the classroom load test (bench/classroom.py) hit this.
+# Every run passes here, so a second session waits for the first's import to finish.
+import pandas  # noqa: E402, F401
 import streamlit as st  # noqa: E402
 
 from dashboard import presenter  # noqa: E402

@@ -1,0 +1,272 @@
+"""A classroom at once (issue 23 §1): many students on one hosted server, measured at the protocol
+level, without browsers (`make stress`; `python -m bench --only classroom`).
+
+Each client speaks Streamlit's own websocket protocol (`/_stcore/stream`, `BackMsg` out, `ForwardMsg`
+in, from `streamlit.proto`) over the `websockets` client that streamlit installs (Streamlit 1.67
+serves through starlette and uvicorn; tornado is gone). It opens pages by their URL path with a query
+string, as a browser's first load does; it changes a widget as the browser does, sending the
+widget's new value under the id the server gave it (found in the page's deltas by its key), and
+counts a rerun as done when `script_finished` arrives.
+
+A session's script: open learn; change the step three times; open explore with a sentence of its
+own (8-40 words from a word list, with words no other session uses); change the layer and the head
+five times each; open compare with its own pair; open the atlas. N sessions (default 30) start
+spread over the first 20 s, against a real `streamlit run` in hosted mode.
+
+Reported per kind of interaction: p50, p95 and maximum server time (message sent to
+`script_finished`); errors (an exception element, an error alert, or no `script_finished` within
+60 s); leaks (a session that receives another session's own words); model loads (counted in the
+server's log); the server's peak RSS (VmHWM).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import statistics
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+from bench.common import Row
+
+TIMEOUT_S = 60.0
+RAMP_S = 20.0
+# Plain words for the sentences, and rarer words (each used by one session only) to catch leaks.
+COMMON = (
+    "the a teacher student book table window garden river city morning evening quiet bright small "
+    "large old new green blue walked read wrote opened closed found saw near under over with and "
+    "because then later after before every some many few"
+).split()
+OWN_WORDS = (
+    "zebra walrus mango lantern violin harbor cactus glacier parrot saddle orchid puzzle compass "
+    "tulip falcon pepper canoe anchor velvet meadow bamboo pigeon lizard oyster pumpkin hammock "
+    "lobster kettle thistle beetle raven spruce marble coral ginger quartz badger donkey pretzel "
+    "peacock"
+).split()
+
+
+@dataclass
+class Measured:
+    seconds: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: list[str] = field(default_factory=list)
+    leaks: list[str] = field(default_factory=list)
+    blind: list[str] = field(default_factory=list)  # sessions never shown their own words: no leak check
+
+
+def own_words(n_sessions: int) -> list[tuple[str, str]]:
+    """Two words of its own for each session (n_sessions <= len(OWN_WORDS) // 2)."""
+    if 2 * n_sessions > len(OWN_WORDS):
+        raise ValueError(f"at most {len(OWN_WORDS) // 2} sessions have words of their own")
+    return [(OWN_WORDS[2 * i], OWN_WORDS[2 * i + 1]) for i in range(n_sessions)]
+
+
+def sentence(rng: random.Random, words: tuple[str, str]) -> str:
+    n = rng.randint(8, 40)
+    body = [rng.choice(COMMON) for _ in range(n - 2)]
+    body.insert(rng.randrange(len(body) + 1), words[0])
+    body.insert(rng.randrange(len(body) + 1), words[1])
+    return " ".join(body).capitalize() + "."
+
+
+class Client:
+    """One browser tab's websocket session, without the browser."""
+
+    def __init__(self, url: str, mine: tuple[str, str], others: list[str], measured: Measured):
+        self.url = url.replace("http://", "ws://") + "/_stcore/stream"
+        self.mine, self.measured = mine, measured
+        self.others = re.compile(r"\b(" + "|".join(others) + r")\b") if others else None
+        self.own = re.compile(r"\b(" + "|".join(mine) + r")\b")
+        self.saw_own = False  # the leak check's control: the session's own words do come back
+        self.widgets: dict[str, object] = {}  # widget id -> its element proto, from the deltas
+        self.page = ""
+        self.ws = None
+
+    async def __aenter__(self) -> Client:
+        import websockets
+
+        self.ws = await websockets.connect(self.url, subprotocols=["streamlit"], max_size=None)
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.ws.close()
+        if not self.saw_own:
+            self.measured.blind.append(f"a session with {self.mine} never received its own words")
+
+    def widget_id(self, key_part: str) -> tuple[str, object]:
+        """The id and proto of the widget drawn last run whose key contains `key_part`."""
+        for wid, proto in reversed(list(self.widgets.items())):
+            if key_part in wid:
+                return wid, proto
+        raise LookupError(f"no widget with key {key_part!r} on {self.page or 'home'}")
+
+    async def rerun(self, kind: str, page: str | None = None, query: str = "", widget=None) -> None:
+        """Open `page` (a URL path) with `query`, or rerun this page with `widget` (a WidgetState)
+        changed; time it to script_finished."""
+        msg = BackMsg()
+        state = msg.rerun_script
+        if page is not None:
+            self.page = page
+            self.widgets = {}
+        state.page_name = self.page
+        state.query_string = query
+        if widget is not None:
+            state.widget_states.widgets.append(widget)
+        start = time.perf_counter()
+        await self.ws.send(msg.SerializeToString())
+        drawn: dict[str, object] = {}
+        try:
+            async with asyncio.timeout(TIMEOUT_S):
+                while True:
+                    raw = await self.ws.recv()
+                    self._check(kind, raw)
+                    forward = ForwardMsg()
+                    forward.ParseFromString(raw)
+                    which = forward.WhichOneof("type")
+                    if which == "delta" and forward.delta.WhichOneof("type") == "new_element":
+                        self._element(kind, forward.delta.new_element, drawn)
+                    elif which == "script_finished":
+                        break
+        except TimeoutError:
+            self.measured.errors.append(f"{kind}: no script_finished within {TIMEOUT_S:.0f} s")
+            return
+        self.measured.seconds[kind].append(time.perf_counter() - start)
+        self.widgets.update(drawn)
+
+    def _check(self, kind: str, raw: bytes) -> None:
+        text = raw.decode("utf-8", "replace")
+        self.saw_own = self.saw_own or bool(self.own.search(text))
+        if self.others is not None and (found := self.others.search(text)):
+            self.measured.leaks.append(f"{kind}: a session with {self.mine} received {found[0]!r}")
+
+    def _element(self, kind: str, element, drawn: dict) -> None:
+        which = element.WhichOneof("type")
+        if which == "exception":
+            self.measured.errors.append(f"{kind}: exception {element.exception.type}")
+        elif which == "alert" and element.alert.format == element.alert.ERROR:
+            self.measured.errors.append(f"{kind}: error {element.alert.body[:80]!r}")
+        proto = getattr(element, which)
+        wid = getattr(proto, "id", "")
+        if wid:
+            drawn[wid] = proto
+
+
+def _strings(wid: str, values: list[str]):
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    state = WidgetState(id=wid)
+    state.string_array_value.data.extend(values)
+    return state
+
+
+async def student(url: str, delay: float, mine, others, measured: Measured, seed: int) -> None:
+    rng = random.Random(seed)
+    await asyncio.sleep(delay)
+    own, pair = sentence(rng, mine), sentence(rng, mine)
+    from urllib.parse import urlencode
+
+    try:
+        async with Client(url, mine, others, measured) as client:
+            await client.rerun("open learn", page="")
+            for _ in range(3):
+                wid, proto = client.widget_id("learn_step")
+                options = [o.content for o in proto.options]
+                await client.rerun("learn: change the step", widget=_strings(wid, [rng.choice(options)]))
+            await client.rerun("open explore, own sentence", page="explore", query=urlencode({"text": own}))
+            for _ in range(5):
+                for name in ("layer", "head"):
+                    wid, proto = client.widget_id(f"explore_w_{name}_")
+                    value = rng.choice(list(proto.options))
+                    await client.rerun("explore: change layer or head", widget=_strings(wid, [value]))
+            await client.rerun(
+                "open compare, own pair", page="compare", query=urlencode({"text": own, "text2": pair})
+            )
+            await client.rerun("open atlas", page="atlas")
+    except Exception as err:  # a refused or dropped connection, a page without its widgets
+        measured.errors.append(f"session {mine}: {type(err).__name__}: {err}")
+
+
+async def classroom(url: str, n_sessions: int, ramp_s: float = RAMP_S, seed: int = 0) -> Measured:
+    measured = Measured()
+    words = own_words(n_sessions)
+    rng = random.Random(seed)
+    delays = sorted(rng.uniform(0, ramp_s) for _ in range(n_sessions))
+    await asyncio.gather(
+        *(
+            student(
+                url, delay, mine, [w for other in words if other != mine for w in other], measured, seed + i
+            )
+            for i, (delay, mine) in enumerate(zip(delays, words, strict=True))
+        )
+    )
+    return measured
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def run_classroom(n_sessions: int, ramp_s: float = RAMP_S) -> tuple[Measured, int, float]:
+    """(what was measured, model loads in the server's log, the server's peak RSS in MB)."""
+    from tests.e2e.harness import StreamlitServer
+
+    env = {"ATTENTION_EXPLORER_HOSTED": "1"}
+    with StreamlitServer(env=env, app_logs=True) as server:
+        measured = asyncio.run(classroom(server.url, n_sessions, ramp_s))
+        rss = server.peak_rss_mb()
+        loads = len(re.findall(r"loading model ", server.log_text()))
+    return measured, loads, rss
+
+
+def run(quick: bool = False) -> list[Row]:
+    n = 8 if quick else 30
+    measured, loads, rss = run_classroom(n)
+    rows = []
+    for kind, seconds in measured.seconds.items():
+        rows.append(
+            Row(
+                f"classroom, {n} sessions: {kind}, p95 server time",
+                percentile(seconds, 0.95),
+                "s",
+                target=2.0,
+                note=f"p50 {statistics.median(seconds):.2f} s, max {max(seconds):.2f} s, "
+                f"{len(seconds)} reruns",
+            )
+        )
+    rows += [
+        Row(
+            f"classroom, {n} sessions: errors",
+            len(measured.errors),
+            "",
+            target=0,
+            note="; ".join(measured.errors[:3]),
+        ),
+        Row(
+            f"classroom, {n} sessions: leaks",
+            len(measured.leaks),
+            "",
+            target=0,
+            note="; ".join(measured.leaks[:3])
+            or f"each session's own words came back to it ({len(measured.blind)} sessions never saw theirs)",
+        ),
+        Row(
+            f"classroom, {n} sessions: model loads",
+            loads,
+            "",
+            target=1,
+            note="'loading model' lines in the server log",
+        ),
+        Row(
+            f"classroom, {n} sessions: server peak RSS",
+            rss,
+            "MB",
+            target=600,
+            note="VmHWM of `streamlit run`",
+        ),
+    ]
+    return rows
