@@ -274,6 +274,7 @@ HOW_TO_READ = """
   model decides anything: other parts of the model (feed-forward layers, the residual stream) do
   much of the work.
 """
+EXAMPLES_FOLD = "Examples{example} · word pieces and \\[CLS\\]/\\[SEP\\]"
 TO_LEARN = "Step by step: [this sentence through one layer of the bundled model, on the learn page]({url})"
 FOCUS_ROWS_CAPTION = "Where “{a}” looks, in every layer and head (rows), over all tokens (columns)"
 

@@ -23,7 +23,7 @@ from dashboard.views.explore.qk_space import qk_view
 from dashboard.views.explore.results import result_for, shown_token_view
 from dashboard.views.explore.similarity import similarity_view
 from dashboard.views.explore.views import focus_view, head_view, lines_view, model_view
-from dashboard.views.explore.widgets import downloads_ui, max_chars, options_ui, sentence_ui
+from dashboard.views.explore.widgets import downloads_ui, max_chars, sentence_ui, view_ui
 from dashboard.widgets import copy_link_ui, md
 
 LOG = logging.getLogger(__name__)
@@ -153,8 +153,8 @@ def _render(limits: Limits) -> None:
     loaded = loading.resolve_model(requested, engine, limits)
     controls = _controls()
     with controls:
-        text = sentence_ui(limits)
-        options = options_ui()
+        text, merge, hide = sentence_ui(limits)
+        options = (view_ui(), merge, hide)
     if loaded is None:
         st.info("No model is available; fix the problem above and reload the page.")
         return
@@ -166,7 +166,7 @@ def _render(limits: Limits) -> None:
         links.write_url(limits)
         return
     if not presenting():
-        st.caption(TO_LEARN.format(url=links.learn_url(text)))
+        st.sidebar.caption(TO_LEARN.format(url=links.learn_url(text)))
     result = _compute(spec, engine, text, limits)
     if result is None:
         return

@@ -16,6 +16,7 @@ from core.result import AttentionResult
 from dashboard import state
 from dashboard.content.explore import (
     EXAMPLES,
+    EXAMPLES_FOLD,
     HIDE_HELP,
     HIDE_LABEL,
     MERGE_HELP,
@@ -24,6 +25,7 @@ from dashboard.content.explore import (
     VIEWS,
 )
 from dashboard.hosted import Limits
+from dashboard.presenter import presenting
 
 MAX_TEXT_CHARS = 10_000
 
@@ -87,41 +89,47 @@ def on_grid_select() -> None:
 # ---- the sentence and the options ------------------------------------------------------------------
 
 
-def sentence_ui(limits: Limits) -> str:
-    """Examples gallery and the sentence box; returns the text to analyse."""
+def sentence_ui(limits: Limits) -> tuple[str, bool, bool]:
+    """The examples gallery, the two token toggles and the sentence box: (text, merge word pieces,
+    hide [CLS]/[SEP]). Once there is a sentence, the examples and the toggles fold into one line,
+    so that at 1280 x 800 the view's answer and chart reach the first screen (presenter mode has
+    folded every control already)."""
     ss = st.session_state
-    st.pills(
-        "Examples",
-        list(EXAMPLES),
-        format_func=lambda name: EXAMPLES[name].title,
-        key="explore_example",
-        on_change=_on_example,
-    )
+    fold = not presenting() and bool(str(ss.get("explore_text", "")).strip())
     example = ss.get("explore_example")
-    if example in EXAMPLES:
-        st.caption(EXAMPLES[example].caption)
+    shown = f" · {EXAMPLES[example].title}" if example in EXAMPLES else ""
+    with st.expander(EXAMPLES_FOLD.format(example=shown), icon=":material/list:") if fold else st.container():
+        st.pills(
+            "Examples",
+            list(EXAMPLES),
+            format_func=lambda name: EXAMPLES[name].title,
+            key="explore_example",
+            on_change=_on_example,
+        )
+        if example in EXAMPLES:
+            st.caption(EXAMPLES[example].caption)
+        cols = st.columns(2)
+        with cols[0]:
+            merge = st.toggle(MERGE_LABEL, key="explore_merge", help=MERGE_HELP)
+        with cols[1]:
+            hide = st.toggle(HIDE_LABEL, key="explore_hide", help=HIDE_HELP)
     st.text_area(
         SENTENCE_LABEL.format(max_tokens=limits.max_tokens),
         key="explore_text",
-        height=80,
+        height=68,
         max_chars=max_chars(limits),
         on_change=_on_text_change,
     )
-    return ss.get("explore_text", "")
+    return ss.get("explore_text", ""), merge, hide
 
 
-def options_ui() -> tuple[str, bool, bool]:
-    """The view switch and the two token toggles: (view, merge word pieces, hide [CLS]/[SEP])."""
-    # the switch on a row of its own: beside the toggles, at 1280 px its first option was cut off
+def view_ui() -> str:
+    """The view switch, on a row of its own (beside the toggles, at 1280 px its first option was
+    cut off)."""
     view = st.segmented_control(
         "View", list(VIEWS), format_func=lambda v: VIEWS[v], key="explore_view", required=True
     )
-    cols = st.columns(2)
-    with cols[0]:
-        merge = st.toggle(MERGE_LABEL, key="explore_merge", help=MERGE_HELP)
-    with cols[1]:
-        hide = st.toggle(HIDE_LABEL, key="explore_hide", help=HIDE_HELP)
-    return view or "head", merge, hide
+    return view or "head"
 
 
 # ---- layer, head and token pickers -----------------------------------------------------------------
