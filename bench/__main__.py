@@ -31,6 +31,7 @@ BENCHMARKS = [
     "atlas",
     "load",
     "classroom",
+    "cold_start",
     "cloud",
 ]
 

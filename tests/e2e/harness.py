@@ -89,7 +89,8 @@ class StreamlitServer:
     The server's stderr goes to a file (never an unread pipe, which blocks a chatty server once the
     pipe buffer is full): `log_path`, or a temporary file; `log_text()` reads it. `app_logs=True`
     also prints the app's own INFO log lines there. `python` runs it from another environment
-    (the Cloud simulation's fresh venv); by default this one's.
+    (the Cloud simulation's fresh venv); by default this one's. `app` runs another script instead
+    (a benchmark's bare app).
     """
 
     def __init__(
@@ -100,8 +101,10 @@ class StreamlitServer:
         log_path: Path | None = None,
         app_logs: bool = False,
         python: str | None = None,
+        app: Path | None = None,
     ):
         self.python = python or sys.executable
+        self.app = Path(app) if app else ROOT / "dashboard" / "app.py"
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})}
@@ -137,7 +140,7 @@ class StreamlitServer:
                 self.python,
                 *launcher,
                 "run",
-                str(ROOT / "dashboard" / "app.py"),
+                str(self.app),
                 "--server.address",
                 "127.0.0.1",
                 "--server.port",
