@@ -8,7 +8,8 @@ string, as a browser's first load does; it changes a widget as the browser does,
 widget's new value under the id the server gave it (found in the page's deltas by its key), and
 counts a rerun as done when `script_finished` arrives.
 
-A session's script: open learn; change the step three times; open explore with a sentence of its
+A session's script, with a student's pause of 1-3 s before each click (and once without pauses, a
+stress figure): open learn; change the step three times; open explore with a sentence of its
 own (8-40 words from a word list, with words no other session uses); change the layer and the head
 five times each; open compare with its own pair; open the atlas. N sessions (default 30) start
 spread over the first 20 s, against a real `streamlit run` in hosted mode.
@@ -36,7 +37,10 @@ from bench.common import Row
 
 TIMEOUT_S = 60.0
 RAMP_S = 20.0
-# Plain words for the sentences, and rarer words (each used by one session only) to catch leaks.
+THINK_S = (1.0, 3.0)  # a student's pause between two clicks, drawn uniformly (seconds)
+# Plain words for the sentences, and rarer words (each used by one session only) to catch leaks:
+# none of them may appear in the app's own text or in what it sends ("anchor" did: Plotly's axes
+# have an "anchor" field).
 COMMON = (
     "the a teacher student book table window garden river city morning evening quiet bright small "
     "large old new green blue walked read wrote opened closed found saw near under over with and "
@@ -44,9 +48,10 @@ COMMON = (
 ).split()
 OWN_WORDS = (
     "zebra walrus mango lantern violin harbor cactus glacier parrot saddle orchid puzzle compass "
-    "tulip falcon pepper canoe anchor velvet meadow bamboo pigeon lizard oyster pumpkin hammock "
+    "tulip falcon pepper canoe yogurt velvet meadow bamboo pigeon lizard oyster pumpkin hammock "
     "lobster kettle thistle beetle raven spruce marble coral ginger quartz badger donkey pretzel "
-    "peacock"
+    "peacock cobalt saffron tundra gazelle jasmine pelican sardine mosaic trumpet wombat zeppelin "
+    "acorn biscuit carousel dolphin emerald flamingo gondola hazelnut igloo jaguar kayak lemur"
 ).split()
 
 
@@ -163,9 +168,15 @@ def _strings(wid: str, values: list[str]):
     return state
 
 
-async def student(url: str, delay: float, mine, others, measured: Measured, seed: int) -> None:
+async def student(
+    url: str, delay: float, mine, others, measured: Measured, seed: int, think_s: tuple[float, float]
+) -> None:
     rng = random.Random(seed)
     await asyncio.sleep(delay)
+
+    async def think() -> None:
+        await asyncio.sleep(rng.uniform(*think_s))
+
     own, pair = sentence(rng, mine), sentence(rng, mine)
     from urllib.parse import urlencode
 
@@ -173,24 +184,31 @@ async def student(url: str, delay: float, mine, others, measured: Measured, seed
         async with Client(url, mine, others, measured) as client:
             await client.rerun("open learn", page="")
             for _ in range(3):
+                await think()
                 wid, proto = client.widget_id("learn_step")
                 options = [o.content for o in proto.options]
                 await client.rerun("learn: change the step", widget=_strings(wid, [rng.choice(options)]))
+            await think()
             await client.rerun("open explore, own sentence", page="explore", query=urlencode({"text": own}))
             for _ in range(5):
                 for name in ("layer", "head"):
+                    await think()
                     wid, proto = client.widget_id(f"explore_w_{name}_")
                     value = rng.choice(list(proto.options))
                     await client.rerun("explore: change layer or head", widget=_strings(wid, [value]))
+            await think()
             await client.rerun(
                 "open compare, own pair", page="compare", query=urlencode({"text": own, "text2": pair})
             )
+            await think()
             await client.rerun("open atlas", page="atlas")
     except Exception as err:  # a refused or dropped connection, a page without its widgets
         measured.errors.append(f"session {mine}: {type(err).__name__}: {err}")
 
 
-async def classroom(url: str, n_sessions: int, ramp_s: float = RAMP_S, seed: int = 0) -> Measured:
+async def classroom(
+    url: str, n_sessions: int, ramp_s: float = RAMP_S, think_s: tuple[float, float] = THINK_S, seed: int = 0
+) -> Measured:
     measured = Measured()
     words = own_words(n_sessions)
     rng = random.Random(seed)
@@ -198,7 +216,13 @@ async def classroom(url: str, n_sessions: int, ramp_s: float = RAMP_S, seed: int
     await asyncio.gather(
         *(
             student(
-                url, delay, mine, [w for other in words if other != mine for w in other], measured, seed + i
+                url,
+                delay,
+                mine,
+                [w for other in words if other != mine for w in other],
+                measured,
+                seed + i,
+                think_s,
             )
             for i, (delay, mine) in enumerate(zip(delays, words, strict=True))
         )
@@ -211,13 +235,15 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
-def run_classroom(n_sessions: int, ramp_s: float = RAMP_S) -> tuple[Measured, int, float]:
+def run_classroom(
+    n_sessions: int, ramp_s: float = RAMP_S, think_s: tuple[float, float] = THINK_S
+) -> tuple[Measured, int, float]:
     """(what was measured, model loads in the server's log, the server's peak RSS in MB)."""
     from tests.e2e.harness import StreamlitServer
 
     env = {"ATTENTION_EXPLORER_HOSTED": "1"}
     with StreamlitServer(env=env, app_logs=True) as server:
-        measured = asyncio.run(classroom(server.url, n_sessions, ramp_s))
+        measured = asyncio.run(classroom(server.url, n_sessions, ramp_s, think_s))
         rss = server.peak_rss_mb()
         loads = len(re.findall(r"loading model ", server.log_text()))
     return measured, loads, rss
@@ -225,12 +251,18 @@ def run_classroom(n_sessions: int, ramp_s: float = RAMP_S) -> tuple[Measured, in
 
 def run(quick: bool = False) -> list[Row]:
     n = 8 if quick else 30
-    measured, loads, rss = run_classroom(n)
+    rows = []
+    for think_s, how in ((THINK_S, "1-3 s between clicks"), ((0.0, 0.0), "no pause")):
+        rows += _rows(n, how, *run_classroom(n, think_s=think_s))
+    return rows
+
+
+def _rows(n: int, how: str, measured: Measured, loads: int, rss: float) -> list[Row]:
     rows = []
     for kind, seconds in measured.seconds.items():
         rows.append(
             Row(
-                f"classroom, {n} sessions: {kind}, p95 server time",
+                f"classroom, {n} sessions, {how}: {kind}, p95 server time",
                 percentile(seconds, 0.95),
                 "s",
                 target=2.0,
@@ -240,14 +272,14 @@ def run(quick: bool = False) -> list[Row]:
         )
     rows += [
         Row(
-            f"classroom, {n} sessions: errors",
+            f"classroom, {n} sessions, {how}: errors",
             len(measured.errors),
             "",
             target=0,
             note="; ".join(measured.errors[:3]),
         ),
         Row(
-            f"classroom, {n} sessions: leaks",
+            f"classroom, {n} sessions, {how}: leaks",
             len(measured.leaks),
             "",
             target=0,
@@ -255,14 +287,14 @@ def run(quick: bool = False) -> list[Row]:
             or f"each session's own words came back to it ({len(measured.blind)} sessions never saw theirs)",
         ),
         Row(
-            f"classroom, {n} sessions: model loads",
+            f"classroom, {n} sessions, {how}: model loads",
             loads,
             "",
             target=1,
             note="'loading model' lines in the server log",
         ),
         Row(
-            f"classroom, {n} sessions: server peak RSS",
+            f"classroom, {n} sessions, {how}: server peak RSS",
             rss,
             "MB",
             target=600,
