@@ -125,3 +125,12 @@ def test_hosted_mode_stops_at_1024(monkeypatch):
     price = chart_specs(at)[0]["data"]
     assert max(max(trace["x"]) for trace in price) == 1024
     assert "This public demo measures up to n = 1024" in " ".join(c.value for c in at.caption)
+
+
+def test_presenter_parts_keep_the_chosen_head():
+    """The head's pickers are not drawn while the price fills the screen; coming back finds them."""
+    at = open_page(present="1", part="head", layer="3", head="4")
+    for part in ("price", "model", "head"):
+        at.button_group(key="cost_part").set_value(part).run()
+    assert (at.session_state["cost_layer"], at.session_state["cost_head"]) == (3, 4)
+    assert at.query_params["layer"] == "3" and at.query_params["head"] == "4"

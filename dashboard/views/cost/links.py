@@ -27,7 +27,14 @@ from dashboard.state import (
 PAGE = "cost"
 MAX_TEXT_CHARS = 2_000
 DEFAULTS = {"w": 2, "s": 4, "r": 2, "m": 64, "k": 8}  # core.variants.Variant's
-KEEP = ("cost_text", "cost_variant", "cost_part", *(f"cost_{name}" for name in DEFAULTS))
+KEEP = (
+    "cost_text",
+    "cost_layer",
+    "cost_head",
+    "cost_variant",
+    "cost_part",
+    *(f"cost_{name}" for name in DEFAULTS),
+)
 
 
 def max_chars(limits: Limits) -> int:
