@@ -23,6 +23,7 @@ server's log); the server's peak RSS (VmHWM).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import random
 import re
 import statistics
@@ -243,7 +244,10 @@ def run_classroom(
 
     env = {"ATTENTION_EXPLORER_HOSTED": "1"}
     with StreamlitServer(env=env, app_logs=True) as server:
-        measured = asyncio.run(classroom(server.url, n_sessions, ramp_s, think_s))
+        # a thread of its own: the caller's thread may already run an event loop (Playwright's sync
+        # API does, in the test session), and asyncio.run cannot start inside one
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            measured = pool.submit(asyncio.run, classroom(server.url, n_sessions, ramp_s, think_s)).result()
         rss = server.peak_rss_mb()
         loads = len(re.findall(r"loading model ", server.log_text()))
     return measured, loads, rss

@@ -162,16 +162,20 @@ def position_param(name: str, key: str) -> UrlParam:
     return UrlParam(name, key, 0, parse, keep_default=True)
 
 
-def position_note(name: str, value: int, size: int, what: str) -> tuple[int, str | None]:
+def position_note(
+    name: str, value: int, size: int, what: str, first_shown: int = 1
+) -> tuple[int, str | None]:
     """A link's layer or head against the model's `size` of them: (the value, or the nearest one
-    the model has, and a note naming the model's range when it had to move)."""
+    the model has, and a note naming the model's range when it had to move). On screen they are
+    numbered from `first_shown` (1; 0 where layer 0 is the embeddings)."""
     if 0 <= value < size:
         return value, None
     nearest = 0 if value < 0 else size - 1
     shown = value if abs(value) < 10**12 else "(a huge number)"
+    last = first_shown + size - 1
     return nearest, (
-        f"The link's `{name}` value {shown} is outside this model's {what}: {what} 1–{size} on screen, "
-        f"0–{size - 1} in links. Showing {name} {nearest + 1}, the nearest."
+        f"The link's `{name}` value {shown} is outside this model's {what}: {what} {first_shown}–{last} "
+        f"on screen, 0–{size - 1} in links. Showing {name} {nearest + first_shown}, the nearest."
     )
 
 

@@ -74,14 +74,12 @@ def csv_download(
 
 
 def copy_link_ui() -> None:
-    """The full link to the view on screen, as a link to right-click and copy (or drag onto a slide).
-    Call it after the page has written its parameters into the URL. A plain link, not st.code's
-    box with its copy button: the code box's script made every page's first chart 0.5-1 s later
-    (bench/cold_start.py)."""
+    """The full link to the view on screen, with a copy button (st.code's). Call it after the page
+    has written its parameters into the URL."""
     base = st.context.url or ""
-    query = urlencode(st.query_params.to_dict())  # percent-encoded: no ( ) [ ] left to end the link
-    url = f"{base}?{query}" if query else base
-    st.caption(f"[Link to this view]({url}): right-click it and copy the link to share this view.")
+    query = urlencode(st.query_params.to_dict())
+    st.caption("Link to this view (the copy button is at its right):")
+    st.code(f"{base}?{query}" if query else base, language=None, wrap_lines=True)
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=^&])")

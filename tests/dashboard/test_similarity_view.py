@@ -75,5 +75,5 @@ def test_merged_words_average_their_pieces_and_the_bars_skip_the_focus():
 
 def test_a_layer_past_the_last_is_noted():
     at = open_page(layer="7")
-    assert any("`layer` value 7" in i.value for i in at.info)
-    assert at.session_state["explore_layer"] == 0
+    assert any("`layer` value 7" in i.value and "0–6 in links" in i.value for i in at.info)
+    assert at.session_state["explore_layer"] == 6  # the nearest: the last layer's output

@@ -242,15 +242,15 @@ def check_explore_link(at: AppTest, params: dict, tiny_model: str) -> None:
         if raw != "" and raw not in choices:
             assert_named(at, name)
     result = shown_result(at) if "explore_result_key" in at.session_state else None
-    for name, (lo, hi) in EXPLORE_INTS.items():
+    for name in EXPLORE_INTS:  # any whole number is read; the model's range is checked once it has run
         raw = values.get(name, "")
         if raw == "":
             continue
-        if not int_ok(raw, lo, hi):
+        if not int_ok(raw, -(10**5000), 10**5000):
             assert_named(at, name)
         elif result is not None and model == tiny_model:
             size = {"layer": result.n_layers, "head": result.n_heads}[name]
-            if int(raw) >= size:
+            if not 0 <= int(raw) < size:
                 assert_named(at, name)
     # an example picks its own words (unless the link names both), and a text without words shows none
     refs = [clean_input(values.get(name, ""), 100)[0].strip() for name in EXPLORE_WORDS]

@@ -193,9 +193,11 @@ def check_link_positions(result: AttentionResult) -> list[str]:
         return []
     notes = []
     # the similarity view reads hidden states: layer 0 is the embeddings, L the last layer's output
-    layers = result.n_layers + (ss.get("explore_view") == "similarity")
+    similarity = ss.get("explore_view") == "similarity"
+    layers = result.n_layers + similarity
     for name, size, what in (("layer", layers, "layers"), ("head", result.n_heads, "heads")):
-        value, note = position_note(name, ss.get(f"explore_{name}", 0), size, what)
+        first_shown = 0 if similarity and name == "layer" else 1
+        value, note = position_note(name, ss.get(f"explore_{name}", 0), size, what, first_shown)
         if note:
             notes.append(note)
             ss[f"explore_{name}"] = value
