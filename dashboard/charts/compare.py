@@ -21,7 +21,7 @@ from dashboard.charts.heatmap import (
     COLORBAR_PX,
     PAGE,
     Sizing,
-    matrix_heatmap,
+    matrix_heatmap_spec,
     row_outline,
     top_title,
 )
@@ -32,13 +32,10 @@ FROM, TO = "from (query)", "to (key)"
 QUIET = 0.05  # printed cell numbers below this size are left blank (hover still gives them)
 
 
-def _quiet(fig: go.Figure) -> go.Figure:
+def _quiet(trace: dict) -> None:
     """Leave small numbers out of the cells: a wall of "0.00" hides the few that matter."""
-    trace = fig.data[0]
-    if trace.text is not None:
-        z = np.asarray(trace.z, dtype=np.float64)
-        trace.text = np.where(np.abs(z) >= QUIET, np.asarray(trace.text, dtype=object), "")
-    return fig
+    if trace["text"] is not None:
+        trace["text"] = np.where(np.abs(trace["z"]) >= QUIET, trace["text"], "")
 
 
 def square_height(n: int, share: float, label_chars: int, colorbar: bool, sizing: Sizing = PAGE) -> int:
@@ -50,13 +47,13 @@ def square_height(n: int, share: float, label_chars: int, colorbar: bool, sizing
     return int(60 + row * n)
 
 
-def _titled(fig: go.Figure, title: str, sizing: Sizing = PAGE) -> go.Figure:
+def _titled(layout: dict, title: str, sizing: Sizing = PAGE) -> None:
     """The title pinned at the top, in room of its own above the column axis (its title and tick
     labels, which may stand slanted): the shared builder makes that room for an untitled chart."""
-    top, height = fig.layout.margin.t or 0, fig.layout.height or 400
-    heading = top_title(title) | {"font": {"size": sizing.font + 2}}
     room = 2 * sizing.font
-    return fig.update_layout(title=heading, margin_t=top + room, height=height + room)
+    layout["title"] = top_title(title) | {"font": {"size": sizing.font + 2}}
+    layout["margin"]["t"] += room
+    layout["height"] += room
 
 
 def _outline(focus_row: int | tuple[int, int] | None, n: int) -> list[dict]:
@@ -84,7 +81,7 @@ def _map(
     max_height: int,
 ) -> go.Figure:
     chars = max((len(label) for label in labels), default=0)
-    fig = matrix_heatmap(
+    trace, layout = matrix_heatmap_spec(
         np.asarray(values, dtype=np.float32),
         labels,
         labels,
@@ -99,28 +96,29 @@ def _map(
         show_colorbar=colorbar,
         sizing=sizing,
     )
-    # sent as float32 bytes, half the payload (None first: Plotly ignores an equal value's new dtype)
-    fig.data[0].z = None
-    fig.data[0].z = np.asarray(values, dtype=np.float32)
-    return _titled(_every_label(_quiet(fig), len(labels)), title, sizing)
+    trace["z"] = np.asarray(values, dtype=np.float32)  # sent as float32 bytes, half the payload
+    _quiet(trace)
+    _every_label(trace, layout, len(labels))
+    _titled(layout, title, sizing)
+    # adjusted as dicts, built once (see matrix_heatmap)
+    return go.Figure(data=[go.Heatmap(**trace)], layout=layout)
 
 
 ALL_LABELS_UP_TO = 40  # up to this many tokens every label is drawn (Plotly skips some when crowded)
 
 
-def _every_label(fig: go.Figure, n: int) -> go.Figure:
+def _every_label(trace: dict, layout: dict, n: int) -> None:
     """Every token labelled on both axes up to ALL_LABELS_UP_TO tokens, the column labels standing
     upright where they would not fit level (at 45° Plotly would drop every other one); beyond that,
     Plotly's own thinning, and no gaps between cells (at 1 px each they would hide the cells)."""
     if n > ALL_LABELS_UP_TO:
-        return fig.update_traces(xgap=0, ygap=0)
-    fig.update_yaxes(dtick=1)
-    fig.update_xaxes(dtick=1)
-    if fig.layout.xaxis.tickangle not in (0, None):
+        trace["xgap"] = trace["ygap"] = 0
+        return
+    layout["xaxis"]["dtick"] = layout["yaxis"]["dtick"] = 1
+    if layout["xaxis"].get("tickangle") not in (0, None):
         # upright (at 45° Plotly drops every other label); the room the shared builder made for
         # slanted labels plus its axis-title padding holds them
-        fig.update_xaxes(tickangle=-90)
-    return fig
+        layout["xaxis"]["tickangle"] = -90
 
 
 def head_map(

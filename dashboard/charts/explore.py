@@ -27,6 +27,11 @@ FONT = {"size": 14, "color": LABEL_COLOR}
 AXIS_TEXT = {"tickfont": FONT, "title_font": FONT}
 
 
+def axis(title: str, **settings) -> dict:
+    """An axis' layout with its title and tick labels set in full (see AXIS_TEXT)."""
+    return {"tickfont": FONT, "title": {"text": title, "font": FONT}, **settings}
+
+
 def escape_label(text: str) -> str:
     """Show a token literally in Plotly text, which otherwise reads a few HTML tags and entities, and
     in hover templates, where "%{...}" is a placeholder (Plotly turns the entities back into text)."""
@@ -54,7 +59,9 @@ def head_heatmap(
     names = unique_labels(labels)
     w = len(names)
     show_numbers = w <= 20
-    fig = go.Figure(
+    # One constructor call, as charts.heatmap.matrix_heatmap does: each update_layout / update_xaxes
+    # on a figure re-validates and dispatches every key (about 25 ms here, on every head change).
+    return go.Figure(
         go.Heatmap(
             z=z,
             x=names,
@@ -71,29 +78,20 @@ def head_heatmap(
             "weight: %{z:.4f}<extra></extra>",
             xgap=1 if w <= 64 else 0,
             ygap=1 if w <= 64 else 0,
-        )
+        ),
+        layout={
+            "title": top_title(title) if title else None,
+            "height": height or int(min(900, max(380, 140 + 26 * w))),
+            # the title sits above the top axis (its title and tick labels), which needs room of its own
+            "margin": {"l": 10, "r": 10, "t": (130 if w > 10 else 100) if title else 10, "b": 10},
+            "font": FONT,
+            "shapes": [] if highlight is None else [cell_outline(*highlight, width=3)],
+            "xaxis": axis(
+                "to (key)", side="top", type="category", tickangle=0 if w <= 10 else -60, showgrid=False
+            ),
+            "yaxis": axis("from (query)", autorange="reversed", type="category", showgrid=False),
+        },
     )
-    if highlight is not None:
-        fig.add_shape(cell_outline(*highlight, width=3))
-    fig.update_layout(
-        title=top_title(title) if title else None,
-        height=height or int(min(900, max(380, 140 + 26 * w))),
-        # the title sits above the top axis (its title and tick labels), which needs room of its own
-        margin={"l": 10, "r": 10, "t": (130 if w > 10 else 100) if title else 10, "b": 10},
-        font=FONT,
-    )
-    fig.update_xaxes(
-        **AXIS_TEXT,
-        title_text="to (key)",
-        side="top",
-        type="category",
-        tickangle=0 if w <= 10 else -60,
-        showgrid=False,
-    )
-    fig.update_yaxes(
-        **AXIS_TEXT, title_text="from (query)", autorange="reversed", type="category", showgrid=False
-    )
-    return fig
 
 
 def focus_heatmap(rows: np.ndarray, labels: Sequence[str], focus_label: str) -> go.Figure:
@@ -106,7 +104,8 @@ def focus_heatmap(rows: np.ndarray, labels: Sequence[str], focus_label: str) -> 
     z = np.asarray(rows, dtype=np.float32).reshape(n_layers * n_heads, w)
     names = unique_labels(labels)
     row_names = [f"L{la + 1} H{he + 1}" for la in range(n_layers) for he in range(n_heads)]
-    fig = go.Figure(
+    row_px = 12 if n_layers * n_heads <= 80 else 8
+    return go.Figure(
         go.Heatmap(
             z=z,
             x=names,
@@ -118,34 +117,40 @@ def focus_heatmap(rows: np.ndarray, labels: Sequence[str], focus_label: str) -> 
             hovertemplate=f"{escape_label(focus_label)} → <b>%{{x}}</b><br>"
             "%{y} (layer, head)<br>weight: %{z:.4f}<extra></extra>",
             xgap=1 if w <= 64 else 0,
-        )
+        ),
+        layout={
+            "height": int(max(300, 110 + row_px * n_layers * n_heads)),
+            "margin": {"l": 10, "r": 10, "t": 10, "b": 10},
+            "font": FONT,
+            # a white line between layers
+            "shapes": [_full_width_line(layer * n_heads - 0.5) for layer in range(1, n_layers)],
+            "xaxis": axis(
+                "to (key)", side="top", type="category", tickangle=0 if w <= 10 else -60, showgrid=False
+            ),
+            "yaxis": axis(
+                "layer, head",
+                autorange="reversed",
+                type="category",
+                tickvals=[f"L{la + 1} H1" for la in range(n_layers)],
+                ticktext=[f"layer {la + 1}" for la in range(n_layers)],
+                showgrid=False,
+            ),
+        },
     )
-    for layer in range(1, n_layers):
-        fig.add_hline(y=layer * n_heads - 0.5, line={"color": "white", "width": 3})
-    row_px = 12 if n_layers * n_heads <= 80 else 8
-    fig.update_layout(
-        height=int(max(300, 110 + row_px * n_layers * n_heads)),
-        margin={"l": 10, "r": 10, "t": 10, "b": 10},
-        font=FONT,
-    )
-    fig.update_xaxes(
-        **AXIS_TEXT,
-        title_text="to (key)",
-        side="top",
-        type="category",
-        tickangle=0 if w <= 10 else -60,
-        showgrid=False,
-    )
-    fig.update_yaxes(
-        **AXIS_TEXT,
-        title_text="layer, head",
-        autorange="reversed",
-        type="category",
-        tickvals=[f"L{la + 1} H1" for la in range(n_layers)],
-        ticktext=[f"layer {la + 1}" for la in range(n_layers)],
-        showgrid=False,
-    )
-    return fig
+
+
+def _full_width_line(y: float) -> dict:
+    """A white horizontal line across the plot at y (what fig.add_hline draws)."""
+    return {
+        "type": "line",
+        "xref": "x domain",
+        "x0": 0,
+        "x1": 1,
+        "yref": "y",
+        "y0": y,
+        "y1": y,
+        "line": {"color": "white", "width": 3},
+    }
 
 
 def head_weight_grid(
@@ -155,7 +160,7 @@ def head_weight_grid(
     n_layers, n_heads = weights.shape
     z = np.asarray(weights, dtype=np.float32)
     pair = f"{escape_label(from_label)} → {escape_label(to_label)}"
-    fig = go.Figure(
+    return go.Figure(
         go.Heatmap(
             z=z,
             x=list(range(n_heads)),
@@ -175,29 +180,25 @@ def head_weight_grid(
             "weight: %{z:.4f}<extra></extra>",
             xgap=2,
             ygap=2,
-        )
+        ),
+        layout={
+            "height": int(max(260, 100 + 40 * n_layers)),
+            "margin": {"l": 10, "r": 10, "t": 10, "b": 10},
+            "font": FONT,
+            "shapes": [] if selected is None else [cell_outline(*selected, width=3)],
+            "xaxis": axis(
+                "head",
+                side="top",
+                tickvals=list(range(n_heads)),
+                ticktext=[str(h + 1) for h in range(n_heads)],
+                showgrid=False,
+            ),
+            "yaxis": axis(
+                "layer",
+                autorange="reversed",
+                tickvals=list(range(n_layers)),
+                ticktext=[str(la + 1) for la in range(n_layers)],
+                showgrid=False,
+            ),
+        },
     )
-    if selected is not None:
-        fig.add_shape(cell_outline(*selected, width=3))
-    fig.update_layout(
-        height=int(max(260, 100 + 40 * n_layers)),
-        margin={"l": 10, "r": 10, "t": 10, "b": 10},
-        font=FONT,
-    )
-    fig.update_xaxes(
-        **AXIS_TEXT,
-        title_text="head",
-        side="top",
-        tickvals=list(range(n_heads)),
-        ticktext=[str(h + 1) for h in range(n_heads)],
-        showgrid=False,
-    )
-    fig.update_yaxes(
-        **AXIS_TEXT,
-        title_text="layer",
-        autorange="reversed",
-        tickvals=list(range(n_layers)),
-        ticktext=[str(la + 1) for la in range(n_layers)],
-        showgrid=False,
-    )
-    return fig

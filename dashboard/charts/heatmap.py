@@ -136,6 +136,20 @@ def row_outline(row: int, n_cols: int, width: int = 3) -> dict:
 
 
 def matrix_heatmap(
+    values: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], **options
+) -> go.Figure:
+    """A heatmap of a 2-D array with the numbers printed in the cells (options: matrix_heatmap_spec).
+
+    One constructor call: Plotly validates every property it is given, and update_layout /
+    update_xaxes each validate and dispatch again (about 5-10 ms a call on a figure with a trace);
+    building the figure whole is several times faster, which matters on a page that draws a dozen
+    of these per rerun and on a server a classroom shares (bench/classroom.py).
+    """
+    trace, layout = matrix_heatmap_spec(values, row_labels, col_labels, **options)
+    return go.Figure(data=[go.Heatmap(**trace)], layout=layout)
+
+
+def matrix_heatmap_spec(
     values: np.ndarray,
     row_labels: Sequence[str],
     col_labels: Sequence[str],
@@ -153,8 +167,9 @@ def matrix_heatmap(
     shapes: Sequence[dict] = (),
     show_colorbar: bool | None = None,
     sizing: Sizing = PAGE,
-) -> go.Figure:
-    """A heatmap of a 2-D array with the numbers printed in the cells.
+) -> tuple[dict, dict]:
+    """matrix_heatmap's heatmap trace and layout as plain dicts, for a caller that adjusts them
+    before building the figure once.
 
     share: the fraction of the page's width the chart gets (1/3 for three side by side); the cell
     numbers get a font that fits, and are left out (hover still shows them) when none does.
@@ -180,29 +195,22 @@ def matrix_heatmap(
     layout = _layout(cols, values.shape[0], cells_px, **titles, height=height, sizing=sizing)
     layout["shapes"] = list(shapes)
     fmt = f".{decimals}f"
-    # One constructor call: Plotly validates every property it is given, and update_layout /
-    # update_xaxes each validate again; building the figure whole is about three times faster,
-    # which matters on a page that draws a dozen of these per rerun.
-    return go.Figure(
-        data=[
-            go.Heatmap(
-                z=values if hidden is None else np.where(hidden, np.nan, values),
-                x=cols,
-                y=rows,
-                text=_cell_text(values, hidden, fmt) if show_numbers else None,
-                hoverongaps=hidden is None,
-                texttemplate="%{text}" if show_numbers else None,
-                textfont={"size": font or sizing.min_number},
-                showscale=colorbar,
-                hovertemplate=f"{row_title or 'row'}: %{{y}}<br>{col_title or 'column'}: %{{x}}<br>"
-                f"{hover_value_name}: %{{z:{fmt}}}<extra></extra>",
-                xgap=1,
-                ygap=1,
-                **_color_range(values, probabilities),
-            )
-        ],
-        layout=layout,
-    )
+    trace = {
+        "z": values if hidden is None else np.where(hidden, np.nan, values),
+        "x": cols,
+        "y": rows,
+        "text": _cell_text(values, hidden, fmt) if show_numbers else None,
+        "hoverongaps": hidden is None,
+        "texttemplate": "%{text}" if show_numbers else None,
+        "textfont": {"size": font or sizing.min_number},
+        "showscale": colorbar,
+        "hovertemplate": f"{row_title or 'row'}: %{{y}}<br>{col_title or 'column'}: %{{x}}<br>"
+        f"{hover_value_name}: %{{z:{fmt}}}<extra></extra>",
+        "xgap": 1,
+        "ygap": 1,
+        **_color_range(values, probabilities),
+    }
+    return trace, layout
 
 
 def _visible(values: np.ndarray, masked: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
