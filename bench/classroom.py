@@ -90,6 +90,7 @@ class Client:
         self.saw_own = False  # the leak check's control: the session's own words do come back
         self.widgets: dict[str, object] = {}  # widget id -> its element proto, from the deltas
         self.page = ""
+        self.query = ""  # the address bar's query string: the page rewrites it, a rerun sends it back
         self.ws = None
 
     async def __aenter__(self) -> Client:
@@ -112,14 +113,14 @@ class Client:
 
     async def rerun(self, kind: str, page: str | None = None, query: str = "", widget=None) -> None:
         """Open `page` (a URL path) with `query`, or rerun this page with `widget` (a WidgetState)
-        changed; time it to script_finished."""
+        changed, sending the current query string back as a browser does; time it to script_finished."""
         msg = BackMsg()
         state = msg.rerun_script
         if page is not None:
-            self.page = page
+            self.page, self.query = page, query
             self.widgets = {}
         state.page_name = self.page
-        state.query_string = query
+        state.query_string = self.query
         if widget is not None:
             state.widget_states.widgets.append(widget)
         start = time.perf_counter()
@@ -135,6 +136,8 @@ class Client:
                     which = forward.WhichOneof("type")
                     if which == "delta" and forward.delta.WhichOneof("type") == "new_element":
                         self._element(kind, forward.delta.new_element, drawn)
+                    elif which == "page_info_changed":
+                        self.query = forward.page_info_changed.query_string
                     elif which == "script_finished":
                         break
         except TimeoutError:

@@ -28,6 +28,8 @@ class Limits:
     max_text_chars: int  # characters kept from a text box or URL before tokenising
     max_lines: int  # lines view: at most this many lines in one figure (fewer per token beyond it)
     max_texts_per_minute: int | None  # new texts one session may analyse a minute, over every page
+    max_price_n: int  # cost page: the longest sequence whose attention is timed
+    max_price_layer_n: int  # cost page: the longest for a layer's heads at once
 
 
 LOCAL = Limits(
@@ -38,6 +40,8 @@ LOCAL = Limits(
     max_text_chars=20_000,
     max_lines=50_000,
     max_texts_per_minute=None,
+    max_price_n=4096,
+    max_price_layer_n=2048,  # a layer's 12 heads at 4096 tokens hold about 4 GB
 )
 HOSTED = Limits(
     hosted=True,
@@ -47,6 +51,8 @@ HOSTED = Limits(
     max_text_chars=2_000,
     max_lines=6_000,
     max_texts_per_minute=30,
+    max_price_n=1024,  # the demo's memory: a layer's heads at 1024 tokens hold about 250 MB
+    max_price_layer_n=512,
 )
 
 

@@ -21,10 +21,9 @@ from core.variant_model import Sweep, first_of_the_rest, sweep, sweep_radii, var
 from core.variants import Variant
 from dashboard.content import cost as text
 from dashboard.engines import compute_attention, load_engine
+from dashboard.hosted import Limits
 
 ENGINE = "numpy"  # the variants are an argument of the NumPy engine's forward pass
-HOSTED_MAX_N, HOSTED_MAX_HEADS = 1024, 512  # the public demo's memory: a layer at 1024 holds ~250 MB
-LOCAL_MAX_HEADS = 2048  # a layer at 4096 holds ~4 GB
 PERFORMER_M = (4, 16, 64, 256, 1024)
 
 
@@ -40,10 +39,9 @@ class PriceShape:
         return tuple(n for n in LENGTHS if n <= self.max_n)
 
 
-def price_shape(d_model: int, n_heads: int, hosted: bool) -> PriceShape:
-    if hosted:
-        return PriceShape(d_model, n_heads, HOSTED_MAX_N, HOSTED_MAX_HEADS)
-    return PriceShape(d_model, n_heads, LENGTHS[-1], LOCAL_MAX_HEADS)
+def price_shape(d_model: int, n_heads: int, limits: Limits) -> PriceShape:
+    """What is timed for a model of this width, within the server's limits (dashboard.hosted)."""
+    return PriceShape(d_model, n_heads, min(limits.max_price_n, LENGTHS[-1]), limits.max_price_layer_n)
 
 
 @dataclass

@@ -99,7 +99,7 @@ def _measure_first(engine, limits: Limits) -> None:
     """Fill the caches of this run's timings: the price curves and the chosen variant's timing (its
     widgets' values are in session state before they are drawn)."""
     weights = engine.layer_weights(0)
-    price_curves(price_shape(weights.w_q.shape[0], engine.n_heads, limits.hosted))
+    price_curves(price_shape(weights.w_q.shape[0], engine.n_heads, limits))
     ss = st.session_state
     name = ss.get("cost_variant") if ss.get("cost_variant") in VARIANTS else "window"
     params = {p: int(ss.get(f"cost_{p}", default)) for p, default in links.DEFAULTS.items()}
@@ -119,7 +119,7 @@ def _price(spec, engine, limits: Limits, sizing) -> None:
         st.header(text.PRICE_HEADER)
     weights = engine.layer_weights(0)
     d_model, n_heads = weights.w_q.shape[0], engine.n_heads
-    shape = price_shape(d_model, n_heads, limits.hosted)
+    shape = price_shape(d_model, n_heads, limits)
     curves = {c.name: c for c in price_curves(shape)}
     layer = curves[heads_curve(n_heads)]
     labels = {
