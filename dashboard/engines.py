@@ -235,6 +235,23 @@ def compute_attention(model_key: str, engine: str, text: str, max_tokens: int = 
     return result
 
 
+def session_result(place: str, model_key: str, engine: str, text: str, max_tokens: int) -> AttentionResult:
+    """compute_attention's result, also held by this session for `place` while it shows it.
+
+    The shared cache keeps only the last four texts (an entry can be 80 MB). With a classroom on one
+    server, thirty sessions' texts took turns in it, so each click of a student recomputed the
+    forward pass of a text another student's clicks had pushed out (bench/classroom.py). The session's
+    reference keeps its own current result: one per place, the same object the cache held (no copy).
+    """
+    key = (model_key, engine, text, max_tokens)
+    held = st.session_state.get(f"result_held_{place}")
+    if held is not None and held[0] == key:
+        return held[1]
+    result = compute_attention(*key)
+    st.session_state[f"result_held_{place}"] = (key, result)
+    return result
+
+
 # ---- which files an engine was loaded from (the atlas and corpus-vector caches are keyed by it) ----
 
 

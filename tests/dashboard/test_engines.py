@@ -115,3 +115,41 @@ def test_without_torch_only_numpy_is_offered_and_one_line_says_how_to_add_it(mon
     assert not any(t.key == "explore_parity" for t in at.toggle)  # no parity check to offer
     at.segmented_control(key="explore_view").set_value("focus").run()
     assert not at.exception and len(at.get("plotly_chart")) == 3  # the grid, the pronoun test, the rows
+
+
+HELD_SCRIPT = f"""
+import sys
+if {str(ROOT)!r} not in sys.path:
+    sys.path.insert(0, {str(ROOT)!r})
+import streamlit as st
+from dashboard.engines import compute_attention, session_result
+
+text = st.session_state.get("text", "The bank approved the loan.")
+result = session_result("test", "bundled", "numpy", text, 128)
+st.session_state.setdefault("seen", []).append(id(result))
+st.session_state["tokens"] = result.tokens
+if st.session_state.get("push_out"):  # four other texts, as other students' clicks would add
+    for i in range(4):
+        compute_attention("bundled", "numpy", f"Another sentence number {{i}}.", 128)
+    st.session_state["cache_gave"] = id(compute_attention("bundled", "numpy", text, 128))
+    st.session_state["push_out"] = False
+"""
+
+
+def test_a_session_keeps_its_result_when_other_texts_push_it_out_of_the_shared_cache():
+    """The shared cache holds four texts; a classroom's thirty sessions pushed each other's results
+    out of it, and every click recomputed the forward pass. The session's own reference keeps its
+    current result: the same object after the cache has let go of it, a new one for a new text."""
+    at = AppTest.from_string(HELD_SCRIPT, default_timeout=120).run()
+    assert not at.exception, [e.value for e in at.exception]
+    first = at.session_state["seen"][0]
+    at.session_state["push_out"] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["cache_gave"] != first, "the shared cache recomputed: the entry was pushed out"
+    at.run()
+    assert at.session_state["seen"][-1] == first, "the session's own result, not a recomputation"
+    at.session_state["text"] = "We sat on the river bank."
+    at.run()
+    assert at.session_state["seen"][-1] != first
+    assert "river" in at.session_state["tokens"]

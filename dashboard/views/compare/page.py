@@ -27,7 +27,7 @@ from dashboard.charts.pronoun import closeness_lines
 from dashboard.content import compare as text
 from dashboard.content.compare import PRESETS
 from dashboard.content.pronoun import EMBEDDINGS, X_TITLE
-from dashboard.engines import compute_attention
+from dashboard.engines import session_result
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text, current_limits
 from dashboard.model_pick import model_pick_ui
 from dashboard.presenter import presenting
@@ -116,7 +116,7 @@ def _compute(model_key: str, engine: str, sentence: str, n: int, limits: Limits)
     try:
         key = (model_key, engine, sentence, limits.max_tokens)
         count_new_text(f"compare{n}", key, limits.max_texts_per_minute)
-        result = compute_attention(model_key, engine, sentence, limits.max_tokens)
+        result = session_result(f"compare{n}", model_key, engine, sentence, limits.max_tokens)
     except TooManyTexts:
         st.warning(TOO_MANY_TEXTS.format(limit=limits.max_texts_per_minute))
         return None

@@ -21,7 +21,7 @@ from dashboard.charts.cost import layer_bars, price_chart, sweep_chart, timing_c
 from dashboard.charts.heatmap import PAGE as PAGE_SIZING
 from dashboard.charts.heatmap import PRESENTER
 from dashboard.content import cost as text
-from dashboard.engines import compute_attention, load_engine
+from dashboard.engines import load_engine, session_result
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text, current_limits
 from dashboard.model_pick import model_pick_ui
 from dashboard.presenter import presenting
@@ -173,7 +173,7 @@ def _result(model_key: str, sentence: str, limits: Limits) -> AttentionResult | 
         return None
     try:
         count_new_text("cost", (model_key, ENGINE, sentence, limits.max_tokens), limits.max_texts_per_minute)
-        result = compute_attention(model_key, ENGINE, sentence, limits.max_tokens)
+        result = session_result("cost", model_key, ENGINE, sentence, limits.max_tokens)
     except TooManyTexts:
         st.warning(TOO_MANY_TEXTS.format(limit=limits.max_texts_per_minute))
         return None

@@ -13,7 +13,7 @@ from core.analysis import HeadLink, TokenView, head_stats, rank_heads_specific, 
 from core.result import AttentionResult
 from dashboard.charts.thumbnails import thumbnail_grid_png
 from dashboard.content.explore import THUMBNAIL_HOVER
-from dashboard.engines import compute_attention
+from dashboard.engines import compute_attention, session_result
 from dashboard.hosted import Limits, count_new_text
 
 
@@ -23,7 +23,7 @@ def result_for(model_key: str, engine: str, text: str, limits: Limits) -> Attent
     ss = st.session_state
     key = (model_key, engine, text, limits.max_tokens)
     count_new_text("explore", key, limits.max_texts_per_minute)
-    result = compute_attention(model_key, engine, text, limits.max_tokens)
+    result = session_result("explore", model_key, engine, text, limits.max_tokens)
     ss["explore_result_key"] = key  # only once it ran: tests and the page read what is shown
     return result
 
