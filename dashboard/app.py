@@ -19,7 +19,6 @@ import pandas  # noqa: E402, F401
 import streamlit as st  # noqa: E402
 
 from dashboard import presenter  # noqa: E402
-from dashboard.views import learn  # noqa: E402
 from dashboard.widgets import image_format_ui  # noqa: E402
 
 # a link with present=1 opens with the sidebar (the controls) folded away, the chart first
@@ -30,15 +29,23 @@ st.set_page_config(
     initial_sidebar_state="collapsed" if presenter.link_asks_to_present() else "auto",
 )
 
+
+# Each page is imported on first use: a link to one page does not wait for the others' modules
+# (about 0.1 s each on a server's first run).
+def learn_page() -> None:
+    from dashboard.views import learn
+
+    learn.render()
+
+
 LEARN_TITLE, LEARN_ICON = "Learn: attention from scratch", ":material/calculate:"
 # Streamlit serves its default page only at "/", so /learn gets a hidden twin of the same page:
 # the root opens the learn page directly (no redirect, no extra run) and /learn links still work.
-LEARN = st.Page(learn.render, title=LEARN_TITLE, icon=LEARN_ICON, url_path="home", default=True)
-LEARN_LINK = st.Page(learn.render, title=LEARN_TITLE, icon=LEARN_ICON, url_path="learn", visibility="hidden")
+LEARN = st.Page(learn_page, title=LEARN_TITLE, icon=LEARN_ICON, url_path="home", default=True)
+LEARN_LINK = st.Page(learn_page, title=LEARN_TITLE, icon=LEARN_ICON, url_path="learn", visibility="hidden")
 
 
 def explore_page() -> None:
-    # imported on first use: the learn page, where most visits start, opens 0.1 s sooner
     from dashboard.views import explore
 
     explore.render()

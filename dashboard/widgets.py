@@ -74,19 +74,17 @@ def csv_download(
 
 
 def copy_link_ui() -> None:
-    """The full link to the view on screen, as text to select and copy (the address bar holds the
-    same link: the pages write their parameters into it). Call it after the page has written its
+    """The full link to the view on screen, as plain text to select and copy (the address bar holds
+    the same link: the pages write their parameters into it). Call it after the page has written its
     parameters into the URL.
 
-    Inline code in a caption, not st.code's box: that box's copy button came with a 1.5 MB
-    highlighter script the browser parsed beside Plotly's on a page's first load (issue 23's
-    first-seconds trace), and not a link: the query holds the user's sentence, which never goes
-    into an href. urlencode leaves no backtick in the query, so the code span cannot end early."""
+    st.text, not st.code's box with its copy button: that box came with a 1.5 MB highlighter script
+    the browser parsed beside Plotly's on a page's first load (issue 23's first-seconds trace); and
+    not a link, since the query holds the user's sentence, which never goes into an href."""
     base = st.context.url or ""
     query = urlencode(st.query_params.to_dict())
-    link = f"{base}?{query}" if query else base
     st.caption("Link to this view (the address bar holds it too):")
-    st.caption(f"`{link.replace('`', '%60')}`")  # a paragraph of its own: a triple click selects it
+    st.text(f"{base}?{query}" if query else base)  # never read as markdown; a triple click selects it
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=^&])")

@@ -199,7 +199,8 @@ def assert_learn_shows(page, payload: str) -> None:
     assert page.get_by_label("Sentence", exact=True).input_value() == payload
     assert text_param(page) == payload
     tokens = toy_tokens(payload)
-    code = page.locator("[data-testid='stText']").first.inner_text()
+    # the main area's first plain text (the sidebar's link is plain text too)
+    code = page.locator("[data-testid='stMain'] [data-testid='stText']").first.inner_text()
     assert code.split("  ·  ") == tokens
     shown = [strip_repeat(label) for label in page.evaluate(LABELS_JS)]
     assert shown
