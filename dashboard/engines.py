@@ -35,7 +35,7 @@ from core.models import (
     prepare_model_files,
 )
 from core.result import AttentionResult
-from dashboard.hosted import Limits
+from dashboard.hosted import Limits, count_new_text
 from dashboard.widgets import md
 
 LOG = logging.getLogger(__name__)
@@ -235,15 +235,18 @@ def compute_attention(model_key: str, engine: str, text: str, max_tokens: int = 
     return result
 
 
-def session_result(place: str, model_key: str, engine: str, text: str, max_tokens: int) -> AttentionResult:
-    """compute_attention's result, also held by this session for `place` while it shows it.
+def session_result(place: str, model_key: str, engine: str, text: str, limits: Limits) -> AttentionResult:
+    """compute_attention's result for a page's input, counted against the session's new texts a
+    minute (hosted.count_new_text: raises TooManyTexts) and held by the session for `place` while
+    it shows it.
 
     The shared cache keeps only the last four texts (an entry can be 80 MB). With a classroom on one
     server, thirty sessions' texts took turns in it, so each click of a student recomputed the
     forward pass of a text another student's clicks had pushed out (bench/classroom.py). The session's
     reference keeps its own current result: one per place, the same object the cache held (no copy).
     """
-    key = (model_key, engine, text, max_tokens)
+    key = (model_key, engine, text, limits.max_tokens)
+    count_new_text(place, key, limits.max_texts_per_minute)
     held = st.session_state.get(f"result_held_{place}")
     if held is not None and held[0] == key:
         return held[1]

@@ -32,6 +32,18 @@ def axis(title: str, **settings) -> dict:
     return {"tickfont": FONT, "title": {"text": title, "font": FONT}, **settings}
 
 
+def _key_axis(w: int) -> dict:
+    """The column axis of a map over W tokens: the keys, on top, labels slanted beyond ten."""
+    return axis("to (key)", side="top", type="category", tickangle=0 if w <= 10 else -60, showgrid=False)
+
+
+def _numbered_axis(title: str, n: int, **settings) -> dict:
+    """An axis of n layers or heads, 0-indexed in the data and labelled from 1."""
+    return axis(
+        title, tickvals=list(range(n)), ticktext=[str(i + 1) for i in range(n)], showgrid=False, **settings
+    )
+
+
 def escape_label(text: str) -> str:
     """Show a token literally in Plotly text, which otherwise reads a few HTML tags and entities, and
     in hover templates, where "%{...}" is a placeholder (Plotly turns the entities back into text)."""
@@ -86,9 +98,7 @@ def head_heatmap(
             "margin": {"l": 10, "r": 10, "t": (130 if w > 10 else 100) if title else 10, "b": 10},
             "font": FONT,
             "shapes": [] if highlight is None else [cell_outline(*highlight, width=3)],
-            "xaxis": axis(
-                "to (key)", side="top", type="category", tickangle=0 if w <= 10 else -60, showgrid=False
-            ),
+            "xaxis": _key_axis(w),
             "yaxis": axis("from (query)", autorange="reversed", type="category", showgrid=False),
         },
     )
@@ -124,9 +134,7 @@ def focus_heatmap(rows: np.ndarray, labels: Sequence[str], focus_label: str) -> 
             "font": FONT,
             # a white line between layers
             "shapes": [_full_width_line(layer * n_heads - 0.5) for layer in range(1, n_layers)],
-            "xaxis": axis(
-                "to (key)", side="top", type="category", tickangle=0 if w <= 10 else -60, showgrid=False
-            ),
+            "xaxis": _key_axis(w),
             "yaxis": axis(
                 "layer, head",
                 autorange="reversed",
@@ -186,19 +194,7 @@ def head_weight_grid(
             "margin": {"l": 10, "r": 10, "t": 10, "b": 10},
             "font": FONT,
             "shapes": [] if selected is None else [cell_outline(*selected, width=3)],
-            "xaxis": axis(
-                "head",
-                side="top",
-                tickvals=list(range(n_heads)),
-                ticktext=[str(h + 1) for h in range(n_heads)],
-                showgrid=False,
-            ),
-            "yaxis": axis(
-                "layer",
-                autorange="reversed",
-                tickvals=list(range(n_layers)),
-                ticktext=[str(la + 1) for la in range(n_layers)],
-                showgrid=False,
-            ),
+            "xaxis": _numbered_axis("head", n_heads, side="top"),
+            "yaxis": _numbered_axis("layer", n_layers, autorange="reversed"),
         },
     )

@@ -123,9 +123,10 @@ if {str(ROOT)!r} not in sys.path:
     sys.path.insert(0, {str(ROOT)!r})
 import streamlit as st
 from dashboard.engines import compute_attention, session_result
+from dashboard.hosted import HOSTED  # 128 tokens, as the pushed-out texts below
 
 text = st.session_state.get("text", "The bank approved the loan.")
-result = session_result("test", "bundled", "numpy", text, 128)
+result = session_result("test", "bundled", "numpy", text, HOSTED)
 st.session_state.setdefault("seen", []).append(id(result))
 st.session_state["tokens"] = result.tokens
 if st.session_state.get("push_out"):  # four other texts, as other students' clicks would add

@@ -28,7 +28,7 @@ from dashboard.content import compare as text
 from dashboard.content.compare import PRESETS
 from dashboard.content.pronoun import EMBEDDINGS, X_TITLE
 from dashboard.engines import session_result
-from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text, current_limits
+from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, current_limits
 from dashboard.model_pick import model_pick_ui
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text, signature
@@ -114,9 +114,7 @@ def _compute(model_key: str, engine: str, sentence: str, n: int, limits: Limits)
         st.info(f"Type sentence {n} above, or pick a pair.")
         return None
     try:
-        key = (model_key, engine, sentence, limits.max_tokens)
-        count_new_text(f"compare{n}", key, limits.max_texts_per_minute)
-        result = session_result(f"compare{n}", model_key, engine, sentence, limits.max_tokens)
+        result = session_result(f"compare{n}", model_key, engine, sentence, limits)
     except TooManyTexts:
         st.warning(TOO_MANY_TEXTS.format(limit=limits.max_texts_per_minute))
         return None

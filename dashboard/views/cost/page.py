@@ -22,7 +22,7 @@ from dashboard.charts.heatmap import PAGE as PAGE_SIZING
 from dashboard.charts.heatmap import PRESENTER
 from dashboard.content import cost as text
 from dashboard.engines import load_engine, session_result
-from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text, current_limits
+from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, current_limits
 from dashboard.model_pick import model_pick_ui
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text
@@ -172,8 +172,7 @@ def _result(model_key: str, sentence: str, limits: Limits) -> AttentionResult | 
         st.info("Type a sentence above to try the variants on it.")
         return None
     try:
-        count_new_text("cost", (model_key, ENGINE, sentence, limits.max_tokens), limits.max_texts_per_minute)
-        result = session_result("cost", model_key, ENGINE, sentence, limits.max_tokens)
+        result = session_result("cost", model_key, ENGINE, sentence, limits)
     except TooManyTexts:
         st.warning(TOO_MANY_TEXTS.format(limit=limits.max_texts_per_minute))
         return None

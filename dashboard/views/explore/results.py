@@ -14,16 +14,15 @@ from core.result import AttentionResult
 from dashboard.charts.thumbnails import thumbnail_grid_png
 from dashboard.content.explore import THUMBNAIL_HOVER
 from dashboard.engines import compute_attention, session_result
-from dashboard.hosted import Limits, count_new_text
+from dashboard.hosted import Limits
 
 
 def result_for(model_key: str, engine: str, text: str, limits: Limits) -> AttentionResult:
-    """The result for this session's current input. The session remembers only which input it shows
-    (for the new-texts-per-minute limit); the shared cache holds the arrays."""
+    """The result for this session's current input (engines.session_result), and which input it is,
+    for the views that derive from it."""
     ss = st.session_state
     key = (model_key, engine, text, limits.max_tokens)
-    count_new_text("explore", key, limits.max_texts_per_minute)
-    result = session_result("explore", model_key, engine, text, limits.max_tokens)
+    result = session_result("explore", model_key, engine, text, limits)
     ss["explore_result_key"] = key  # only once it ran: tests and the page read what is shown
     return result
 
