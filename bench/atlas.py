@@ -4,13 +4,13 @@ Targets: the bundled model's atlas computes in at most 20 s on this machine; onc
 or in memory) the page opens in under 1 s.
 
 How each is measured (medians over repeats, a temporary XDG_CACHE_HOME, the engine already loaded):
-- compute: core.atlas.measure_sentences over the whole built-in corpus with the NumPy engine, as
+- compute: core.measures.atlas.measure_sentences over the whole built-in corpus with the NumPy engine, as
   the page runs it. On a machine whose cores are busy with other work, OpenBLAS' threads wait on
   each other and the compute can take many times longer; the setting for that is the deployer's
   (OPENBLAS_NUM_THREADS=1 in the server's environment), not the app's.
 - open from disk: the atlas page's whole script run in AppTest (the server's script runner: widgets,
   figure, table, serialisation; not the browser drawing) with the in-memory store emptied before
-  each run, so the atlas comes from the .npz file; and core.atlas.load_atlas alone.
+  each run, so the atlas comes from the .npz file; and core.measures.atlas.load_atlas alone.
 - open from memory: the same page run with the atlas in the in-memory store.
 """
 
@@ -58,8 +58,8 @@ def _temporary_cache():
 
 
 def _compute_rows(repeats: int) -> list[Row]:
-    from core import atlas as core_atlas
-    from core.bert import BertNumpy
+    from core.measures import atlas as core_atlas
+    from core.models.bert import BertNumpy
     from dashboard.content.atlas import corpus
 
     engine = BertNumpy.from_pretrained()
@@ -80,7 +80,7 @@ def _page_run(at: AppTest) -> None:
 
 
 def _open_rows(repeats: int) -> list[Row]:
-    from core.atlas import cache_path, corpus_hash, load_atlas
+    from core.measures.atlas import cache_path, corpus_hash, load_atlas
     from dashboard.content.atlas import corpus
     from dashboard.engines import files_fingerprint
     from dashboard.views.atlas.compute import memory_store
@@ -103,7 +103,7 @@ def _open_rows(repeats: int) -> list[Row]:
     return [
         Row("atlas: open from the disk cache (page run)", disk, "s", OPEN_TARGET_S, note=note),
         Row("atlas: open from memory (page run)", memory, "s", OPEN_TARGET_S, note=note),
-        Row("atlas: read the cache file alone", load * 1000, "ms", note="core.atlas.load_atlas"),
+        Row("atlas: read the cache file alone", load * 1000, "ms", note="core.measures.atlas.load_atlas"),
     ]
 
 

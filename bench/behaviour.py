@@ -5,8 +5,8 @@ Targets (issue 20): the 72-head grid at 32 tokens in at most 2 s server-side; th
 in at most 1 s at 32 tokens. Attribution at 128 tokens, the view's cap, is given without a target.
 
 How each is measured (medians over different 32-token sentences; bundled model, NumPy engine):
-- core: core.ablation.head_effects (72 ablated runs, each restarting at its head's layer) and
-  core.attribution.attribution (30 leave-one-out runs plus attention, rollout and norms columns) on
+- core: core.measures.ablation.head_effects (72 ablated runs, each restarting at its head's layer) and
+  core.measures.attribution.attribution (30 leave-one-out runs plus attention, rollout and norms columns) on
   a result already computed, as the page calls them when the view opens on a new sentence. The torch
   engine's grid (a full rerun per head, no restart) is given for comparison.
 - page: Streamlit's AppTest runs the explore page in-process (as bench/explore_server.py does),
@@ -32,9 +32,9 @@ GRID_TARGET_S, ATTRIBUTION_TARGET_S = 2.0, 1.0
 
 
 def core_rows(quick: bool) -> list[Row]:
-    from core.ablation import head_effects
-    from core.attribution import attribution
-    from core.bert import BertNumpy
+    from core.measures.ablation import head_effects
+    from core.measures.attribution import attribution
+    from core.models.bert import BertNumpy
 
     engine = BertNumpy.from_pretrained()
     n = 3 if quick else 9
@@ -48,14 +48,15 @@ def core_rows(quick: bool) -> list[Row]:
             grid,
             "s",
             target=GRID_TARGET_S,
-            note=f"core.ablation.head_effects (restarts at each head's layer), median of {n} sentences",
+            note=f"core.measures.ablation.head_effects (restarts at each head's layer), median of {n} "
+            "sentences",
         ),
         Row(
             f"attribution, leave-one-out + attention/rollout/norms, bundled, {N_TOKENS} tokens, NumPy",
             found,
             "s",
             target=ATTRIBUTION_TARGET_S,
-            note=f"core.attribution.attribution, {N_TOKENS - 2} reruns, median of {n} sentences",
+            note=f"core.measures.attribution.attribution, {N_TOKENS - 2} reruns, median of {n} sentences",
         ),
     ]
     # the longest input the attribution view accepts (dashboard/views/explore/attribution.py)
@@ -72,7 +73,7 @@ def core_rows(quick: bool) -> list[Row]:
         )
     )
     try:
-        from core.pretrained import load_pretrained
+        from core.models.pretrained import load_pretrained
     except ImportError:
         return rows
     torch_engine = load_pretrained("bundled")

@@ -9,7 +9,7 @@ with a pause before each block: after a call, each side's idle BLAS threads keep
 up and is not timed. The ratio is of the medians; the note also gives the ratio of the fastest calls.
 
 Serving: a fresh Python process imports the engine, loads the bundled model as the app does
-(core.models' checks included) and computes one sentence. "ready" is the time from the end of the
+(core.models.registry' checks included) and computes one sentence. "ready" is the time from the end of the
 imports to the first result; peak RSS is the process's high-water mark (VmHWM). The torch engine is
 measured the same way (torch and transformers imported first), for comparison.
 
@@ -87,8 +87,8 @@ def alternate(calls: dict, blocks: int, per_block: int, pause: float = 0.3) -> d
 def ratio_rows(quick: bool) -> list[Row]:
     import torch
 
-    from core.bert import BertNumpy
-    from core.pretrained import load_pretrained
+    from core.models.bert import BertNumpy
+    from core.models.pretrained import load_pretrained
 
     threads = blas_threads()
     torch.set_num_threads(threads)
@@ -126,7 +126,7 @@ def ratio_rows(quick: bool) -> list[Row]:
 _SERVE_NUMPY = """
 import json, sys, time
 start = time.perf_counter()
-from core.bert import load_numpy
+from core.models.bert import load_numpy
 imported = time.perf_counter()
 result = load_numpy("bundled").run(SENTENCE)
 ready = time.perf_counter()
@@ -138,7 +138,7 @@ _SERVE_TORCH = """
 import json, sys, time
 start = time.perf_counter()
 import torch, transformers
-from core.pretrained import load_pretrained
+from core.models.pretrained import load_pretrained
 imported = time.perf_counter()
 result = load_pretrained("bundled").run(SENTENCE)
 ready = time.perf_counter()

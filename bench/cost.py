@@ -2,15 +2,16 @@
 trophy sentence at one head, the window sweep's answer, and the cost page's first draw.
 
 How each is measured (bundled model's width: d = 384, 12 heads, d_k = 32):
-- exponents: core.cost.measure_curves at n = 16 .. 4096 (the layer's 12 heads too, up to 4096, as
+- exponents: core.cost.price.measure_curves at n = 16 .. 4096 (the layer's 12 heads too, up to 4096, as
   the page does not on a laptop), the fastest of five runs per length, as on the page; the exponent
-  is the log-log slope over the longer half (n = 256 .. 4096). Crossover: core.cost.crossover (measured) and
+  is the log-log slope over the longer half (n = 256 .. 4096). Crossover: core.cost.price.crossover
+  (measured) and
   flop_crossover (n = 2d).
-- variant timing: core.cost.variant_curves (fastest of seven per length), the exponent over
+- variant timing: core.cost.price.variant_curves (fastest of seven per length), the exponent over
   n = 128 .. 1024 and the ratio to full attention at n = 1024.
 - errors: layer 6, head 6 (1-indexed) on "The trophy wouldn't fit in the suitcase because it was too
-  large.", each variant at the page's default parameters (core.variant_model.compare_head); the
-  window sweep: core.variant_model.smallest_window over every radius 1 .. T - 1.
+  large.", each variant at the page's default parameters (core.cost.variant_model.compare_head); the
+  window sweep: core.cost.variant_model.smallest_window over every radius 1 .. T - 1.
 - page first draw: one `streamlit run` server per open (a fresh process: the price is measured on
   the first visit), Chromium from `goto` to the page's 7 charts drawn; then a second tab on the
   same server (the price from memory).
@@ -27,8 +28,8 @@ LAYER, HEAD = 5, 5  # 0-indexed: layer 6, head 6 on screen
 
 
 def core_rows(quick: bool) -> list[Row]:
-    from core.cost import LENGTHS, crossover, flop_crossover, measure_curves, variant_curves
-    from core.variants import VARIANTS, Variant
+    from core.cost.price import LENGTHS, crossover, flop_crossover, measure_curves, variant_curves
+    from core.cost.variants import VARIANTS, Variant
 
     lengths = LENGTHS[:-2] if quick else LENGTHS
     curves = {c.name: c for c in measure_curves(384, 12, lengths)}
@@ -68,9 +69,9 @@ def core_rows(quick: bool) -> list[Row]:
 
 
 def error_rows() -> list[Row]:
-    from core.bert import BertNumpy
-    from core.variant_model import compare_head, head_qkv, smallest_window
-    from core.variants import VARIANTS, Variant
+    from core.cost.variant_model import compare_head, head_qkv, smallest_window
+    from core.cost.variants import VARIANTS, Variant
+    from core.models.bert import BertNumpy
 
     engine = BertNumpy.from_pretrained()
     result = engine.run(TROPHY)

@@ -5,9 +5,9 @@ Target (issue 16, speed): norms and rollout add at most 50 ms server time.
 
 How each is measured (medians; the bundled model, NumPy engine, one 128-token sentence):
 - core, cold: what a first view of a layer computes once and then caches: one layer's value-output
-  vectors f_h(x) for all heads plus one head's norms (core.flow.value_output_vectors +
+  vectors f_h(x) for all heads plus one head's norms (core.measures.flow.value_output_vectors +
   shown_norms, as the page calls them, merged and not), and the rollout of all layers
-  (core.flow.attention_rollout).
+  (core.measures.flow.attention_rollout).
 - rerun extra: Streamlit's AppTest runs the page script in-process, as bench/explore_server.py does.
   On a computed sentence each run changes the layer or the head (alternately) and is timed, in the
   head view with weights, with norms, and in the rollout view (layer changes only); the extra is the
@@ -33,16 +33,16 @@ N_TOKENS = 128
 
 
 def _engine_and_result(text: str):
-    from core.bert import BertNumpy
-    from core.bundled import bundled_model_dir
+    from core.models.bert import BertNumpy
+    from core.models.bundled import bundled_model_dir
 
     engine = BertNumpy.from_pretrained(bundled_model_dir())
     return engine, engine.run(text)
 
 
 def core_rows(quick: bool) -> list[Row]:
-    from core.analysis import token_view
-    from core.flow import attention_rollout, shown_norms, value_output_vectors
+    from core.measures.analysis import token_view
+    from core.measures.flow import attention_rollout, shown_norms, value_output_vectors
 
     text = sentence(N_TOKENS, 7)
     engine, result = _engine_and_result(text)
@@ -68,7 +68,7 @@ def core_rows(quick: bool) -> list[Row]:
                 ms,
                 "ms",
                 target=TARGET_MS,
-                note=f"core.flow, median of {repeats}; the page caches each head's f_h(x) per input",
+                note=f"core.measures.flow, median of {repeats}; the page caches each head's f_h(x) per input",
             )
         )
     ms = median_time(lambda: attention_rollout(result.attentions), repeats) * 1000
@@ -78,7 +78,7 @@ def core_rows(quick: bool) -> list[Row]:
             ms,
             "ms",
             target=TARGET_MS,
-            note=f"core.flow.attention_rollout, median of {repeats}; cached per input afterwards",
+            note=f"core.measures.flow.attention_rollout, median of {repeats}; cached per input afterwards",
         )
     )
     return rows

@@ -15,7 +15,7 @@ import time
 from streamlit.testing.v1 import AppTest
 
 from bench.common import Row
-from core.toy import tokenize
+from core.lesson.toy import tokenize
 
 SENTENCE = "The trophy didn't fit in the suitcase because it was too large"
 SCRIPT = """

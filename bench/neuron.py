@@ -3,7 +3,7 @@
 Issue 16 §5 asks that it not slow the head view noticeably; no number is set, so no target here.
 
 How each is measured (medians; the bundled model, NumPy engine):
-- core: core.neuron.cell_arithmetic for one cell, with the engine's layer_weights, at 17 tokens (the
+- core: core.measures.neuron.cell_arithmetic for one cell, with the engine's layer_weights, at 17 tokens (the
   trophy sentence) and 128 tokens: the whole computation the open section does.
 - click points: dashboard.charts.neuron.add_cell_targets on a head map of W shown tokens (one
   invisible point per cell, up to 64 tokens), and how many bytes they add to the figure's JSON:
@@ -33,9 +33,9 @@ TROPHY = "The trophy wouldn't fit in the suitcase because it was too large."
 
 
 def core_rows(quick: bool) -> list[Row]:
-    from core.bert import BertNumpy
-    from core.bundled import bundled_model_dir
-    from core.neuron import cell_arithmetic
+    from core.measures.neuron import cell_arithmetic
+    from core.models.bert import BertNumpy
+    from core.models.bundled import bundled_model_dir
 
     engine = BertNumpy.from_pretrained(bundled_model_dir())
     repeats = 10 if quick else 40
@@ -52,7 +52,7 @@ def core_rows(quick: bool) -> list[Row]:
                 f"neuron view: one cell's arithmetic, bundled 6×12, {result.n_tokens} tokens",
                 ms,
                 "ms",
-                note=f"core.neuron.cell_arithmetic with layer_weights, median of {repeats}",
+                note=f"core.measures.neuron.cell_arithmetic with layer_weights, median of {repeats}",
             )
         )
     return rows

@@ -5,10 +5,10 @@ Targets (issue 21): a neighbour query in at most 0.3 s server-side; the query/ke
 most 1 s.
 
 How each is measured (bundled model, NumPy engine, the built-in corpus):
-- corpus vectors: core.neighbours.load_or_compute_vectors into an empty folder (every corpus
+- corpus vectors: core.measures.neighbours.load_or_compute_vectors into an empty folder (every corpus
   sentence through the model, once per model), then read back from that file; its size on disk and
   the arrays' size in memory.
-- neighbour query, core: core.neighbours.nearest for one word after the last layer, median over
+- neighbour query, core: core.measures.neighbours.nearest for one word after the last layer, median over
   the words of a 32-token sentence.
 - neighbour query, page: Streamlit's AppTest on the explore page's similarity view at the last
   layer, a new focus word each run (the sentence already computed): the heatmap, the bars, the
@@ -42,9 +42,9 @@ MB = 1_000_000
 
 
 def core_rows(quick: bool) -> list[Row]:
-    from core.bert import BertNumpy
-    from core.neighbours import load_or_compute_vectors, nearest
-    from core.qk_space import head_queries_keys, qk_space
+    from core.measures.neighbours import load_or_compute_vectors, nearest
+    from core.measures.qk_space import head_queries_keys, qk_space
+    from core.models.bert import BertNumpy
     from dashboard.content.atlas import corpus
 
     engine = BertNumpy.from_pretrained()
@@ -99,7 +99,7 @@ def core_rows(quick: bool) -> list[Row]:
             query,
             "s",
             target=QUERY_TARGET_S,
-            note=f"core.neighbours.nearest, median over the {N_TOKENS - 2} words of a sentence",
+            note=f"core.measures.neighbours.nearest, median over the {N_TOKENS - 2} words of a sentence",
         ),
         Row(
             f"query/key plane of one head, core: {n_tokens} queries and keys, centred, scaled, PCA",

@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from core.bundled import bundled_model_dir
+from core.models.bundled import bundled_model_dir
 
 # Plain varied English (about 700 WordPiece tokens), so attention maps look like real ones do.
 PASSAGE = """

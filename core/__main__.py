@@ -9,11 +9,12 @@ with it: each head's effect when ablated, and each token's importance by leave-o
 
 ablate's JSON: {"model", "engine", "tokens", "effect": [L][H]}, effect = 1 − cos(sentence embedding
 with that head alone ablated, without), the embedding being the mean-pooled last layer, L2-normalised
-(core/ablation.py); CSV: layer,head,effect. attribute's JSON: {"model", "engine", "tokens", "loo": [T],
+(core/measures/ablation.py); CSV: layer,head,effect. attribute's JSON: {"model", "engine", "tokens",
+"loo": [T],
 "attention": [T], "rollout": [T], "norms": [T], "spearman": {"attention", "rollout", "norms"}}, null
-at [CLS] and [SEP] (core/attribution.py); CSV: index,token,loo,attention,rollout,norms. fill's JSON:
+at [CLS] and [SEP] (core/measures/attribution.py); CSV: index,token,loo,attention,rollout,norms. fill's JSON:
 {"model", "tokens", "masks": [{"index", "predictions": [{"token", "probability"}]}]}, from the
-model's masked-LM head in NumPy (core/masked_lm.py); a model without one is an error.
+model's masked-LM head in NumPy (core/models/masked_lm.py); a model without one is an error.
 
 JSON: {"model": str, "engine": str, "tokens": [str], "attentions": [L][H][T][T]} (ARCHITECTURE.md),
 weights rounded to 8 decimals. CSV: one row per weight, with a header:
@@ -22,7 +23,7 @@ column = the token attended to, "to"; layers and heads 0-indexed). NPZ: the arra
 attentions (L, H, T, T), hidden_states (L + 1, T, D), special_mask, word_ids (-1 for special tokens),
 token_type_ids, and model and engine as strings.
 
-The NumPy engine (default) never imports torch; --engine torch uses core.pretrained. Errors go to
+The NumPy engine (default) never imports torch; --engine torch uses core.models.pretrained. Errors go to
 stderr as one line starting "error:", with exit status 2 for a wrong command line and 1 otherwise.
 """
 
@@ -103,19 +104,19 @@ def _add_common(command: argparse.ArgumentParser, formats: tuple[str, ...], engi
 
 
 def load_engine(engine: str, model: str):
-    """The loaded engine; both raise core.models.ModelError subclasses with messages for the user."""
+    """The loaded engine; both raise core.models.registry.ModelError subclasses with messages for the user."""
     if engine == "numpy":
-        from core.bert import load_numpy
+        from core.models.bert import load_numpy
 
         return load_numpy(model)
     # transformers draws a progress bar on stderr while loading; the CLI keeps stderr for errors
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    pretrained = importlib.import_module("core.pretrained")  # imports torch only when asked for
+    pretrained = importlib.import_module("core.models.pretrained")  # imports torch only when asked for
     return pretrained.load_pretrained(model)
 
 
 def attend(engine: str, model: str, text: str, pair: str | None):
-    from core.bert import check_text
+    from core.models.bert import check_text
 
     check_text(text, "TEXT")
     if pair is not None:
@@ -125,10 +126,10 @@ def attend(engine: str, model: str, text: str, pair: str | None):
 
 def _behaviour(args) -> tuple[str, object]:
     """(what to write, the result) for ablate, attribute and fill."""
-    from core.ablation import head_effects
-    from core.attribution import attribution
-    from core.bert import check_text
     from core.export import ablation_csv, ablation_json, attribution_csv, attribution_json
+    from core.measures.ablation import head_effects
+    from core.measures.attribution import attribution
+    from core.models.bert import check_text
 
     check_text(args.text, "TEXT")
     if args.command == "fill" and not 1 <= args.top <= 100:
@@ -137,7 +138,7 @@ def _behaviour(args) -> tuple[str, object]:
     result = engine.run(args.text)
     if args.command == "fill":
         from core.export import fill_json
-        from core.masked_lm import fill_masks
+        from core.models.masked_lm import fill_masks
 
         fills = fill_masks(engine, result, args.top)
         if not fills:

@@ -85,7 +85,7 @@ def _rounded(values) -> list:
 
 
 def ablation_json(result, effects: np.ndarray) -> str:
-    """{"model", "engine", "tokens", "effect": [L][H]} (core.ablation.head_effects' grid)."""
+    """{"model", "engine", "tokens", "effect": [L][H]} (core.measures.ablation.head_effects' grid)."""
     grid = [_rounded(row) for row in np.asarray(effects)]
     payload = {"model": result.model, "engine": result.engine, "tokens": list(result.tokens), "effect": grid}
     return json.dumps(payload, ensure_ascii=False)

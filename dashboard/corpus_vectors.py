@@ -1,4 +1,4 @@
-"""The built-in corpus's token vectors for a model (core/neighbours.py), shared by explore's
+"""The built-in corpus's token vectors for a model (core/measures/neighbours.py), shared by explore's
 neighbour search and its query/key space.
 
 Memory first (st.cache_resource: one copy per server process, shared by every session, the last two
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from core.atlas import corpus_hash
-from core.neighbours import CorpusVectors, load_or_compute_vectors
-from core.qk_space import QKSpace, head_queries_keys, qk_space
+from core.measures.atlas import corpus_hash
+from core.measures.neighbours import CorpusVectors, load_or_compute_vectors
+from core.measures.qk_space import QKSpace, head_queries_keys, qk_space
 from dashboard.content.atlas import corpus
 from dashboard.engines import engine_fingerprint, load_engine
 
@@ -68,5 +68,5 @@ def corpus_qk(model_key: str, layer: int, head: int) -> CorpusQK:
 
 
 def head_weights(model_key: str, layer: int):
-    """Layer `layer`'s W^Q, W^K (and the rest) of the NumPy engine, as core.qk_space needs them."""
+    """Layer `layer`'s W^Q, W^K (and the rest) of the NumPy engine, as core.measures.qk_space needs them."""
     return load_engine(model_key, ENGINE).layer_weights(layer)

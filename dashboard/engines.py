@@ -1,8 +1,8 @@
 """Loading and caching the attention engines, for every page.
 
 `ENGINES` maps an engine name to how to load it from a model directory. A page only ever calls
-`engine.run(text) -> AttentionResult`, so the NumPy engine (core/bert.py) and the PyTorch reference
-(core/pretrained.py) are interchangeable. `load_engine` (st.cache_resource) holds each (model,
+`engine.run(text) -> AttentionResult`, so the NumPy engine (core/models/bert.py) and the PyTorch reference
+(core/models/pretrained.py) are interchangeable. `load_engine` (st.cache_resource) holds each (model,
 engine) once per process, shared by the learn and explore pages (`load_with_progress` shows its
 stages the first time); `compute_attention` holds the latest results, shared by every session.
 
@@ -23,18 +23,17 @@ from typing import Protocol
 
 import streamlit as st
 
-from core.atlas import model_fingerprint
-from core.bundled import BUNDLED_SHA256
-from core.models import (
+from core.measures.atlas import model_fingerprint
+from core.models.bundled import BUNDLED_SHA256, bundled_model_dir
+from core.models.errors import ModelError
+from core.models.registry import (
     BUNDLED_KEY,
     CURATED_HUB_MODELS,
-    ModelError,
     ModelSpec,
-    bundled_model_dir,
     parse_model_choice,
     prepare_model_files,
 )
-from core.result import AttentionResult
+from core.models.result import AttentionResult
 from dashboard.hosted import Limits, count_new_text
 from dashboard.widgets import md
 
@@ -70,25 +69,25 @@ class EngineChoice:
 
 
 def _load_torch(model_dir: Path, name: str) -> AttentionEngine:
-    from core.pretrained import load_from_dir
+    from core.models.pretrained import load_from_dir
 
     return load_from_dir(model_dir, name=name)
 
 
 def _check_torch(config: dict) -> None:
-    from core.pretrained import check_encoder_config
+    from core.models.pretrained import check_encoder_config
 
     check_encoder_config(config)
 
 
 def _load_numpy(model_dir: Path, name: str) -> AttentionEngine:
-    from core.bert import BertNumpy
+    from core.models.bert import BertNumpy
 
     return BertNumpy.from_pretrained(model_dir, name=name)
 
 
 def _check_numpy(config: dict) -> None:
-    from core.bert import check_bert_config
+    from core.models.bert_config import check_bert_config
 
     check_bert_config(config)
 
@@ -114,7 +113,7 @@ def numpy_unsupported_reason(requested: str) -> str | None:
         model_dir = bundled_model_dir() if spec.kind == "bundled" else Path(spec.source)
         if model_dir is None or not (model_dir / "config.json").is_file():
             return None  # loading will say what is missing
-        from core.bert import check_supported
+        from core.models.bert_config import check_supported
 
         return check_supported(model_dir)
     except ModelError:
@@ -260,7 +259,7 @@ def session_result(place: str, model_key: str, engine: str, text: str, limits: L
 
 def files_fingerprint(model_key: str) -> str:
     """A fingerprint of the model's files now: the bundled model's pinned weights sha256 (checked
-    when it loads), else core.atlas.model_fingerprint of its folder (already on disk once loaded)."""
+    when it loads), else core.measures.atlas.model_fingerprint of its folder (already on disk once loaded)."""
     spec = parse_model_choice(model_key)
     if spec.kind == "bundled":
         return f"sha256:{BUNDLED_SHA256}"

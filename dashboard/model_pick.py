@@ -14,12 +14,11 @@ import logging
 
 import streamlit as st
 
-from core.models import (
+from core.models.errors import ModelError, ModelInputError
+from core.models.registry import (
     BUNDLED_KEY,
     CURATED_HUB_MODELS,
     MAX_CHOICE_CHARS,
-    ModelError,
-    ModelInputError,
     ModelSpec,
     parse_model_choice,
 )

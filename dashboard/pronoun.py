@@ -1,5 +1,6 @@
 """The pronoun test, shared by explore's focus view and the compare page: which content word is the
-focus word's own vector closest to, after each layer (core/referent.py), as a small line chart and one
+focus word's own vector closest to, after each layer (core/measures/referent.py), as a small line chart
+and one
 plain sentence computed from it. Where the page knows what a reader takes the word to mean (the
 trophy sentences), the sentence says whether the model's representation agrees.
 """
@@ -8,8 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.referent import Closeness, closeness
-from core.result import AttentionResult
+from core.measures.referent import Closeness, closeness
+from core.models.result import AttentionResult
 from dashboard.charts.explore import escape_label
 from dashboard.charts.pronoun import closeness_lines
 from dashboard.content import pronoun as text

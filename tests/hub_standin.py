@@ -34,7 +34,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from core.bundled import BUNDLED_FILES, BUNDLED_HUB_ID, BUNDLED_REVISION, bundled_model_dir
+from core.models.bundled import BUNDLED_FILES, BUNDLED_HUB_ID, BUNDLED_REVISION, bundled_model_dir
 
 LFS_FILES = {"model.safetensors"}  # stored with git LFS on the Hub: ETag is the file's sha256
 MODES = ("normal", "corrupt", "drop")

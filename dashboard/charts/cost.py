@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.cost import Curve
+from core.cost.price import Curve
 from dashboard.charts.compare import head_map
 from dashboard.charts.explore import FONT
 from dashboard.charts.heatmap import PAGE, Sizing, top_title

@@ -149,6 +149,11 @@ def matrix_heatmap(
     return go.Figure(data=[go.Heatmap(**trace)], layout=layout)
 
 
+def _hover_template(row_title: str, col_title: str, value_name: str, fmt: str) -> str:
+    where = f"{row_title or 'row'}: %{{y}}<br>{col_title or 'column'}: %{{x}}<br>"
+    return where + f"{value_name}: %{{z:{fmt}}}<extra></extra>"
+
+
 def matrix_heatmap_spec(
     values: np.ndarray,
     row_labels: Sequence[str],
@@ -168,9 +173,7 @@ def matrix_heatmap_spec(
     show_colorbar: bool | None = None,
     sizing: Sizing = PAGE,
 ) -> tuple[dict, dict]:
-    """matrix_heatmap's heatmap trace and layout as plain dicts, for a caller that adjusts them
-    before building the figure once.
-
+    """matrix_heatmap's trace and layout as plain dicts, for a caller that adjusts them first.
     share: the fraction of the page's width the chart gets (1/3 for three side by side); the cell
     numbers get a font that fits, and are left out (hover still shows them) when none does.
 
@@ -204,8 +207,7 @@ def matrix_heatmap_spec(
         "texttemplate": "%{text}" if show_numbers else None,
         "textfont": {"size": font or sizing.min_number},
         "showscale": colorbar,
-        "hovertemplate": f"{row_title or 'row'}: %{{y}}<br>{col_title or 'column'}: %{{x}}<br>"
-        f"{hover_value_name}: %{{z:{fmt}}}<extra></extra>",
+        "hovertemplate": _hover_template(row_title, col_title, hover_value_name, fmt),
         "xgap": 1,
         "ygap": 1,
         **_color_range(values, probabilities),

@@ -1,6 +1,6 @@
 """Figure builders for the neuron view (where one attention weight comes from): the head map's click
 targets, q_i and k_j with their elementwise products, and query i's row before and after the
-softmax. Arrays in (a core.neuron.CellArithmetic), go.Figure out; no Streamlit, no attention math.
+softmax. Arrays in (a core.measures.neuron.CellArithmetic), go.Figure out; no Streamlit, no attention math.
 
 Token labels are escaped (dashboard.charts.explore.escape_label): Plotly reads a few HTML tags.
 Reference: bertviz's neuron view (Vig 2019), which draws q, k, q×k and the scores of one query.
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from core.neuron import CellArithmetic
+from core.measures.neuron import CellArithmetic
 from dashboard.charts.explore import FONT, escape_label, unique_labels
 from dashboard.charts.heatmap import DIVERGING, LABEL_COLOR, OUTLINE_COLOR
 

@@ -74,6 +74,12 @@ def qk_figure(
                 marker={"color": color, "size": 11, "symbol": symbol, "line": WHITE_EDGE},
             )
         )  # fmt: skip
+    _lay_out(fig, title, axis_titles, font, height)
+    return fig
+
+
+def _lay_out(fig: go.Figure, title: str, axis_titles: tuple[str, str], font: int, height: int) -> None:
+    """The qk figure's title, size, fonts and legend; both axes on one scale."""
     dark = {**FONT, "size": font}
     fig.update_layout(
         title=top_title(title),
@@ -89,4 +95,3 @@ def qk_figure(
     fig.update_yaxes(
         tickfont=dark, title_font=dark, title_text=axis_titles[1], zeroline=False, scaleanchor="x"
     )
-    return fig

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 # ---- what is measured ------------------------------------------------------------------------------
 
-# The page names the embedding in these words (core/ablation.py computes it).
+# The page names the embedding in these words (core/measures/ablation.py computes it).
 EMBEDDING_BUNDLED = (
     "the sentence embedding as sentence-transformers pools this model: the mean of the last layer's "
     "hidden states over every token (\\[CLS\\] and \\[SEP\\] included), L2-normalised"

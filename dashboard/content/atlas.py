@@ -4,7 +4,7 @@ The corpus (atlas_corpus.txt, one sentence a line, "#" lines are comments) was w
 project: original sentences, released under the project's licence, free to reuse. They vary in
 length (5 to 30 words), topic and form: questions, relative and subordinate clauses, quotations,
 numbers and dates, lists, pronouns, semicolons. The statistics follow Clark et al. (2019), "What
-Does BERT Look At? An Analysis of BERT's Attention" (core/atlas.py).
+Does BERT Look At? An Analysis of BERT's Attention" (core/measures/atlas.py).
 
 Text goes through st.markdown / st.caption, so literal brackets are escaped (\\[CLS\\]).
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.atlas import BROAD, BROAD_ENTROPY, MIXED, ROLE_SHARE, SHARE_ROLES
+from core.measures.atlas import BROAD, BROAD_ENTROPY, MIXED, ROLE_SHARE, SHARE_ROLES
 
 CORPUS_FILE = Path(__file__).with_name("atlas_corpus.txt")
 
@@ -105,7 +105,7 @@ STAT_TEXT: dict[str, StatText] = {
 }
 ROLE_STAT = "role"  # the picker's entry for the map of roles
 
-# The statistics a role is read from, and the threshold it is compared with (core.atlas.head_roles).
+# The statistics a role is read from, and the threshold it is compared with (core.measures.atlas.head_roles).
 THRESHOLDS = {**{stat: ROLE_SHARE for _, stat in SHARE_ROLES}, "entropy_norm": BROAD_ENTROPY}
 
 

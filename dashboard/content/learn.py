@@ -7,7 +7,7 @@ Texts go through st.markdown, so they never hold user input; formulas go through
 
 from __future__ import annotations
 
-from core.worked_examples import EXAMPLES
+from core.lesson.worked_examples import EXAMPLES
 
 # ---- the page's modes, and the sentences one click away ------------------------------------------
 
@@ -133,7 +133,7 @@ HEADS_TEXT = (
     "and W^O blends them into one vector per token."
 )
 
-# What a chart of each trace name is called (core/trace.py's names).
+# What a chart of each trace name is called (core/lesson/trace.py's names).
 CHART_TITLES = {
     "embeddings": "token embeddings e(w)",
     "positions": "positional encoding PE",

@@ -7,14 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.ablation import (
-    ablated_last_hidden,
-    check_heads,
-    embedding_effect,
-    head_effects,
-    sentence_embedding,
-)
-from core.bert import BertNumpy
+from core.measures.ablation import ablated_last_hidden, embedding_effect, head_effects, sentence_embedding
+from core.models.bert import BertNumpy
+from core.models.interventions import check_heads
 from tests.tiny_bert import make_tiny_bert
 
 torch = pytest.importorskip("torch")
@@ -28,7 +23,7 @@ def tiny_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def bundled_dir():
-    from core import bundled
+    from core.models import bundled
 
     return bundled.bundled_files()
 
@@ -100,7 +95,7 @@ def test_restarting_at_the_first_changed_layer_equals_a_full_rerun(tiny_dir):
 
 @pytest.mark.slow
 def test_bundled_engines_agree_and_match_transformers(bundled_dir):
-    from core.pretrained import load_pretrained
+    from core.models.pretrained import load_pretrained
 
     numpy_engine, torch_engine = BertNumpy.from_pretrained(), load_pretrained("bundled")
     reference = reference_model(bundled_dir)
@@ -130,7 +125,7 @@ def test_bundled_effect_grid_matches_transformers(bundled_dir):
 
 
 def test_torch_engine_grid_equals_the_numpy_grid(tiny_dir):
-    from core.pretrained import load_pretrained
+    from core.models.pretrained import load_pretrained
 
     numpy_engine, torch_engine = BertNumpy.from_pretrained(tiny_dir), load_pretrained(str(tiny_dir))
     text = "the bank approved the loan"

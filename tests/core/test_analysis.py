@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.analysis import (
+from core.measures.analysis import (
     drop_tokens,
     find_word_ref,
     head_stats,
@@ -157,7 +157,7 @@ def test_head_stats_on_known_patterns():
     assert head_stats(uniform, special)["entropy"][0, 0] == pytest.approx(np.log2(t), rel=1e-5)
 
 
-def test_similarity():  # rollout moved to core/flow.py, tested in tests/core/test_flow.py
+def test_similarity():  # rollout moved to core/measures/flow.py, tested in tests/core/test_flow.py
     hidden = np.random.default_rng(5).standard_normal((5, 8)).astype(np.float32)
     sim = token_similarity(hidden)
     np.testing.assert_allclose(np.diag(sim), 1.0, atol=1e-6)

@@ -1,4 +1,4 @@
-"""core/atlas.py: the head statistics against an independent computation (transformers' BertModel
+"""core/measures/atlas.py: the head statistics against an independent computation (transformers' BertModel
 with eager attention on corpus sentences, the statistics written as explicit Python loops), role
 labels on constructed attention, the token-weighted average, and the disk cache (round trip,
 damaged files, unwritable folder, what the key depends on). Every test uses a temporary cache dir."""
@@ -13,8 +13,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from core import atlas as atlas_mod
-from core.atlas import (
+from core.measures import atlas as atlas_mod
+from core.measures.atlas import (
     BROAD,
     BROAD_ENTROPY,
     MIXED,
@@ -33,7 +33,7 @@ from core.atlas import (
     model_fingerprint,
     save_atlas,
 )
-from core.result import AttentionResult
+from core.models.result import AttentionResult
 from dashboard.content.atlas import corpus
 
 FP = "fingerprint of m's files"
@@ -91,7 +91,7 @@ def torch_reference():
     transformers = pytest.importorskip("transformers")
     from tokenizers import Tokenizer
 
-    from core.bundled import bundled_model_dir
+    from core.models.bundled import bundled_model_dir
 
     directory = bundled_model_dir()
     tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
@@ -110,7 +110,7 @@ def torch_reference():
 
 @pytest.mark.slow
 def test_bundled_heads_match_transformers_with_loops(torch_reference):
-    from core.bert import BertNumpy
+    from core.models.bert import BertNumpy
 
     sentences = [s for s in corpus() if any(c in s for c in '"?;:')][:8]  # quotes, questions, lists
     assert len(sentences) == 8

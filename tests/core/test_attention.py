@@ -1,4 +1,4 @@
-"""core.attention against PyTorch in float64 (random shapes, every mask kind), hand-worked cases,
+"""core.lesson.attention against PyTorch in float64 (random shapes, every mask kind), hand-worked cases,
 and properties that must hold for any input (hypothesis)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from core.attention import (
+from core.lesson.attention import (
     FullyMaskedRowError,
     attention_steps,
     build_mask,

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.attribution import MEASURES, attention_columns, attribution, leave_one_out, spearman
-from core.bert import BertNumpy
+from core.measures.attribution import MEASURES, attention_columns, attribution, leave_one_out, spearman
+from core.models.bert import BertNumpy
 from tests.tiny_bert import make_tiny_bert
 
 torch = pytest.importorskip("torch")
@@ -123,7 +123,7 @@ def test_columns_by_hand(tiny_dir):
     ["The trophy wouldn't fit in the suitcase because it was too large.", "The bank approved the loan."],
 )
 def test_bundled_attribution_matches_transformers(text):
-    from core import bundled
+    from core.models import bundled
 
     path = bundled.bundled_files()
     engine = BertNumpy.from_pretrained(path)

@@ -24,20 +24,15 @@ from hypothesis import strategies as st
 from safetensors import safe_open
 from transformers import BertModel
 
-from core.attention import merge_heads, softmax, split_heads
-from core.bert import (
-    BertNumpy,
-    TextError,
-    UnsupportedModelError,
-    check_bert_config,
-    check_supported,
-    load_numpy,
-)
-from core.bundled import bundled_model_dir
-from core.layers import layer_norm
-from core.models import BUNDLED_NAME, ModelFilesError
-from core.result import compare_results
-from core.trace import LayerTrace, from_projections
+from core.lesson.attention import merge_heads, softmax, split_heads
+from core.lesson.layers import layer_norm
+from core.lesson.trace import LayerTrace, from_projections
+from core.models.bert import BertNumpy, TextError, load_numpy
+from core.models.bert_config import UnsupportedModelError, check_bert_config, check_supported
+from core.models.bundled import bundled_model_dir
+from core.models.errors import ModelFilesError
+from core.models.registry import BUNDLED_NAME
+from core.models.result import compare_results
 from tests.conftest import ROOT
 from tests.tiny_bert import make_tiny_bert
 
@@ -224,7 +219,7 @@ def test_bundled_parity_at_512_tokens(bundled, bundled_torch):
 
 def test_bundled_matches_the_torch_engine_result(bundled):
     """Both engines turn the same text into the same AttentionResult (the explore page's parity badge)."""
-    pretrained = pytest.importorskip("core.pretrained")
+    pretrained = pytest.importorskip("core.models.pretrained")
     theirs = pretrained.load_pretrained("bundled").run(*PAIR)
     ours = bundled.run(*PAIR)
     assert ours.tokens == theirs.tokens and ours.word_ids == theirs.word_ids
@@ -553,7 +548,7 @@ def test_load_numpy_reads_user_choices(tiny_dir):
 def test_the_numpy_engine_never_imports_torch():
     code = (
         "import sys\n"
-        "from core.bert import load_numpy\n"
+        "from core.models.bert import load_numpy\n"
         "result = load_numpy('bundled').run('The cat sat on the mat.', 'It was tired.')\n"
         "assert result.engine == 'numpy' and result.n_layers == 6\n"
         "heavy = sorted(m for m in ('torch', 'transformers', 'streamlit', 'plotly') if m in sys.modules)\n"
@@ -570,7 +565,7 @@ def test_importing_core_only_defines_things():
     code = (
         "import os, numpy\n"
         "before, threads = dict(os.environ), set(os.listdir('/proc/self/task'))\n"
-        "import core, core.bert, core.result, core.trace\n"
+        "import core, core.models.bert, core.models.result, core.lesson.trace\n"
         "print(dict(os.environ) == before, set(os.listdir('/proc/self/task')) == threads)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from core.__main__ import main
-from core.bundled import bundled_model_dir
-from core.models import BUNDLED_NAME
+from core.models.bundled import bundled_model_dir
+from core.models.registry import BUNDLED_NAME
 from tests.conftest import ROOT
 from tests.tiny_bert import make_tiny_bert
 
@@ -108,7 +108,7 @@ def test_json_to_file_and_local_model(capsys, tmp_path, tiny_dir):
 
 
 def test_torch_engine_agrees_with_numpy(capsys):
-    pytest.importorskip("core.pretrained")
+    pytest.importorskip("core.models.pretrained")
     code, out, _ = run(capsys, "attend", SENTENCE, "--pair", "It slept.", "--engine", "torch")
     assert code == 0
     theirs = json.loads(out)

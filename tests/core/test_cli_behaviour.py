@@ -1,5 +1,5 @@
-"""python -m core ablate and attribute: their JSON and CSV hold what core.ablation and
-core.attribution compute, both engines agree, and errors are one line on stderr."""
+"""python -m core ablate and attribute: their JSON and CSV hold what core.measures.ablation and
+core.measures.attribution compute, both engines agree, and errors are one line on stderr."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from core.__main__ import main
-from core.ablation import head_effects
-from core.attribution import attribution
-from core.bert import BertNumpy
-from core.bundled import bundled_model_dir
+from core.measures.ablation import head_effects
+from core.measures.attribution import attribution
+from core.models.bert import BertNumpy
+from core.models.bundled import bundled_model_dir
 from tests.tiny_bert import make_tiny_bert
 
 SENTENCE = "The bank approved the loan."
@@ -104,7 +104,7 @@ def mlm_dir(tmp_path_factory):
 
 
 def test_fill_json_is_the_heads_top_k(capsys, mlm_dir):
-    from core.masked_lm import fill_masks
+    from core.models.masked_lm import fill_masks
 
     text = "the [MASK] sat on the [MASK]"
     code, out, err = run(capsys, "fill", text, "--model", str(mlm_dir), "--top", "3")

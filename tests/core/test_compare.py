@@ -1,4 +1,4 @@
-"""core/compare.py: alignment, swapped positions, the role bins and the change ranking, each checked
+"""core/measures/compare.py: alignment, swapped positions, the role bins and the change ranking, each checked
 against explicit loops on random attention arrays (every row a softmax)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.compare import (
+from core.measures.compare import (
     ROLE_BINS,
     Alignment,
     align_tokens,

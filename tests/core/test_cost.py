@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.cost import (
+from core.cost.price import (
     Curve,
     crossover,
     curves_from,
@@ -18,7 +18,7 @@ from core.cost import (
     variant_curves,
     weights_megabytes,
 )
-from core.variants import Variant
+from core.cost.variants import Variant
 
 
 def test_curves_measure_the_attention_code_at_each_length():

@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core import bundled, models
-from core.bert import load_numpy
-from core.models import ModelError, ModelFilesError, ModelNotFoundError
-from core.pretrained import load_pretrained
+from core.models import bundled, registry
+from core.models.bert import load_numpy
+from core.models.errors import ModelError, ModelFilesError, ModelInputError, ModelNotFoundError
+from core.models.pretrained import load_pretrained
 from tests.tiny_bert import make_tiny_bert
 
 LOADERS = {"torch": load_pretrained, "numpy": load_numpy}
@@ -106,7 +106,7 @@ def deny_reads_under(monkeypatch, folder: Path) -> None:
             raise PermissionError(errno.EACCES, "Permission denied", str(file))
         return real_open(file, *args, **kwargs)
 
-    for module in (models, bundled):  # their own `open` only: config.json, the bundled weights' sha256
+    for module in (registry, bundled):  # their own `open` only: config.json, the bundled weights' sha256
         monkeypatch.setattr(module, "open", guarded_open, raising=False)
 
 
@@ -245,5 +245,5 @@ def test_a_config_without_usable_heads_is_refused_and_works_once_fixed(tiny, eng
     ],
 )
 def test_folder_paths_the_file_system_refuses_are_input_errors(path, says):
-    with pytest.raises(models.ModelInputError, match=says):
-        models.parse_model_choice(path)
+    with pytest.raises(ModelInputError, match=says):
+        registry.parse_model_choice(path)

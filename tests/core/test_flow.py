@@ -1,4 +1,4 @@
-"""core/flow.py: attention norms (Kobayashi et al. 2020) against transformers' own weights and
+"""core/measures/flow.py: attention norms (Kobayashi et al. 2020) against transformers' own weights and
 activations, computed here with torch ops, for both engines, on the bundled model and tiny random
 BERTs; the identity sum_h sum_j α_ij f_h(x_j) + b_O = the attention block's dense output; the page's
 merged/hidden/rescaled norms against explicit loops; rollout (Abnar & Zuidema 2020) against explicit
@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.analysis import token_view, word_spans
-from core.flow import (
+from core.measures.analysis import token_view, word_spans
+from core.measures.flow import (
     attention_norms,
     attention_rollout,
     renormalise_rows,
@@ -86,7 +86,7 @@ class Reference:
 
 @pytest.fixture(scope="module")
 def bundled_dir():
-    from core.bundled import bundled_model_dir
+    from core.models.bundled import bundled_model_dir
 
     path = bundled_model_dir()
     if path is None:
@@ -126,8 +126,8 @@ def assert_norms_match(ours, ref, tokens, ref_tokens):
 
 
 def test_bundled_norms_match_transformers_for_both_engines(bundled_dir):
-    from core.bert import BertNumpy
-    from core.pretrained import load_from_dir
+    from core.models.bert import BertNumpy
+    from core.models.pretrained import load_from_dir
 
     ref = Reference(bundled_dir, SENTENCE)
     expected = [ref.norms(layer) for layer in range(len(ref.attentions))]
@@ -142,8 +142,8 @@ def test_bundled_norms_match_transformers_for_both_engines(bundled_dir):
 
 @pytest.mark.parametrize("name", list(TINY_CONFIGS))
 def test_tiny_norms_match_transformers_for_both_engines(tiny_dirs, name):
-    from core.bert import BertNumpy
-    from core.pretrained import load_from_dir
+    from core.models.bert import BertNumpy
+    from core.models.pretrained import load_from_dir
 
     ref = Reference(tiny_dirs[name], TINY_SENTENCE)
     expected = [ref.norms(layer) for layer in range(len(ref.attentions))]
@@ -156,7 +156,7 @@ def test_tiny_norms_match_transformers_for_both_engines(tiny_dirs, name):
 def test_weighted_vectors_sum_to_the_attention_output(bundled_dir, tiny_dirs, model):
     """Σ_h Σ_j α_ij f_h(x_j) + b_O is the attention block's dense output (hooked in transformers):
     the vectors whose norms the view shows are exactly what the block adds to the residual stream."""
-    from core.pretrained import load_from_dir
+    from core.models.pretrained import load_from_dir
 
     path = bundled_dir if model == "bundled" else tiny_dirs["h16-4heads-3layers"]
     text = SENTENCE if model == "bundled" else TINY_SENTENCE

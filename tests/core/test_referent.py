@@ -1,4 +1,4 @@
-"""The pronoun test (core/referent.py): the cosine by hand on a made-up result, which words count
+"""The pronoun test (core/measures/referent.py): the cosine by hand on a made-up result, which words count
 as candidates, word pieces averaged, other hidden states measured in place of the result's, and the
 bundled model on the trophy and bank sentences recomputed from its hidden states with plain NumPy."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.referent import closeness, is_content_word
-from core.result import AttentionResult
+from core.measures.referent import closeness, is_content_word
+from core.models.result import AttentionResult
 
 TROPHY = "The trophy wouldn't fit in the suitcase because it was too {}."
 
@@ -89,8 +89,8 @@ def plain_nearest(result, focus_word: str) -> tuple[str, float]:
     [(TROPHY.format("large"), "it"), (TROPHY.format("small"), "it"), ("The bank approved the loan.", "bank")],
 )
 def test_bundled_model_nearest_word_recomputed(text, focus):
-    from core import bundled
-    from core.bert import BertNumpy
+    from core.models import bundled
+    from core.models.bert import BertNumpy
 
     result = BertNumpy.from_pretrained(bundled.bundled_files()).run(text)
     close = closeness(result, result.tokens.index(focus))

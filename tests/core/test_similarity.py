@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.bert import BertNumpy
-from core.similarity import cosine_matrix, item_vectors, word_across_layers
+from core.measures.similarity import cosine_matrix, item_vectors, word_across_layers
+from core.models.bert import BertNumpy
 from tests.tiny_bert import make_tiny_bert
 
 torch = pytest.importorskip("torch")

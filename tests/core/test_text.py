@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from core.lesson.toy import clean_text
 from core.text import clean_input
-from core.toy import clean_text
 
 
 def test_lone_surrogates_become_replacement_characters_and_text_is_capped():

@@ -5,7 +5,8 @@ same tokens, bit-identical attention and hidden states. Fast tokenizers raise "A
 when used by two threads at once, and a scratch buffer shared between calls would mix results;
 both would show here.
 
-Both engines run the bundled model: core/pretrained.py's PretrainedModel (torch) and core/bert.py's
+Both engines run the bundled model: core/models/pretrained.py's PretrainedModel (torch) and
+core/models/bert.py's
 BertNumpy. A last test goes through the page's own cached loader, as concurrent sessions do.
 """
 
@@ -17,8 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from core.bert import load_numpy
-from core.pretrained import load_pretrained
+from core.models.bert import load_numpy
+from core.models.pretrained import load_pretrained
 
 pytestmark = pytest.mark.slow
 

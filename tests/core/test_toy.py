@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.attention import MASK_KINDS, build_mask, multi_head_attention
-from core.layers import layer_norm
-from core.toy import (
+from core.lesson.attention import MASK_KINDS, build_mask, multi_head_attention
+from core.lesson.layers import layer_norm
+from core.lesson.toy import (
     MAX_TOKENS,
     ToySettings,
     clean_text,
@@ -27,9 +27,9 @@ from core.toy import (
     toy_weights,
     trace,
 )
-from core.trace import STEP_OF
-from core.trace import from_inputs as trace_from_inputs
-from core.trace import from_projections as trace_from_projections
+from core.lesson.trace import STEP_OF
+from core.lesson.trace import from_inputs as trace_from_inputs
+from core.lesson.trace import from_projections as trace_from_projections
 
 SENTENCE = ("The", "cat", "sat", "on", "the", "mat")
 

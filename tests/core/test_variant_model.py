@@ -8,8 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.bert import BertNumpy
-from core.variant_model import (
+from core.cost.variant_model import (
     compare_head,
     embedding_change,
     first_of_the_rest,
@@ -20,7 +19,8 @@ from core.variant_model import (
     sweep,
     sweep_radii,
 )
-from core.variants import Variant
+from core.cost.variants import Variant
+from core.models.bert import BertNumpy
 from tests.tiny_bert import make_tiny_bert
 
 TEXT = "the cat sat on the mat because it was tired"

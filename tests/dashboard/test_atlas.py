@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.atlas import (
+from core.measures.atlas import (
     ROLE_SHARE,
     STATS,
     HeadAtlas,
@@ -100,7 +100,7 @@ def grid_z(at: AppTest) -> np.ndarray:
 
 
 def tiny_atlas(model: str):
-    from core.bert import BertNumpy
+    from core.models.bert import BertNumpy
 
     engine = BertNumpy.from_pretrained(model)
     sentences = corpus()[:N_SMALL]
@@ -180,7 +180,7 @@ def test_role_filter_filters_the_table_and_greys_the_grid():
 
 
 def test_user_sentence(tiny_model):
-    from core.bert import BertNumpy
+    from core.models.bert import BertNumpy
 
     at = open_page(model=tiny_model)
     at.segmented_control(key="atlas_on").set_value("sentence").run()

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.ablation import embedding_effect, sentence_embedding
-from core.attribution import spearman
-from core.referent import closeness
+from core.measures.ablation import embedding_effect, sentence_embedding
+from core.measures.attribution import spearman
+from core.measures.referent import closeness
 from dashboard.hosted import HOSTED
 from tests.dashboard.harness import assert_no_crash, messages, page_script, plotly_array
 

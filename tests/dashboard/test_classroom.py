@@ -9,7 +9,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from core.models import ModelError
+from core.models.errors import ModelError
 from tests.dashboard.harness import run_script
 
 ROOT = Path(__file__).resolve().parents[2]

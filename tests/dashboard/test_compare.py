@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.compare import total_variation
+from core.measures.compare import total_variation
 from dashboard.content.compare import PRESETS
 from tests.dashboard.harness import plotly_array
 

@@ -1,7 +1,7 @@
 """AppTests of the views that read the built-in corpus, on the bundled model: the similarity view's
 nearest corpus words (checked against the corpus re-read here with the NumPy engine and plain NumPy
 cosines) and the query/key space (its points recomputed here from those hidden states with
-transformers' convention, q = x W^Q + b, and the plane fitted with core.qk_space, which
+transformers' convention, q = x W^Q + b, and the plane fitted with core.measures.qk_space, which
 tests/core/test_qk_space.py checks against AttentionViz's construction and an eigen-decomposition)."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.bert import BertNumpy
-from core.bundled import bundled_model_dir
-from core.qk_space import qk_space
+from core.measures.qk_space import qk_space
+from core.models.bert import BertNumpy
+from core.models.bundled import bundled_model_dir
 from dashboard.charts.explore import escape_label
 from dashboard.content.atlas import corpus
 from tests.dashboard.harness import assert_no_crash, page_script, plotly_array

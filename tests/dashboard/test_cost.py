@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.bert import BertNumpy
-from core.variants import Variant
+from core.cost.variants import Variant
+from core.models.bert import BertNumpy
 from dashboard.content.cost import DEFAULT_TEXT
 from tests.dashboard.harness import assert_no_crash, chart_specs, messages, n_charts, page_script
 

@@ -276,8 +276,8 @@ def test_md_escapes_markdown():
 
 
 def test_damaged_bundled_weights_are_reported_in_the_page(monkeypatch):
-    from core import bundled
-    from core.models import ModelFilesError
+    from core.models import bundled
+    from core.models.errors import ModelFilesError
     from dashboard import engines
 
     def damaged(model_dir, expected=bundled.BUNDLED_SHA256):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.models import ModelError
+from core.models.errors import ModelError
 from dashboard.content import explore as content
 from tests.dashboard.harness import chart_specs, plotly_array
 

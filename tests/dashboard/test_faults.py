@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import bundled
+from core.models import bundled
 from dashboard import engines
 from tests.core.test_faults import (
     HUB_FAULTS,

@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 from streamlit.testing.v1 import AppTest
 
-from core.analysis import rank_heads_specific
+from core.measures.analysis import rank_heads_specific
 from dashboard.content import explore as text
 from tests.dashboard.test_explore import assert_healthy, open_page, shown_result
 

@@ -23,7 +23,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from core.toy import MAX_TOKENS, clean_text, tokenize
+from core.lesson.toy import MAX_TOKENS, clean_text, tokenize
 from dashboard.state import clean_input
 from tests.dashboard.harness import (
     CASES,

@@ -20,7 +20,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from core.atlas import STATS
+from core.measures.atlas import STATS
 from dashboard.state import clean_input
 from tests.dashboard.harness import (
     CASES,

@@ -198,7 +198,7 @@ def test_hosted_mode_caps_the_tokens_with_a_notice(hosted):
     assert "this public demo reads at most 128" in shown(at).replace("\\", "")
     assert f"up to {HOSTED.max_tokens} tokens" in at.text_area(key="explore_text").label
     # the text was cut at a token boundary: the tokens are the full text's first 127, then [SEP]
-    from core.bert import BertNumpy
+    from core.models.bert import BertNumpy
 
     full = BertNumpy.from_pretrained().encode(LONG_TEXT).tokens
     assert result.tokens[:-1] == full[: HOSTED.max_tokens - 1] and result.tokens[-1] == "[SEP]"

@@ -312,7 +312,7 @@ def test_user_text_is_shown_as_plain_text_only(text, marker):
     at = run_page()
     at.text_input(key="learn_text").set_value(text).run()
     assert not at.exception
-    from core.toy import tokenize
+    from core.lesson.toy import tokenize
 
     tokens = list(tokenize(text).tokens)
     assert at.text[0].value == "  ·  ".join(tokens)  # st.text: never interpreted
@@ -396,52 +396,10 @@ def test_settings_survive_a_visit_to_another_page():
     assert at.text_input(key="learn_text").value == "Back again"
 
 
-# ---- honest text, and the page's code in small pieces with one job each ------------------------
+# ---- honest text (the code's house rules are checked in tests/test_house.py) -----------------------
 
 
 def test_sentence_mode_says_its_weights_are_random_and_untrained():
     at = run_page(step="2")
     said = " ".join(texts(at))
     assert "random and untrained" in said and "Your sentence in a real BERT" in said
-
-
-def _imports(path: Path) -> set[str]:
-    import ast
-
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
-            # `from dashboard.views import compare` imports a page too
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-    return found
-
-
-def test_no_page_module_imports_another_page():
-    views = ROOT / "dashboard" / "views"
-    pages = {p.stem for p in views.iterdir() if p.name != "__init__.py" and not p.name.startswith((".", "_"))}
-    assert "learn" in pages and (views / "learn").is_dir()  # a package: dashboard/views/learn/
-    for page in pages:
-        files = (views / page).rglob("*.py") if (views / page).is_dir() else [views / f"{page}.py"]
-        for path in files:
-            for module in _imports(path):
-                other = module.split(".")[2] if module.startswith("dashboard.views.") else page
-                assert other == page, f"{path.relative_to(ROOT)} imports {module}"
-
-
-def test_learn_page_files_and_functions_are_small():
-    import ast
-
-    files = [
-        *(ROOT / "dashboard" / "views" / "learn").glob("*.py"),
-        ROOT / "dashboard" / "content" / "learn.py",
-    ]
-    files += [ROOT / "dashboard" / "charts" / "learn.py"]
-    for path in files:
-        source = path.read_text(encoding="utf-8")
-        assert source.count("\n") <= 400, path
-        for node in ast.walk(ast.parse(source)):
-            if isinstance(node, ast.FunctionDef):
-                assert node.end_lineno - node.lineno + 1 <= 60, f"{path.name}: {node.name}"

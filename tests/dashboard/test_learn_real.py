@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.bert import BertNumpy
-from core.bundled import bundled_model_dir
+from core.models.bert import BertNumpy
+from core.models.bundled import bundled_model_dir
 from tests.dashboard.test_learn import SCRIPT, chart, texts, z
 
 SENTENCE = "The bank approved the loan"
@@ -57,7 +57,7 @@ def test_real_mode_numbers_are_the_models(page, engine, head):
     # the unscaled scores and the scaled ones differ by sqrt(d_k) = sqrt(32)
     np.testing.assert_allclose(z(chart(page, "scores")) / np.sqrt(32), z(chart(page, "scaled")), atol=1e-5)
     # and what transformers computes (the bridge's promise)
-    from core.pretrained import load_pretrained
+    from core.models.pretrained import load_pretrained
 
     reference = load_pretrained("bundled").run(SENTENCE)
     np.testing.assert_allclose(shown, reference.attentions[0, head], atol=1e-5)

@@ -1,5 +1,6 @@
 """The explore page's guesses for [MASK]: a masked-LM BERT's five words per [MASK] with their
-probabilities, equal to core.masked_lm's (checked against transformers in tests/core/test_masked_lm.py);
+probabilities, equal to core.models.masked_lm's (checked against transformers in
+tests/core/test_masked_lm.py);
 the bundled model's one line naming a model that can guess; nothing when the text has no [MASK]."""
 
 from __future__ import annotations
@@ -7,8 +8,8 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.bert import BertNumpy
-from core.masked_lm import fill_masks
+from core.models.bert import BertNumpy
+from core.models.masked_lm import fill_masks
 from dashboard.widgets import md
 from tests.dashboard.harness import assert_no_crash, page_script
 from tests.tiny_bert import make_tiny_bert

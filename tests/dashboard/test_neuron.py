@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.models import ModelError
+from core.models.errors import ModelError
 from dashboard.views.explore.neuron import OPEN_KEY
 from tests.dashboard.harness import NAMED_TEXTS, assert_no_crash, messages, plotly_array, utf8_safe
 
@@ -93,7 +93,7 @@ def test_the_trophy_example_opens_on_it_to_trophy_with_the_engines_weight():
 
 
 def test_the_section_computes_nothing_while_closed(monkeypatch):
-    from core import neuron as core_neuron
+    from core.measures import neuron as core_neuron
     from dashboard.views.explore import neuron
 
     calls = []
@@ -219,7 +219,7 @@ def test_without_torch_the_numpy_engine_shows_it(monkeypatch):
 
 
 def test_an_engine_without_per_head_weights_says_why(monkeypatch):
-    from core.bert import BertNumpy
+    from core.models.bert import BertNumpy
 
     def refuse(self, layer):
         raise ModelError("this model's attention is not laid out like BERT's")
@@ -248,7 +248,7 @@ def test_a_recomputed_weight_off_the_engines_gets_no_check_mark(monkeypatch):
     """The check mark compares the two numbers: a recomputation 0.002 off is shown as off."""
     import dataclasses
 
-    from core import neuron as core_neuron
+    from core.measures import neuron as core_neuron
     from dashboard.views.explore import neuron
 
     def off(*args, **kwargs):
@@ -268,7 +268,7 @@ def test_a_gap_within_float_rounding_is_called_rounding(monkeypatch):
     """A recomputed weight a few 1e-5 off, across a rounding boundary of the 4th decimal."""
     import dataclasses
 
-    from core import neuron as core_neuron
+    from core.measures import neuron as core_neuron
     from dashboard.views.explore import neuron
 
     def near(*args, **kwargs):
@@ -291,8 +291,8 @@ def test_a_relative_position_model_is_named_before_the_steps(monkeypatch):
     that q · k alone leaves out its relative-position scores, and a gap is put down to them."""
     import dataclasses
 
-    from core import neuron as core_neuron
-    from core.models import BUNDLED_KEY
+    from core.measures import neuron as core_neuron
+    from core.models.registry import BUNDLED_KEY
     from dashboard.engines import load_engine
     from dashboard.views.explore import neuron
 
@@ -316,7 +316,7 @@ def test_a_relative_position_model_is_named_before_the_steps(monkeypatch):
 
 def _head_norm_row(at, layer, head, i):
     """Query i's row of ‖α_im f_h(x_m)‖ and ‖f_h(x_j)‖, with f_h computed here head by head from the
-    engine's weights (an explicit slice of W_V and W_O, not core.flow)."""
+    engine's weights (an explicit slice of W_V and W_O, not core.measures.flow)."""
     from dashboard.engines import load_engine
 
     result = shown_result(at)

@@ -1,5 +1,5 @@
 """AppTest of the explore page's similarity view on the bundled model: the map is the cosine of the
-vectors after the chosen layer (recomputed here with plain NumPy; core/similarity.py is checked
+vectors after the chosen layer (recomputed here with plain NumPy; core/measures/similarity.py is checked
 against transformers in tests/core/test_similarity.py), merged words average their pieces, the row's
 bars leave the focus word out, and `layer` runs from 0 (the embeddings) to L in links."""
 

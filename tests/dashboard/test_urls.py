@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from streamlit.runtime.state.query_params import sanitize_query_string
 from streamlit.testing.v1 import AppTest
 
-from core.attention import MASK_KINDS
-from core.worked_examples import EXAMPLES as LEARN_EXAMPLES
+from core.lesson.attention import MASK_KINDS
+from core.lesson.worked_examples import EXAMPLES as LEARN_EXAMPLES
 from dashboard.content.explore import EXAMPLES as EXPLORE_EXAMPLES
 from dashboard.content.explore import VIEWS
 from dashboard.content.learn import D_K_CHOICES, STEP_VIEWS

@@ -1,6 +1,6 @@
 """What a walk-through as a teacher and a student found (issue 23 §3), on the bundled model: a link
 that names a focus and a target and no head opens on the head that links them most specifically
-(recomputed here with core.analysis.rank_heads_specific), with the one-line answer above the chart
+(recomputed here with core.measures.analysis.rank_heads_specific), with the one-line answer above the chart
 in presenter mode; the model's loading status does not stay on the page once the model has loaded;
 a link's bad layer and head are named with the model's own ranges, every one of them."""
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from core.analysis import rank_heads_specific, token_view
-from core.bert import BertNumpy
+from core.measures.analysis import rank_heads_specific, token_view
+from core.models.bert import BertNumpy
 from tests.dashboard.harness import ROOT, assert_no_crash, messages
 
 TROPHY = "The trophy wouldn't fit in the suitcase because it was too large."

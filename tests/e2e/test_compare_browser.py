@@ -86,7 +86,7 @@ def test_ranking_opens_a_head(page, app_server):
 def _tokens(text: str) -> list[str]:
     from tokenizers import Tokenizer
 
-    from core.bundled import bundled_model_dir
+    from core.models.bundled import bundled_model_dir
 
     tok = Tokenizer.from_file(str(bundled_model_dir() / "tokenizer.json"))
     tok.no_padding()

@@ -125,7 +125,7 @@ def test_the_checks_see_markup_that_ran(page):
 def wordpiece():
     from tokenizers import Tokenizer
 
-    from core.bundled import bundled_model_dir
+    from core.models.bundled import bundled_model_dir
 
     tok = Tokenizer.from_file(str(bundled_model_dir() / "tokenizer.json"))
     tok.no_padding()
@@ -190,7 +190,7 @@ def test_explore_url(page, app_server, n, group, wordpiece, screenshot_dir):
 # learn
 # --------------------------------------------------------------------------------------------------
 def toy_tokens(payload: str) -> list[str]:
-    from core.toy import clean_text, tokenize
+    from core.lesson.toy import clean_text, tokenize
 
     return list(tokenize(clean_text(payload)).tokens)
 

@@ -3,7 +3,7 @@ user's own sentence), as layers × heads grids, a sortable table and a role per 
 al. (2019), "What Does BERT Look At?".
 
 URL parameters (links.py): model, engine, text (the user's sentence), on (corpus | sentence), stat
-(role, or one of core.atlas.STATS), roles (the role filter, e.g. "cls,prev"). Layers and heads are
+(role, or one of core.measures.atlas.STATS), roles (the role filter, e.g. "cls,prev"). Layers and heads are
 0-indexed in links and shown from 1.
 
 Modules, one job each:
@@ -13,7 +13,7 @@ Modules, one job each:
               atlas of one sentence
 - widgets.py  the controls, the grid and its click-to-open link, the table, the explanations
 The text and the corpus live in dashboard/content/atlas.py (atlas_corpus.txt), the statistics in
-core/atlas.py, the figures in dashboard/charts/atlas.py.
+core/measures/atlas.py, the figures in dashboard/charts/atlas.py.
 """
 
 from dashboard.views.atlas.page import render

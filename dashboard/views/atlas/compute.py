@@ -3,7 +3,7 @@ progress bar) and the atlas of the user's sentence.
 
 Memory: one store per server process (st.cache_resource), shared by every session, holding the
 last few atlases; a lock per key so two sessions opening the same model compute it once (the second
-waits, then opens it from memory). Disk: core.atlas.load_or_compute.
+waits, then opens it from memory). Disk: core.measures.atlas.load_or_compute.
 
 The key is (model key, fingerprint of the model's files, corpus hash); the engine is not in it (both
 engines agree within 1e-5: the atlas is the model's, and the page says which engine computed it).
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from core.atlas import (
+from core.measures.atlas import (
     AtlasAccumulator,
     HeadAtlas,
     compute_atlas,
@@ -32,7 +32,7 @@ from core.atlas import (
     load_or_compute,
     measure_sentences,
 )
-from core.result import AttentionResult
+from core.models.result import AttentionResult
 from dashboard.content import atlas as content
 from dashboard.engines import compute_attention, engine_fingerprint, load_engine
 from dashboard.hosted import count_new_text

@@ -2,7 +2,7 @@
 
 URL parameters: model, engine (dashboard.model_pick), text (the user's own sentence), on ("corpus"
 or "sentence": what the numbers are measured on), stat (the grid shown: "role" or a statistic of
-core.atlas.STATS), roles (the role filter: comma-separated slugs such as "cls,prev"). A link with a
+core.measures.atlas.STATS), roles (the role filter: comma-separated slugs such as "cls,prev"). A link with a
 text and no `on` opens on that sentence. Read on the session's first run; written on every run.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.atlas import STATS
+from core.measures.atlas import STATS
 from dashboard.content.atlas import ROLE_BY_SLUG, ROLE_STAT
 from dashboard.hosted import Limits
 from dashboard.model_pick import model_url_params

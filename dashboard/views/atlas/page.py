@@ -9,8 +9,9 @@ import logging
 import numpy as np
 import streamlit as st
 
-from core.atlas import HeadAtlas, head_roles
-from core.models import ModelError, ModelSpec
+from core.measures.atlas import HeadAtlas, head_roles
+from core.models.errors import ModelError
+from core.models.registry import ModelSpec
 from dashboard.content import atlas as text
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, current_limits
 from dashboard.model_pick import model_pick_ui

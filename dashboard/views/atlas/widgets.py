@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.atlas import ROLES, STATS, HeadAtlas
+from core.measures.atlas import ROLES, STATS, HeadAtlas
 from dashboard.charts.atlas import role_grid, stat_grid
 from dashboard.charts.explore import escape_label
 from dashboard.charts.heatmap import PAGE, PRESENTER

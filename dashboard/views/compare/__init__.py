@@ -7,7 +7,7 @@ Modules, one job each:
 - links.py    the page's URL parameters (a dashboard.state.PageLinks table) and the link checks
 - widgets.py  the presets and sentence boxes, the layer/head/focus pickers, the ranking table, and
               their callbacks
-The alignment and ranking math is in core/compare.py, the figures in dashboard/charts/compare.py,
+The alignment and ranking math is in core/measures/compare.py, the figures in dashboard/charts/compare.py,
 the page's text and presets in dashboard/content/compare.py, the model picker in
 dashboard/model_pick.py (shared with the atlas page).
 

@@ -12,12 +12,19 @@ from functools import cached_property
 import numpy as np
 import streamlit as st
 
-from core.analysis import TokenView, find_word_ref, piece_text, token_view, word_ref
-from core.compare import Alignment, align_tokens, first_difference, rank_changes, row_by_row, swap_labels
-from core.models import ModelError
-from core.referent import closeness
-from core.result import AttentionResult
-from core.similarity import word_across_layers
+from core.measures.analysis import TokenView, find_word_ref, piece_text, token_view, word_ref
+from core.measures.compare import (
+    Alignment,
+    align_tokens,
+    first_difference,
+    rank_changes,
+    row_by_row,
+    swap_labels,
+)
+from core.measures.referent import closeness
+from core.measures.similarity import word_across_layers
+from core.models.errors import ModelError
+from core.models.result import AttentionResult
 from dashboard import pronoun
 from dashboard.charts.compare import difference_map, head_map
 from dashboard.charts.explore import escape_label

@@ -1,5 +1,5 @@
 """The compare page's widgets: each `*_ui()` draws and returns what the user chose; the callbacks
-change the page state. Computing happens in core/compare.py and page.py.
+change the page state. Computing happens in core/measures/compare.py and page.py.
 
 Widgets whose options depend on the model or the texts (layer, head, focus word) get keys that carry
 those options' signature and are seeded from the canonical state ("compare_layer", ...), so a new
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from core.compare import HeadChange
+from core.measures.compare import HeadChange
 from dashboard import state
 from dashboard.content import compare as text
 from dashboard.content.compare import OWN, PRESENT_VIEWS, PRESET_TITLES, PRESETS

@@ -9,8 +9,8 @@ Modules, one job each:
 - widgets.py  the sentence, layer/head, variant and parameter pickers, the presenter part switch
 - measure.py  the measurements, shared by every session of a server (st.cache_resource): the price
               curves (resumable, a progress bar), each variant's timings, the whole-model sweeps
-The variants are core/variants.py, their cost core/cost.py, the whole-model runs
-core/variant_model.py; the figures dashboard/charts/cost.py; the text dashboard/content/cost.py.
+The variants are core/cost/variants.py, their cost core/cost/price.py, the whole-model runs
+core/cost/variant_model.py; the figures dashboard/charts/cost.py; the text dashboard/content/cost.py.
 
 Page state lives in st.session_state under "cost_*" keys and is mirrored into the URL at the end of
 every run. User text never reaches markdown unescaped (dashboard.widgets.md), and never HTML.

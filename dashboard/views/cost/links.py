@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.variants import VARIANTS
+from core.cost.variants import VARIANTS
 from dashboard.content.cost import DEFAULT_TEXT, PARAMS, PARTS
 from dashboard.hosted import Limits
 from dashboard.model_pick import model_url_params
@@ -26,7 +26,7 @@ from dashboard.state import (
 
 PAGE = "cost"
 MAX_TEXT_CHARS = 2_000
-DEFAULTS = {"w": 2, "s": 4, "r": 2, "m": 64, "k": 8}  # core.variants.Variant's
+DEFAULTS = {"w": 2, "s": 4, "r": 2, "m": 64, "k": 8}  # core.cost.variants.Variant's
 KEEP = (
     "cost_text",
     "cost_layer",

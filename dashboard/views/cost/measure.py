@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import streamlit as st
 
-from core.cost import LENGTHS, Curve, Row, curves_from, measure_length, variant_curves
-from core.variant_model import Sweep, first_of_the_rest, sweep, sweep_radii, variant_effect
-from core.variants import Variant
+from core.cost.price import LENGTHS, Curve, Row, curves_from, measure_length, variant_curves
+from core.cost.variant_model import Sweep, first_of_the_rest, sweep, sweep_radii, variant_effect
+from core.cost.variants import Variant
 from dashboard.content import cost as text
 from dashboard.engines import compute_attention, load_engine
 from dashboard.hosted import Limits
@@ -75,7 +75,7 @@ def price_curves(shape: PriceShape) -> list[Curve]:
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def variant_timing(variant: Variant, d_k: int) -> tuple[Curve, Curve]:
-    """Full attention's and the variant's output time at n = 16 .. 1024 (core.cost.variant_curves)."""
+    """Full attention's and the variant's output time at n = 16 .. 1024 (core.cost.price.variant_curves)."""
     return variant_curves(variant, d_k)
 
 
@@ -84,7 +84,7 @@ def in_every_head(
     model_key: str, sentence: str, max_tokens: int, variant: Variant
 ) -> tuple[float, np.ndarray]:
     """`variant` in every head of the model on `sentence` (compute_attention's cached result): the
-    embedding's change and each layer's (core.variant_model.variant_effect)."""
+    embedding's change and each layer's (core.cost.variant_model.variant_effect)."""
     result = compute_attention(model_key, ENGINE, sentence, max_tokens)
     return variant_effect(load_engine(model_key, ENGINE), result, variant)
 
@@ -99,7 +99,7 @@ class Sweeps:
 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def sweeps(model_key: str, sentence: str, max_tokens: int) -> Sweeps:
-    """The window radii of core.variant_model.sweep_radii and the Performer's m in PERFORMER_M."""
+    """The window radii of core.cost.variant_model.sweep_radii and the Performer's m in PERFORMER_M."""
     engine = load_engine(model_key, ENGINE)
     result = compute_attention(model_key, ENGINE, sentence, max_tokens)
     window = sweep(engine, result, Variant("window"), "w", sweep_radii(result.n_tokens))

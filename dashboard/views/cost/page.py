@@ -12,11 +12,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.cost import crossover, flop_crossover, heads_curve, weights_megabytes
-from core.models import ModelError
-from core.result import AttentionResult
-from core.variant_model import THRESHOLD, compare_head, head_qkv
-from core.variants import VARIANTS, Variant
+from core.cost.price import crossover, flop_crossover, heads_curve, weights_megabytes
+from core.cost.variant_model import THRESHOLD, compare_head, head_qkv
+from core.cost.variants import VARIANTS, Variant
+from core.models.errors import ModelError
+from core.models.result import AttentionResult
 from dashboard.charts.cost import layer_bars, price_chart, sweep_chart, timing_chart, variant_maps
 from dashboard.charts.heatmap import PAGE as PAGE_SIZING
 from dashboard.charts.heatmap import PRESENTER

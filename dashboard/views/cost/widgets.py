@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.variants import VARIANTS
+from core.cost.variants import VARIANTS
 from dashboard.content import cost as text
 
 PRESENTER_CONTROLS = "Sentence, head and variant"

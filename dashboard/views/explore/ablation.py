@@ -1,9 +1,9 @@
 """The explore page's ablation view: does a head matter for what the model outputs?
 
 A grid of every head's effect on the sentence embedding when that head alone is switched off
-(zero-ablation, core/ablation.py), the ten heads that matter most (each opens the head view), and a
+(zero-ablation, core/measures/ablation.py), the ten heads that matter most (each opens the head view), and a
 set of heads switched off together: how far the embedding moves, and whether the focus word's final
-vector moves (core/referent.py), as grouped bars and one sentence naming the nearest content word.
+vector moves (core/measures/referent.py), as grouped bars and one sentence naming the nearest content word.
 
 State: the set is session key "explore_ablate", a sorted tuple of (layer, head) pairs, 0-indexed (in
 the link as `ablate=2.3,5.11`, see links.py); how it was chosen is "explore_ablate_preset". The grid
@@ -17,11 +17,12 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core.ablation import ablated_last_hidden, embedding_effect, head_effects, sentence_embedding
-from core.analysis import TokenView, word_spans
-from core.models import BUNDLED_KEY, ModelError
-from core.referent import Closeness, closeness
-from core.result import AttentionResult
+from core.measures.ablation import ablated_last_hidden, embedding_effect, head_effects, sentence_embedding
+from core.measures.analysis import TokenView, word_spans
+from core.measures.referent import Closeness, closeness
+from core.models.errors import ModelError
+from core.models.registry import BUNDLED_KEY
+from core.models.result import AttentionResult
 from dashboard.charts.ablation import before_after_bars, effect_grid
 from dashboard.charts.heatmap import PAGE, PRESENTER
 from dashboard.content import ablation as text

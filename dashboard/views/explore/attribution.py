@@ -1,6 +1,6 @@
 """The explore page's attribution view: which tokens the output needs (leave-one-out), beside what
 attention would say (last layer's attention, rollout, norms), and how far their orders agree
-(Spearman's ρ). The math is core/attribution.py; this module caches, states and draws.
+(Spearman's ρ). The math is core/measures/attribution.py; this module caches, states and draws.
 
 The measurement is cached per input in st.cache_resource (one model run per scored token); in hosted
 mode a new one counts as one new text against the per-minute bound, as the ablation grid does.
@@ -12,10 +12,11 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core.attribution import MEASURES, Attribution, attribution
 from core.export import attribution_csv
-from core.models import BUNDLED_KEY, ModelError
-from core.result import AttentionResult
+from core.measures.attribution import MEASURES, Attribution, attribution
+from core.models.errors import ModelError
+from core.models.registry import BUNDLED_KEY
+from core.models.result import AttentionResult
 from dashboard.charts.attribution import attribution_bars
 from dashboard.content import ablation as ablation_text
 from dashboard.content import attribution as text

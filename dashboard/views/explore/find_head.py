@@ -1,5 +1,5 @@
 """The focus view's "find the head": heads ranked by how specifically the focus token looks at the
-target (core.analysis.rank_heads_specific), heads that look at the target from everywhere flagged,
+target (core.measures.analysis.rank_heads_specific), heads that look at the target from everywhere flagged,
 and, on the trophy sentences, whether the top heads' choice follows the meaning, and whether the word
 nearest to "it" does (the pronoun test, dashboard/pronoun.py).
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.analysis import HeadLink
-from core.referent import closeness
-from core.result import AttentionResult
+from core.measures.analysis import HeadLink
+from core.measures.referent import closeness
+from core.models.result import AttentionResult
 from dashboard.content import explore as text
 from dashboard.content.explore import EXAMPLES
 from dashboard.engines import compute_attention

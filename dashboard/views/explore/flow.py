@@ -1,6 +1,6 @@
 """The explore page's information-flow views: the head view's switch between weights α and norms
 ‖α f(x)‖ (Kobayashi et al. 2020, "Attention is Not Only a Weight"), and the rollout view (Abnar &
-Zuidema 2020, "Quantifying Attention Flow in Transformers"). The math is in core/flow.py; this
+Zuidema 2020, "Quantifying Attention Flow in Transformers"). The math is in core/measures/flow.py; this
 module picks, caches and draws.
 
 The arrays are cached per input in st.cache_resource (shared read-only objects, as
@@ -18,10 +18,10 @@ from types import SimpleNamespace
 import numpy as np
 import streamlit as st
 
-from core.analysis import TokenView
-from core.flow import attention_rollout, renormalise_rows, shown_norms, value_output_vectors
-from core.models import ModelError
-from core.result import AttentionResult
+from core.measures.analysis import TokenView
+from core.measures.flow import attention_rollout, renormalise_rows, shown_norms, value_output_vectors
+from core.models.errors import ModelError
+from core.models.result import AttentionResult
 from dashboard.charts.explore import head_heatmap
 from dashboard.charts.flow import restyle_heatmap, rollout_row_bars
 from dashboard.charts.heatmap import number_repeats, row_outline

@@ -6,7 +6,7 @@ URL parameters: text, example, model, engine, view, layer, head, focus, target, 
 (weights | norms: the head view's measure), rescale (norm rows rescaled to sum to 1), ablate (the
 ablation view's chosen heads: "layer.head" pairs, 0-indexed, joined by commas). Layers and
 heads are 0-indexed; the rollout view's "up to layer" is `layer`. Focus and target name words
-(core.analysis.word_ref: "it", "the#2" for the second "the", "nlp~2" for a word's second piece),
+(core.measures.analysis.word_ref: "it", "the#2" for the second "the", "nlp~2" for a word's second piece),
 so they follow the word when the sentence changes; an old link's whole number is read as a token
 position when no word of the text is that number.
 A link is read on the session's first run; the URL is written at the end of every run.
@@ -18,9 +18,9 @@ from urllib.parse import quote
 
 import streamlit as st
 
-from core.analysis import TokenView, find_word_ref, token_view, word_ref
-from core.models import BUNDLED_KEY, CURATED_HUB_MODELS, MAX_CHOICE_CHARS
-from core.result import AttentionResult
+from core.measures.analysis import TokenView, find_word_ref, token_view, word_ref
+from core.models.registry import BUNDLED_KEY, CURATED_HUB_MODELS, MAX_CHOICE_CHARS
+from core.models.result import AttentionResult
 from core.text import clean_input
 from dashboard.content.explore import DEFAULT_EXAMPLE, EXAMPLES, MEASURES, VIEWS
 from dashboard.engines import allowed_engines, allowed_models, default_engine

@@ -15,15 +15,9 @@ import logging
 
 import streamlit as st
 
-from core.models import (
-    BUNDLED_KEY,
-    CURATED_HUB_MODELS,
-    ModelError,
-    ModelInputError,
-    ModelSpec,
-    parse_model_choice,
-)
-from core.result import AttentionResult, compare_results
+from core.models.errors import ModelError, ModelInputError
+from core.models.registry import BUNDLED_KEY, CURATED_HUB_MODELS, ModelSpec, parse_model_choice
+from core.models.result import AttentionResult, compare_results
 from dashboard.content.explore import MODEL_HELP, OTHER_MODEL_HINT, PARITY_CAPTION, PARITY_HELP
 from dashboard.engines import (
     DEFAULT_ENGINE,

@@ -1,4 +1,4 @@
-"""What the model guesses for each [MASK] in the sentence (core/masked_lm.py): five words and their
+"""What the model guesses for each [MASK] in the sentence (core/models/masked_lm.py): five words and their
 probabilities per [MASK], in one line each, above the view. A model saved without BERT's masked-LM
 head (the bundled sentence-embedding model) cannot guess; one line says so and names one that can.
 """
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.masked_lm import MASK_MODELS, NoMaskedLMHead, fill_masks
-from core.result import AttentionResult
+from core.models.masked_lm import MASK_MODELS, NoMaskedLMHead, fill_masks
+from core.models.result import AttentionResult
 from dashboard.content import explore as text
 from dashboard.engines import load_engine
 from dashboard.widgets import md

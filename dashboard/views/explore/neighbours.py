@@ -1,5 +1,5 @@
 """The similarity view's corpus search (exBERT's, Hoover et al. 2020): the focus word's vector after
-the chosen layer against every word of the built-in corpus (core/neighbours.py), the ten nearest
+the chosen layer against every word of the built-in corpus (core/measures/neighbours.py), the ten nearest
 listed with their sentences, the word in bold."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import re
 import numpy as np
 import streamlit as st
 
-from core.analysis import TokenView
-from core.models import ModelError
-from core.neighbours import CorpusVectors, nearest
-from core.result import AttentionResult
-from core.similarity import item_vectors
+from core.measures.analysis import TokenView
+from core.measures.neighbours import CorpusVectors, nearest
+from core.measures.similarity import item_vectors
+from core.models.errors import ModelError
+from core.models.result import AttentionResult
 from dashboard.content import neighbours as text
 from dashboard.content.atlas import corpus
 from dashboard.corpus_vectors import corpus_vectors

@@ -6,12 +6,13 @@ page's focus → target pair (word references, explore_focus / explore_target), 
 the focus view and the link all name it. With no pair chosen, the cell is the first word's row and
 its largest weight. The section is a lazy expander: nothing is computed until it is open.
 
-The arithmetic (core.neuron.cell_arithmetic) works on the model's tokens, whatever the map merges
+The arithmetic (core.measures.neuron.cell_arithmetic) works on the model's tokens, whatever the map merges
 or hides; the weights come from the engine that made the result (layer_weights), so the numbers are
 that engine's own. When the map shows norms ‖α f(x)‖ (dashboard/views/explore/flow.py), the section
-still explains the weight α, and one line turns it into the map's norm (core.flow, Kobayashi et al.
+still explains the weight α, and one line turns it into the map's norm (core.measures.flow, Kobayashi et al.
 2020). A gap above text.ROUNDING between the recomputed and the engine's weight is not rounding: the
-model's attention adds terms to q · k (e.g. relative-position scores, core.neuron.relative_positions).
+model's attention adds terms to q · k (e.g. relative-position scores,
+core.measures.neuron.relative_positions).
 """
 
 from __future__ import annotations
@@ -25,11 +26,12 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.analysis import TokenView
-from core.flow import attention_norms, value_output_vectors
-from core.models import BUNDLED_KEY, ModelError
-from core.neuron import CellArithmetic, cell_arithmetic, relative_positions
-from core.result import AttentionResult
+from core.measures.analysis import TokenView
+from core.measures.flow import attention_norms, value_output_vectors
+from core.measures.neuron import CellArithmetic, cell_arithmetic, relative_positions
+from core.models.errors import ModelError
+from core.models.registry import BUNDLED_KEY
+from core.models.result import AttentionResult
 from dashboard.charts.neuron import MAX_CLICK_CELLS, add_cell_targets, row_figure, vectors_figure
 from dashboard.content import neuron as text
 from dashboard.engines import load_engine
@@ -242,7 +244,8 @@ def _norm_ui(
     rescaled: bool,
     names: tuple[str, str],
 ) -> None:
-    """The line from the weight α_ij to the norm the map shows: α_ij·‖f_h(x_j)‖ (core.flow), divided by
+    """The line from the weight α_ij to the norm the map shows: α_ij·‖f_h(x_j)‖ (core.measures.flow),
+    divided by
     the row's total over the shown keys when rows are rescaled (the map's own cell when nothing is
     merged and both tokens are on the map)."""
     f = value_output_vectors(result.hidden_states[layer], weights, weights.n_heads)[cell.head]  # (T, D)

@@ -7,8 +7,9 @@ import logging
 
 import streamlit as st
 
-from core.models import MAX_CHOICE_CHARS, ModelError, ModelSpec
-from core.result import AttentionResult
+from core.models.errors import ModelError
+from core.models.registry import MAX_CHOICE_CHARS, ModelSpec
+from core.models.result import AttentionResult
 from dashboard.content.explore import HOW_TO_READ, HOW_TO_READ_LABEL, TO_LEARN
 from dashboard.engines import ENGINES, allowed_engines
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, current_limits

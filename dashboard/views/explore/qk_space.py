@@ -1,14 +1,14 @@
 """The explore page's query/key view (AttentionViz, Yeh et al. 2023): one head's queries and keys of
-every corpus token in one plane (core/qk_space.py, fitted once per head and cached with the corpus
+every corpus token in one plane (core/measures/qk_space.py, fitted once per head and cached with the corpus
 vectors, dashboard/corpus_vectors.py), the sentence on the page placed in the same plane."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from core.models import ModelError
-from core.qk_space import head_queries_keys
-from core.result import AttentionResult
+from core.measures.qk_space import head_queries_keys
+from core.models.errors import ModelError
+from core.models.result import AttentionResult
 from dashboard.charts.qk_space import qk_figure
 from dashboard.content import qk_space as text
 from dashboard.content.atlas import corpus

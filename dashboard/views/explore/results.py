@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core.analysis import HeadLink, TokenView, head_stats, rank_heads_specific, token_view
-from core.result import AttentionResult
+from core.measures.analysis import HeadLink, TokenView, head_stats, rank_heads_specific, token_view
+from core.models.result import AttentionResult
 from dashboard.charts.thumbnails import thumbnail_grid_png
 from dashboard.content.explore import THUMBNAIL_HOVER
 from dashboard.engines import compute_attention, session_result
@@ -42,7 +42,7 @@ def shown_token_view(result: AttentionResult, merge: bool, hide: bool) -> TokenV
 
 def link_ranking(result: AttentionResult, view: TokenView, focus: int, target: int) -> list[HeadLink]:
     """Every head ranked by how specifically shown item `focus` looks at shown item `target`
-    (core.analysis.rank_heads_specific); [CLS]/[SEP] rows are not among "the other tokens"."""
+    (core.measures.analysis.rank_heads_specific); [CLS]/[SEP] rows are not among "the other tokens"."""
     # one layer at a time: the shown (L, H, W, W) array, without a merged copy of every layer at once
     shown = np.stack([view.matrix(result.attentions[layer]) for layer in range(result.n_layers)])
     special = [bool(result.special_mask[start]) for start, _stop in view.shown_spans]

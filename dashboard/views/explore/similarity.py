@@ -1,5 +1,5 @@
 """The explore page's similarity view: how alike the tokens' own vectors are after a chosen layer
-(core/similarity.py). A T × T heatmap of cosines with the head view's axes, and the focus word's row
+(core/measures/similarity.py). A T × T heatmap of cosines with the head view's axes, and the focus word's row
 as bars; then the focus word's nearest words in the built-in corpus (neighbours.py). `layer` counts
 hidden states here: 0 = the embeddings, L = after the last layer, so the layer after which the
 vectors are read is the one the attention maps call by the same number.
@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core.analysis import TokenView
-from core.result import AttentionResult
-from core.similarity import cosine_matrix, item_vectors
+from core.measures.analysis import TokenView
+from core.measures.similarity import cosine_matrix, item_vectors
+from core.models.result import AttentionResult
 from dashboard.charts.explore import head_heatmap
 from dashboard.charts.flow import restyle_heatmap, rollout_row_bars
 from dashboard.charts.heatmap import number_repeats, row_outline

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.analysis import TokenView, head_stats
-from core.result import AttentionResult
+from core.measures.analysis import TokenView, head_stats
+from core.models.result import AttentionResult
 from dashboard.charts.explore import focus_heatmap, head_heatmap, head_weight_grid
 from dashboard.charts.heatmap import number_repeats
 from dashboard.charts.lines import lines_figure
@@ -100,7 +100,7 @@ def _pair_answer(
     result: AttentionResult, view: TokenView, pair: tuple[int, int], layer: int, head: int
 ) -> str:
     """One line: what this head gives from the focus to the target, and where it ranks among the
-    heads linking them (core.analysis.rank_heads_specific)."""
+    heads linking them (core.measures.analysis.rank_heads_specific)."""
     focus, target = pair
     ranked = link_ranking(result, view, focus, target)
     rank = next(i for i, link in enumerate(ranked, start=1) if (link.layer, link.head) == (layer, head))

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core.analysis import TokenView
-from core.result import AttentionResult
+from core.measures.analysis import TokenView
+from core.models.result import AttentionResult
 from dashboard import state
 from dashboard.content.explore import (
     EXAMPLES,

@@ -1,6 +1,6 @@
 """A worked example's arithmetic, checked: the summary of every printed number that differs from the
 true value, and one step's printed numbers beside the renderer's heatmap. The verdicts themselves
-come from core.worked_examples; this module only lays them out."""
+come from core.lesson.worked_examples; this module only lays them out."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import streamlit as st
 
-from core.worked_examples import StepCheck, WorkedExample
+from core.lesson.worked_examples import StepCheck, WorkedExample
 from dashboard.content.learn import AGREES, FROM_ITS_NUMBERS, SHORT_VERDICT, STEP_VIEW_LABELS, VERDICT
 
 if TYPE_CHECKING:

@@ -9,11 +9,11 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.models import BUNDLED_KEY, BUNDLED_SPEC
-from core.toy import SaturationCurve, ToySettings, softmax_saturation
-from core.toy import trace as toy_trace
-from core.trace import LayerTrace
-from core.worked_examples import EXAMPLES, StepCheck
+from core.lesson.toy import SaturationCurve, ToySettings, softmax_saturation
+from core.lesson.toy import trace as toy_trace
+from core.lesson.trace import LayerTrace
+from core.lesson.worked_examples import EXAMPLES, StepCheck
+from core.models.registry import BUNDLED_KEY, BUNDLED_SPEC
 from dashboard.charts.heatmap import matrix_heatmap
 from dashboard.charts.learn import saturation_figure
 from dashboard.engines import load_engine, load_with_progress

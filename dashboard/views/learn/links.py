@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.attention import MASK_KINDS
-from core.toy import clean_text
-from core.worked_examples import EXAMPLES
+from core.lesson.attention import MASK_KINDS
+from core.lesson.toy import clean_text
+from core.lesson.worked_examples import EXAMPLES
 from dashboard.content.learn import D_K_CHOICES, DEFAULT_TEXT, STEP_VIEWS
 from dashboard.state import (
     PageLinks,

@@ -1,9 +1,9 @@
 """The learn page put together: the mode, then its source of numbers, its trace, and the one
 renderer of the seven steps (steps.py).
 
-Three sources fill one core.trace.LayerTrace: the seeded toy model of core.toy on the user's
-sentence, an article's worked example (core.worked_examples, inputs editable in tables), and one
-layer of the bundled BERT (core.bert, through dashboard.engines). User text is shown only through
+Three sources fill one core.lesson.trace.LayerTrace: the seeded toy model of core.lesson.toy on the user's
+sentence, an article's worked example (core.lesson.worked_examples, inputs editable in tables), and one
+layer of the bundled BERT (core.models.bert, through dashboard.engines). User text is shown only through
 st.text, dataframes and Plotly labels, never through markdown (which would interpret *, $ and
 :colour[...]) or HTML. Nothing here imports torch or transformers, so the page opens fast.
 """
@@ -16,8 +16,8 @@ from urllib.parse import quote
 import numpy as np
 import streamlit as st
 
-from core.toy import MAX_TOKENS, ToySettings, tokenize
-from core.worked_examples import EXAMPLES, WorkedExample
+from core.lesson.toy import MAX_TOKENS, ToySettings, tokenize
+from core.lesson.worked_examples import EXAMPLES, WorkedExample
 from dashboard.content.learn import (
     BERT_ABOUT,
     BERT_EMPTY,

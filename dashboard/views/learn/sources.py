@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from core.toy import ToySettings
-from core.trace import LayerTrace
-from core.worked_examples import StepCheck, WorkedExample, layer_norm_article_form
+from core.lesson.toy import ToySettings
+from core.lesson.trace import LayerTrace
+from core.lesson.worked_examples import StepCheck, WorkedExample, layer_norm_article_form
 from dashboard.content.learn import (
     BERT_AFTER,
     BERT_AFTER_LAST,

@@ -1,6 +1,6 @@
 """The one renderer of the seven steps (and the heads side by side), whatever made the numbers.
 
-`draw_steps(trace, source, head)` reads a core.trace.LayerTrace by its names (x, query, key, value,
+`draw_steps(trace, source, head)` reads a core.lesson.trace.LayerTrace by its names (x, query, key, value,
 scores, scaled, probs, context, concat, w_o, output, residual, normed) and draws the steps the
 view shows. What differs between the toy model, a worked example and a real BERT layer is said by
 a StepSource: texts and formulas that replace the standard ones, notes, steps the source lacks,
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import streamlit as st
 
-from core.trace import LayerTrace
-from core.worked_examples import StepCheck
+from core.lesson.trace import LayerTrace
+from core.lesson.worked_examples import StepCheck
 from dashboard.charts.heatmap import PAGE, PRESENTER, cell_outline, number_repeats
 from dashboard.charts.learn import short_labels
 from dashboard.content.learn import (

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core.attention import MASK_KINDS
-from core.toy import MAX_TOKENS
-from core.worked_examples import WorkedExample
+from core.lesson.attention import MASK_KINDS
+from core.lesson.toy import MAX_TOKENS
+from core.lesson.worked_examples import WorkedExample
 from dashboard.content.learn import (
     D_K_CHOICES,
     INPUT_TITLES,

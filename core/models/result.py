@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from core.trace import LayerTrace
+from core.lesson.trace import LayerTrace
 
 __all__ = ["AttentionResult", "compare_results", "result_from_encoding", "word_ids_of"]
 

@@ -12,7 +12,7 @@ tokens as the longest common subsequence of the two token lists (the best any sh
 Then position j of one sentence is position j of the other, and a difference map means something.
 
 The focus word's row is the mean of its pieces' rows (a word split into pieces, like "suit ##case",
-is read as one word, as the explore page's merged view does: core.analysis). How a change is
+is read as one word, as the explore page's merged view does: core.measures.analysis). How a change is
 measured (the compare page states both rules):
 - row by row (the tokens line up and the focus word sits at the same positions in both): the total
   variation distance between the focus row in sentence 1 and in sentence 2, ½ Σ_j |a2_ij − a1_ij|,
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.analysis import piece_text
+from core.measures.analysis import piece_text
 
 __all__ = [
     "ROLE_BINS",

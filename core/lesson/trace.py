@@ -1,7 +1,8 @@
 """One attention layer, step by step: the names every source of the learn page's seven steps fills.
 
-Three sources produce the numbers: the seeded toy model (core/toy.py), the source articles' worked
-examples (core/worked_examples.py) and a layer of a real BERT (core/bert.py's forward pass, asked for
+Three sources produce the numbers: the seeded toy model (core/lesson/toy.py), the source articles' worked
+examples (core/lesson/worked_examples.py) and a layer of a real BERT (core/models/bert.py's forward pass,
+asked for
 a trace). Each fills one LayerTrace, with one name per intermediate, in the spirit of
 TransformerLens' hook names (scores before the softmax, the pattern after), so the page draws them
 all with one renderer and never asks where the numbers came from.
@@ -36,8 +37,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from core.attention import attention_steps, merge_heads, split_heads
-from core.layers import layer_norm, linear, residual
+from core.lesson.attention import attention_steps, merge_heads, split_heads
+from core.lesson.layers import layer_norm, linear, residual
 
 __all__ = ["STEP_OF", "LayerTrace", "from_inputs", "from_projections", "output_steps"]
 

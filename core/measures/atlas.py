@@ -43,8 +43,8 @@ from pathlib import Path
 
 import numpy as np
 
-from core.analysis import piece_text
-from core.result import AttentionResult
+from core.measures.analysis import piece_text
+from core.models.result import AttentionResult
 
 LOG = logging.getLogger(__name__)
 

@@ -6,7 +6,8 @@ head, for a real model's layer (bertviz's neuron view, numbered as the learn pag
     4) scale     s'_ij = s_ij / √d_k, for the whole row i (every key)
     5) softmax   a_ij = exp(s'_ij − max_m s'_im) / Σ_m exp(s'_im − max_m s'_im)
 
-It calls the functions the NumPy engine's forward pass calls (core.layers.linear, core.attention's
+It calls the functions the NumPy engine's forward pass calls (core.lesson.layers.linear,
+core.lesson.attention's
 split_heads and softmax), in the same order and on the same float32 arrays, so for that engine the
 numbers are the engine's own, bit for bit; for the torch engine they agree to float32 rounding.
 Only one head's row is computed beyond the projections (which are one product for every head, as
@@ -24,8 +25,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from core.attention import softmax, split_heads
-from core.layers import linear
+from core.lesson.attention import softmax, split_heads
+from core.lesson.layers import linear
 
 __all__ = ["CellArithmetic", "cell_arithmetic", "relative_positions", "top_products"]
 
@@ -104,7 +105,7 @@ def cell_arithmetic(
     # alone (a vector-matrix product) sums in another order and can differ in the last bit
     scores_row = (query @ key.T)[i]  # (T,)
     scaled_row = scores_row / math.sqrt(d_k)  # (T,)
-    # 5) softmax, written out as core.attention.softmax computes it, to show its two numbers
+    # 5) softmax, written out as core.lesson.attention.softmax computes it, to show its two numbers
     row_max = np.max(scaled_row)
     exp_row = np.exp(scaled_row - row_max)  # (T,)
     exp_sum = np.sum(exp_row)

@@ -11,7 +11,7 @@ attention *from* a word is the mean of its pieces' rows (each row is a distribut
 one too). Hiding [CLS]/[SEP] drops their rows and columns and renormalises each remaining row over
 the tokens left, so a row still reads as "how this token divides its attention among the others".
 Attention rollout (Abnar & Zuidema 2020) and attention as vector norms (Kobayashi et al. 2020) are in
-core/flow.py.
+core/measures/flow.py.
 
 Word references name a token by its word, not its position, so a choice survives an edit of the
 sentence: "it", "the#2" (the second "the"), "nlp~2" (the second word piece of "nlp").

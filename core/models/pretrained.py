@@ -29,16 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from core.ablation import check_heads
-from core.models import (
-    ModelError,
-    ModelFilesError,
-    ModelSpec,
-    parse_model_choice,
-    prepare_model_files,
-    read_config,
-)
-from core.result import AttentionResult, result_from_encoding
+from core.models.errors import ModelError, ModelFilesError
+from core.models.interventions import check_heads
+from core.models.registry import ModelSpec, parse_model_choice, prepare_model_files, read_config
+from core.models.result import AttentionResult, result_from_encoding
 
 __all__ = [
     "ENGINE_NAME",
@@ -195,7 +189,7 @@ class PretrainedModel:
 
     def run(self, text: str, text_pair: str | None = None, *, ablate=()) -> AttentionResult:
         """Tokenize (cut to the model's maximum length), run the forward pass, return float32 arrays.
-        ablate: (layer, head) pairs, 0-indexed, zero-ablated before W^O (as core.bert does)."""
+        ablate: (layer, head) pairs, 0-indexed, zero-ablated before W^O (as core.models.bert does)."""
         ablate = check_heads(ablate, self.n_layers, self.n_heads)
         start = time.perf_counter()
         with self._lock:

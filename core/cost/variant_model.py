@@ -1,5 +1,5 @@
 """An efficient attention variant in every head of the whole model: how far the sentence embedding
-moves (1 − cos, core/ablation.py's embedding), how much each layer's attention changes, and the
+moves (1 − cos, core/measures/ablation.py's embedding), how much each layer's attention changes, and the
 sweeps that answer "how small can the window be before the embedding moves by more than 0.05?".
 The NumPy engine runs the variant through `forward(..., variant=...)`, the same explicit argument
 as head ablation.
@@ -14,10 +14,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from core.ablation import embedding_effect, sentence_embedding
-from core.qk_space import head_queries_keys
-from core.result import AttentionResult
-from core.variants import Variant
+from core.cost.variants import Variant
+from core.measures.ablation import embedding_effect, sentence_embedding
+from core.measures.qk_space import head_queries_keys
+from core.models.result import AttentionResult
 
 __all__ = [
     "THRESHOLD",

@@ -78,7 +78,7 @@ def shown_norms(
 ) -> np.ndarray:
     """One head's norms as the page shows them: (T, T) weights and (T, D) vectors -> (W, W).
 
-    Merged words (spans as core.analysis.word_spans): the norm *to* a word is the norm of the summed
+    Merged words (spans as core.measures.analysis.word_spans): the norm *to* a word is the norm of the summed
     vector ‖Σ_{j in word} α_ij f(x_j)‖, what the word's pieces move together (vectors add, norms do
     not: summing the pieces' norms would count opposite directions as extra information); *from* a
     word it is the mean of its pieces' rows, as for weights. Hidden tokens (keep False) lose their

@@ -7,9 +7,9 @@ import os
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from core import models
-from core.layers import ACTIVATIONS
-from core.models import ModelError
+from core.lesson.layers import ACTIVATIONS
+from core.models import registry
+from core.models.errors import ModelError
 
 __all__ = ["BertConfig", "UnsupportedModelError", "check_bert_config", "check_supported"]
 
@@ -27,7 +27,7 @@ class BertConfig:
     num_hidden_layers: int  # L, encoder layers
     num_attention_heads: int  # H, heads per layer; D must be divisible by H
     intermediate_size: int  # I, the width of the feed-forward's hidden layer
-    hidden_act: str = "gelu"  # the feed-forward's activation, a key of core.layers.ACTIVATIONS
+    hidden_act: str = "gelu"  # the feed-forward's activation, a key of core.lesson.layers.ACTIVATIONS
     max_position_embeddings: int = 512  # rows of the position table: the longest input, in tokens
     type_vocab_size: int = 2  # token types (segments): 0 = first sentence, 1 = second
     layer_norm_eps: float = 1e-12  # eps inside LayerNorm's square root
@@ -69,7 +69,7 @@ class BertConfig:
 
 def check_bert_config(config: dict) -> None:
     """UnsupportedModelError unless config.json's dict describes a BERT this engine runs (usable as
-    core.models.prepare_model_files' check_config: refused before any weights are downloaded)."""
+    core.models.registry.prepare_model_files' check_config: refused before any weights are downloaded)."""
     BertConfig.from_dict(config)
 
 
@@ -77,7 +77,7 @@ def check_supported(model_dir: str | os.PathLike) -> str | None:
     """None when this engine can run the checkpoint in `model_dir`, else the reason it cannot."""
     model_dir = Path(model_dir)
     try:
-        check_bert_config(models.read_config(model_dir))
+        check_bert_config(registry.read_config(model_dir))
     except ModelError as err:
         return str(err)
     if not any((model_dir / n).is_file() for n in ("model.safetensors", "model.safetensors.index.json")):

@@ -14,7 +14,7 @@ AttentionViz's, up to one shift and one overall scale, which PCA and the picture
 right singular vectors (NumPy's SVD).
 
 Queries and keys are computed from the hidden state entering the layer, as the forward pass does:
-Q = X W^Q + b^Q, and the head's d_k columns of it (core/bert.py, core/attention.py).
+Q = X W^Q + b^Q, and the head's d_k columns of it (core/models/bert.py, core/lesson/attention.py).
 
 Letters: N tokens, D hidden size, d_k the head's width.
 """

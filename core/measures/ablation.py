@@ -7,7 +7,8 @@ A head's effect is 1 − cos(embedding with the head ablated, embedding without)
 
 Ablating a head zeroes its weighted sum (its d_k columns of step 6's output) before W^O, as the head
 masks of Michel, Levy and Neubig (2019), "Are Sixteen Heads Really Better than One?" (NeurIPS). The
-engines read the set of heads as one argument of `run` (core/bert.py encoder_layer; core/pretrained.py
+engines read the set of heads as one argument of `run` (core/models/bert.py encoder_layer;
+core/models/pretrained.py
 for the torch reference). A head of layer l changes nothing before layer l, so the NumPy engine's
 sweep restarts from the hidden state entering layer l (BertNumpy.layers_from).
 
@@ -20,29 +21,9 @@ from collections.abc import Iterable
 
 import numpy as np
 
-__all__ = ["ablated_last_hidden", "check_heads", "embedding_effect", "head_effects", "sentence_embedding"]
+from core.models.interventions import check_heads
 
-
-def check_heads(heads: Iterable, n_layers: int, n_heads: int) -> frozenset[tuple[int, int]]:
-    """(layer, head) pairs, 0-indexed, as a frozenset; ValueError naming the first that is not in the
-    model (or not a pair of whole numbers)."""
-    checked = set()
-    for pair in heads or ():
-        try:
-            layer, head = (int(v) for v in pair)
-            if (layer, head) != tuple(pair):
-                raise ValueError
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"a head to ablate is a (layer, head) pair of whole numbers, got {pair!r}"
-            ) from None
-        if not (0 <= layer < n_layers and 0 <= head < n_heads):
-            raise ValueError(
-                f"head ({layer}, {head}) is not in this model: layers 0..{n_layers - 1}, "
-                f"heads 0..{n_heads - 1} (0-indexed)"
-            )
-        checked.add((layer, head))
-    return frozenset(checked)
+__all__ = ["ablated_last_hidden", "embedding_effect", "head_effects", "sentence_embedding"]
 
 
 def sentence_embedding(last_hidden: np.ndarray) -> np.ndarray:

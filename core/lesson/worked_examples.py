@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from core.attention import softmax
-from core.trace import LayerTrace, from_projections
+from core.lesson.attention import softmax
+from core.lesson.trace import LayerTrace, from_projections
 
 __all__ = ["EXAMPLES", "Flag", "StepCheck", "WorkedExample", "check_example", "layer_norm_article_form"]
 

@@ -3,12 +3,12 @@ most like a given word, after a given layer? (exBERT's search, Hoover et al. 202
 
 Every token of every corpus sentence keeps its vector after each layer, stored as float16 (half the
 disk and memory; cosines move by less than 1e-3). A word is the mean of its pieces' vectors;
-[CLS] and [SEP] are no words (they stay for the query/key space, core/qk_space.py). A query is one
+[CLS] and [SEP] are no words (they stay for the query/key space, core/measures/qk_space.py). A query is one
 vector; the answer is the k corpus words with the largest cosine at that layer. At the embeddings
 (layer 0) a word is found by its own identity and position; at the top layers by what context made
 of it, so "bank" the lender can find other lenders.
 
-The disk cache sits beside the head atlas's (core/atlas.py) and is keyed the same way: model key,
+The disk cache sits beside the head atlas's (core/measures/atlas.py) and is keyed the same way: model key,
 model fingerprint, corpus hash and VECTORS_VERSION. A file that cannot be read is ignored and
 recomputed; a folder that cannot be written leaves the vectors in memory only (logged).
 
@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from core.analysis import piece_text, word_spans
-from core.atlas import cache_dir, corpus_hash, write_npz_atomically
+from core.measures.analysis import piece_text, word_spans
+from core.measures.atlas import cache_dir, corpus_hash, write_npz_atomically
 
 LOG = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.errors import ModelError
-from core.layers import ACTIVATIONS, layer_norm, linear
+from core.lesson.layers import ACTIVATIONS, layer_norm, linear
+from core.models.errors import ModelError
 
 __all__ = ["MASK_MODELS", "MaskFill", "MaskedLMHead", "NoMaskedLMHead", "fill_masks", "read_head"]
 
@@ -46,7 +46,7 @@ class MaskedLMHead:
     ln_beta: np.ndarray  # (D,)
     decoder: np.ndarray  # (V, D) the word embeddings when tied: logits = h' @ decoder.T + bias
     bias: np.ndarray  # (V,)
-    activation: str  # config.hidden_act, a key of core.layers.ACTIVATIONS
+    activation: str  # config.hidden_act, a key of core.lesson.layers.ACTIVATIONS
     eps: float  # config.layer_norm_eps
     tokens: tuple[str, ...]  # (V,) the vocabulary by id, read once at load (the tokenizer is shared)
     mask_id: int | None  # the id of [MASK]

@@ -4,7 +4,7 @@ Every function takes query (T, d_k), key (T, d_k), value (T, d_v) and returns (o
 weights (T, T)): the head's output and its *effective* attention matrix, whose rows each sum to 1
 (the variants that never form the matrix, linear attention and the Performer, compute their output
 in the linear order and draw the matrix from the same features). Positions a sparse pattern leaves
-out get weight 0 exactly (core.attention.mask_scores). The random variants take a seed, so a link
+out get weight 0 exactly (core.lesson.attention.mask_scores). The random variants take a seed, so a link
 reproduces a picture.
 
 Sparse patterns are non-causal here: BERT reads the whole sentence, so each pattern is the
@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from core.attention import local_window_mask, scaled_dot_product_attention
+from core.lesson.attention import local_window_mask, scaled_dot_product_attention
 
 __all__ = [
     "VARIANTS",

@@ -2,7 +2,7 @@
 
 Nothing here is trained. Every number comes from a seeded random generator, so a sentence and a
 seed always give the same matrices, and a teacher can reproduce a slide by sharing a link.
-`trace` fills a core.trace.LayerTrace with every intermediate by name, so the page shows each of
+`trace` fills a core.lesson.trace.LayerTrace with every intermediate by name, so the page shows each of
 the seven steps of the articles exactly as it shows a real BERT layer's.
 
 References: Vaswani et al. 2017, "Attention Is All You Need" (eq. 1, section 3.2.2, and the
@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.attention import MASK_KINDS, build_mask, softmax
+from core.lesson.attention import MASK_KINDS, build_mask, softmax
+from core.lesson.trace import LayerTrace, from_inputs
 from core.text import clean_input
-from core.trace import LayerTrace, from_inputs
 
 __all__ = [
     "MAX_TOKENS",

@@ -1,4 +1,4 @@
-"""Reading a BERT checkpoint's weights for the NumPy engine (core/bert.py): every safetensors tensor
+"""Reading a BERT checkpoint's weights for the NumPy engine (core/models/bert.py): every safetensors tensor
 (shards too), each taken once with its shape checked, and one layer's parameters as x @ W."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from core.bert_config import BertConfig
-from core.models import ModelFilesError
+from core.models.bert_config import BertConfig
+from core.models.errors import ModelFilesError
 
 __all__ = ["read_layer_weights", "read_safetensors", "take_tensor"]
 
@@ -54,7 +54,7 @@ def take_tensor(tensors: dict[str, np.ndarray], name: str, *shape: int) -> np.nd
 
 
 def read_layer_weights(tensors: dict[str, np.ndarray], i: int, config: BertConfig) -> SimpleNamespace:
-    """Layer i's parameters under core.trace's names (w_q, b_q, ..., w_o, b_o, ln_gamma, ln_beta) and
+    """Layer i's parameters under core.lesson.trace's names (w_q, b_q, ..., w_o, b_o, ln_gamma, ln_beta) and
     the feed-forward's (w_1, b_1, w_2, b_2, ln2_gamma, ln2_beta); x @ W with W shaped (d_in, d_out)."""
     d, inter, layer = config.hidden_size, config.intermediate_size, f"encoder.layer.{i}."
     weights = {}

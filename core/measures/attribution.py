@@ -3,14 +3,14 @@ attention would say.
 
 Leave-one-out: for each token j that is not [CLS] or [SEP], its id is dropped from the input (the
 rest, [CLS] and [SEP] included, kept in order), the model runs again, and j's importance is
-1 − cos(embedding without j, embedding), with the embedding of core/ablation.py (mean-pooled last
+1 − cos(embedding without j, embedding), with the embedding of core/measures/ablation.py (mean-pooled last
 layer, L2-normalised). Li, Monroe and Jurafsky (2016), "Understanding Neural Networks through
 Representation Erasure".
 
 What attention would say, one value per token, each the mean of a column:
 - attention: the weight each token receives in the last layer, averaged over heads and queries;
-- rollout: the last layer's rollout (core/flow.py, Abnar and Zuidema 2020), averaged over rows;
-- norms: ‖α f(x)‖ in the last layer (core/flow.py, Kobayashi et al. 2020), over heads and rows.
+- rollout: the last layer's rollout (core/measures/flow.py, Abnar and Zuidema 2020), averaged over rows;
+- norms: ‖α f(x)‖ in the last layer (core/measures/flow.py, Kobayashi et al. 2020), over heads and rows.
 Spearman's ρ of each against leave-one-out, over the scored tokens, says how far the two rankings
 agree: Jain and Wallace (2019), "Attention is not Explanation"; Wiegreffe and Pinter (2019),
 "Attention is not not Explanation".
@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.ablation import embedding_effect, sentence_embedding
-from core.flow import attention_norms, attention_rollout, value_output_vectors
-from core.models import ModelError
+from core.measures.ablation import embedding_effect, sentence_embedding
+from core.measures.flow import attention_norms, attention_rollout, value_output_vectors
+from core.models.errors import ModelError
 
 __all__ = ["MEASURES", "Attribution", "attention_columns", "attribution", "leave_one_out", "spearman"]
 

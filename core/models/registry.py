@@ -3,7 +3,7 @@
 What a user may choose, and how it is read (`parse_model_choice`):
 - "bundled" (or an empty string): the bundled model, all-MiniLM-L6-v2, offline. Where its files come
   from (its package, the Hugging Face cache, or a verified download at a pinned revision) is
-  core.bundled's job.
+  core.models.bundled's job.
 - A Hugging Face Hub id, "name" or "owner/name" (the Hub's own form, as huggingface_hub's
   validate_repo_id checks it): downloaded once into the Hub cache, safetensors files only.
 - A local directory, written as a path that starts with "/", "./" or "~/": must exist, be a directory
@@ -12,8 +12,7 @@ Refused with a message: URLs, ".." path components (path traversal), control cha
 
 Every engine loads from a local directory (`prepare_model_files`), so the NumPy engine and the
 torch engine read the same files. Only safetensors weights are fetched or read: never pickles.
-The errors (ModelError and its kinds) live in core.errors and are imported from here, as is
-core.bundled's bundled_model_dir (a test that fakes it patches core.bundled's, which bundled_files reads).
+The errors (ModelError and its kinds) are defined in core/models/errors.py.
 References: huggingface_hub's validate_repo_id; transformers' from_pretrained(use_safetensors=True).
 """
 
@@ -26,12 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from core import bundled
-from core.bundled import bundled_model_dir  # re-exported: dashboard/engines.py imports it from here
-from core.errors import ModelError, ModelFilesError, ModelInputError, ModelNotFoundError, first_line
+from core.models import bundled
+from core.models.errors import ModelFilesError, ModelInputError, ModelNotFoundError, first_line
 
-__all__ = ["ModelError", "ModelFilesError", "ModelInputError", "ModelNotFoundError", "bundled_model_dir"]
-__all__ += ["BUNDLED_KEY", "BUNDLED_NAME", "BUNDLED_SPEC", "CURATED_HUB_MODELS", "HUB_FILE_PATTERNS"]
+__all__ = ["BUNDLED_KEY", "BUNDLED_NAME", "BUNDLED_SPEC", "CURATED_HUB_MODELS", "HUB_FILE_PATTERNS"]
 __all__ += ["HUB_ID_RE", "MAX_CHOICE_CHARS", "CuratedModel", "ModelSpec", "is_hub_id", "parse_model_choice"]
 __all__ += ["prepare_model_files", "read_config"]
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.analysis import piece_text, word_spans
-from core.similarity import item_vectors
+from core.measures.analysis import piece_text, word_spans
+from core.measures.similarity import item_vectors
 
 __all__ = ["FUNCTION_WORDS", "Closeness", "closeness", "is_content_word"]
 

@@ -1,5 +1,5 @@
 """What attention costs, measured on this machine: time and peak memory of steps 3-6 (scores,
-scaling, softmax, weighted sum: core.attention.attention_steps, the code the lessons show) at growing
+scaling, softmax, weighted sum: core.lesson.attention.attention_steps, the code the lessons show) at growing
 lengths n, for one head and for a layer's H heads, beside the projections (Q, K, V and W^O: the
 n·d² part); the exponent of each curve fitted on a log-log scale; the length where scoring starts to
 cost more than projecting, from the measurements and from FLOP counts.
@@ -20,8 +20,8 @@ from functools import partial
 
 import numpy as np
 
-from core.attention import attention_steps, scaled_dot_product_attention, split_heads
-from core.variants import Variant
+from core.cost.variants import Variant
+from core.lesson.attention import attention_steps, scaled_dot_product_attention, split_heads
 
 __all__ = [
     "LENGTHS",

@@ -1,5 +1,5 @@
-"""Why a model cannot be used: the errors core.models and core.bundled raise, each with a message
-written for the person who chose the model. core.models re-exports them, the usual import."""
+"""Why a model cannot be used: the errors core.models.registry and core.models.bundled raise, each
+with a message written for the person who chose the model."""
 
 from __future__ import annotations
 

@@ -2,8 +2,9 @@
 
 It reads a checkpoint directory (config.json, model.safetensors, tokenizer.json or vocab.txt) and
 computes what transformers' BertModel computes with eager attention, with the functions the learn
-page teaches (core/attention.py, core/layers.py). No torch anywhere on this path. With no directory,
-BertNumpy.from_pretrained() loads the bundled model from wherever core.bundled finds it.
+page teaches (core/lesson/attention.py, core/lesson/layers.py). No torch anywhere on this path. With no
+directory,
+BertNumpy.from_pretrained() loads the bundled model from wherever core.models.bundled finds it.
 
     1) x = LayerNorm(word + token type + position embeddings): the first layer's input
     then in each layer, with x its input:
@@ -14,14 +15,14 @@ BertNumpy.from_pretrained() loads the bundled model from wherever core.bundled f
     6) weighted sum  probs V
     7) merge heads   concat W^O + b^O, then residual + LayerNorm (an ablated head's d_k columns of
                      concat are zeroed first: `ablate`, read here and nowhere else; `variant`
-                     replaces 3-6 in every head with an efficient variant, core/variants.py)
+                     replaces 3-6 in every head with an efficient variant, core/cost/variants.py)
     8) feed-forward  act(h W_1 + b_1) W_2 + b_2, then residual + LayerNorm: the next layer's x
 
 References: Devlin et al. 2019, "BERT" (section 3); transformers' models/bert/modeling_bert.py
 (BertEmbeddings, eager_attention_forward, BertSelfOutput, BertLayer) for the order of operations;
 nanoGPT's model.py and minGPT's from_pretrained (a from-scratch model on a checkpoint's weights).
 
-Its config and the checks that refuse other models are in core/bert_config.py.
+Its config and the checks that refuse other models are in core/models/bert_config.py.
 
 Letters in shape comments: T tokens, D hidden width, H heads, d_k = D / H one head's width,
 I the feed-forward's width, L layers.
@@ -39,16 +40,16 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from core import bundled, models
-from core.ablation import check_heads
-from core.attention import attention_steps, merge_heads, split_heads
-from core.bert_config import BertConfig, UnsupportedModelError, check_bert_config, check_supported
-from core.bert_weights import read_layer_weights, read_safetensors, take_tensor
-from core.layers import feed_forward, layer_norm, linear, residual
-from core.masked_lm import read_head
-from core.models import ModelFilesError, ModelNotFoundError
-from core.result import AttentionResult, result_from_encoding
-from core.trace import LayerTrace
+from core.lesson.attention import attention_steps, merge_heads, split_heads
+from core.lesson.layers import feed_forward, layer_norm, linear, residual
+from core.lesson.trace import LayerTrace
+from core.models import bundled, registry
+from core.models.bert_config import BertConfig, UnsupportedModelError, check_bert_config, check_supported
+from core.models.bert_weights import read_layer_weights, read_safetensors, take_tensor
+from core.models.errors import ModelFilesError, ModelNotFoundError
+from core.models.interventions import check_heads
+from core.models.masked_lm import read_head
+from core.models.result import AttentionResult, result_from_encoding
 
 __all__ = ["ENGINE_NAME", "BertConfig", "BertNumpy", "TextError", "UnsupportedModelError"]
 __all__ += ["check_bert_config", "check_supported", "check_text", "encoder_layer", "load_numpy"]
@@ -61,15 +62,17 @@ class TextError(ValueError):
 
 
 def load_numpy(
-    choice: models.ModelSpec | str | Path | None = None,
+    choice: registry.ModelSpec | str | Path | None = None,
     *,
     name: str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> BertNumpy:
     """Load by ModelSpec or user text ("bundled", a Hub id, a local folder), with the same files and
-    messages as core.pretrained.load_pretrained. Raises core.models.ModelError subclasses."""
-    spec = choice if isinstance(choice, models.ModelSpec) else models.parse_model_choice(str(choice or ""))
-    model_dir = models.prepare_model_files(spec, check_config=check_bert_config, progress=progress)
+    messages as core.models.pretrained.load_pretrained. Raises core.models.registry.ModelError subclasses."""
+    spec = (
+        choice if isinstance(choice, registry.ModelSpec) else registry.parse_model_choice(str(choice or ""))
+    )
+    model_dir = registry.prepare_model_files(spec, check_config=check_bert_config, progress=progress)
     if progress:
         progress("Loading the weights into NumPy…")
     return BertNumpy.from_pretrained(model_dir, name=name or spec.label)
@@ -130,12 +133,12 @@ def encoder_layer(
     x: np.ndarray, w: SimpleNamespace, config: BertConfig, ablate_heads: Iterable[int] = (), variant=None
 ) -> dict[str, np.ndarray]:
     """One encoder layer on its input x (T, D), step by step. Returns every intermediate under
-    core.trace's names, plus "ffn" (the feed-forward's output) and "layer_output" (the next x).
+    core.lesson.trace's names, plus "ffn" (the feed-forward's output) and "layer_output" (the next x).
 
     ablate_heads: heads (0-indexed) whose weighted sum is zeroed before W^O (zero-ablation, as the
     head masks of Michel et al. 2019, "Are Sixteen Heads Really Better than One?"); their probs
     are still computed and returned, since the pattern itself is not what is cut.
-    variant: a core.variants.Variant that replaces steps 3-6 in every head (None: full attention);
+    variant: a core.cost.variants.Variant that replaces steps 3-6 in every head (None: full attention);
     its steps give only probs (the effective weights) and context."""
     heads, eps = config.num_attention_heads, config.layer_norm_eps
     # 2) project: one product for all heads, then each head takes its d_k columns
@@ -145,7 +148,7 @@ def encoder_layer(
     # 3) scores Q K^T, 4) scaled by 1/sqrt(d_k), 5) softmax, 6) the weighted sum of the values
     if variant is None:
         steps = attention_steps(query, key, value)  # scores, scaled, probs (H, T, T); context (H, T, d_k)
-    else:  # an efficient variant instead of 3-6, head by head (core/variants.py)
+    else:  # an efficient variant instead of 3-6, head by head (core/cost/variants.py)
         per_head = [variant(query[h], key[h], value[h]) for h in range(heads)]
         steps = {
             "probs": np.stack([probs for _, probs in per_head]).astype(x.dtype),  # (H, T, T)
@@ -204,7 +207,7 @@ class BertNumpy:
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike | None = None, *, name: str | None = None) -> BertNumpy:
         """Load a BERT checkpoint directory; path=None loads the bundled all-MiniLM-L6-v2 from wherever
-        core.bundled finds it (its package, the Hugging Face cache, or a verified download)."""
+        core.models.bundled finds it (its package, the Hugging Face cache, or a verified download)."""
         if path is None:
             try:
                 model_dir = bundled.bundled_files()
@@ -218,8 +221,8 @@ class BertNumpy:
             raise ModelFilesError(f"{model_dir} is not a directory holding a model's files")
         if name is None:
             is_bundled = path is None or bundled.is_bundled_dir(model_dir)
-            name = models.BUNDLED_NAME if is_bundled else str(model_dir)
-        config = BertConfig.from_dict(models.read_config(model_dir))
+            name = registry.BUNDLED_NAME if is_bundled else str(model_dir)
+        config = BertConfig.from_dict(registry.read_config(model_dir))
         tensors = read_safetensors(model_dir)
         return cls(config, tensors, _load_tokenizer(model_dir, config.max_position_embeddings), name=name)
 
@@ -237,7 +240,7 @@ class BertNumpy:
         hidden_states (L + 1, T, D) (the embeddings, then each layer's output), attentions
         (L, H, T, T), and {layer: encoder_layer's intermediates} for the layers in trace_layers.
         ablate: (layer, head) pairs, 0-indexed, whose weighted sum is zeroed before W^O. variant: a
-        core.variants.Variant for every head of every layer, its global tokens bound (run binds them)."""
+        core.cost.variants.Variant for every head of every layer, its global tokens bound (run binds them)."""
         cfg, ids = self.config, np.asarray(input_ids)
         types = np.zeros_like(ids) if token_type_ids is None else np.asarray(token_type_ids)
         if ids.ndim != 1 or not 1 <= len(ids) <= self.max_tokens:
@@ -297,7 +300,7 @@ class BertNumpy:
         """Tokenize text (and an optional second sentence), run the model, return an AttentionResult,
         with the LayerTrace of each of trace_layers (0-indexed) in its traces. ablate: (layer, head)
         pairs, 0-indexed, zero-ablated in the forward pass (encoder_layer). variant: a
-        core.variants.Variant every head uses instead of full attention ([CLS] and [SEP] bound as its
+        core.cost.variants.Variant every head uses instead of full attention ([CLS] and [SEP] bound as its
         global tokens); its traces hold no scores. Text longer than the model's maximum is cut
         (truncated=True). TextError when the text (or a non-empty text_pair) is empty, only spaces,
         only characters the tokenizer drops, or invalid Unicode."""
