@@ -5,8 +5,7 @@ How each is measured (bundled model's width: d = 384, 12 heads, d_k = 32):
 - exponents: core.cost.price.measure_curves at n = 16 .. 4096 (the layer's 12 heads too, up to 4096, as
   the page does not on a laptop), the fastest of five runs per length, as on the page; the exponent
   is the log-log slope over the longer half (n = 256 .. 4096). Crossover: core.cost.price.crossover
-  (measured) and
-  flop_crossover (n = 2d).
+  (measured) and flop_crossover (n = 2d).
 - variant timing: core.cost.price.variant_curves (fastest of seven per length), the exponent over
   n = 128 .. 1024 and the ratio to full attention at n = 1024.
 - errors: layer 6, head 6 (1-indexed) on "The trophy wouldn't fit in the suitcase because it was too

@@ -9,12 +9,11 @@ with it: each head's effect when ablated, and each token's importance by leave-o
 
 ablate's JSON: {"model", "engine", "tokens", "effect": [L][H]}, effect = 1 − cos(sentence embedding
 with that head alone ablated, without), the embedding being the mean-pooled last layer, L2-normalised
-(core/measures/ablation.py); CSV: layer,head,effect. attribute's JSON: {"model", "engine", "tokens",
-"loo": [T],
-"attention": [T], "rollout": [T], "norms": [T], "spearman": {"attention", "rollout", "norms"}}, null
-at [CLS] and [SEP] (core/measures/attribution.py); CSV: index,token,loo,attention,rollout,norms. fill's JSON:
-{"model", "tokens", "masks": [{"index", "predictions": [{"token", "probability"}]}]}, from the
-model's masked-LM head in NumPy (core/models/masked_lm.py); a model without one is an error.
+(core/measures/ablation.py); CSV: layer,head,effect. attribute's JSON: {"model", "engine", "tokens", "loo":
+[T], "attention": [T], "rollout": [T], "norms": [T], "spearman": {"attention", "rollout", "norms"}}, null at
+[CLS] and [SEP] (core/measures/attribution.py); CSV: index,token,loo,attention,rollout,norms. fill's JSON:
+{"model", "tokens", "masks": [{"index", "predictions": [{"token", "probability"}]}]}, from the model's
+masked-LM head in NumPy (core/models/masked_lm.py); a model without one is an error.
 
 JSON: {"model": str, "engine": str, "tokens": [str], "attentions": [L][H][T][T]} (ARCHITECTURE.md),
 weights rounded to 8 decimals. CSV: one row per weight, with a header:

@@ -1,8 +1,7 @@
-"""The pronoun test, shared by explore's focus view and the compare page: which content word is the
-focus word's own vector closest to, after each layer (core/measures/referent.py), as a small line chart
-and one
-plain sentence computed from it. Where the page knows what a reader takes the word to mean (the
-trophy sentences), the sentence says whether the model's representation agrees.
+"""The pronoun test, shared by explore's focus view and the compare page: which content word is the focus
+word's own vector closest to, after each layer (core/measures/referent.py), as a small line chart and one
+plain sentence computed from it. Where the page knows what a reader takes the word to mean (the trophy
+sentences), the sentence says whether the model's representation agrees.
 """
 
 from __future__ import annotations

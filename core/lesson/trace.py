@@ -2,10 +2,9 @@
 
 Three sources produce the numbers: the seeded toy model (core/lesson/toy.py), the source articles' worked
 examples (core/lesson/worked_examples.py) and a layer of a real BERT (core/models/bert.py's forward pass,
-asked for
-a trace). Each fills one LayerTrace, with one name per intermediate, in the spirit of
-TransformerLens' hook names (scores before the softmax, the pattern after), so the page draws them
-all with one renderer and never asks where the numbers came from.
+asked for a trace). Each fills one LayerTrace, with one name per intermediate, in the spirit of
+TransformerLens' hook names (scores before the softmax, the pattern after), so the page draws them all with
+one renderer and never asks where the numbers came from.
 
 Names, with the learn page's step number (absent when a source does not have the step):
 

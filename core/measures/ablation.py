@@ -8,9 +8,8 @@ A head's effect is 1 − cos(embedding with the head ablated, embedding without)
 Ablating a head zeroes its weighted sum (its d_k columns of step 6's output) before W^O, as the head
 masks of Michel, Levy and Neubig (2019), "Are Sixteen Heads Really Better than One?" (NeurIPS). The
 engines read the set of heads as one argument of `run` (core/models/bert.py encoder_layer;
-core/models/pretrained.py
-for the torch reference). A head of layer l changes nothing before layer l, so the NumPy engine's
-sweep restarts from the hidden state entering layer l (BertNumpy.layers_from).
+core/models/pretrained.py for the torch reference). A head of layer l changes nothing before layer l, so the
+NumPy engine's sweep restarts from the hidden state entering layer l (BertNumpy.layers_from).
 
 Letters: L layers, H heads, T tokens, D hidden size.
 """

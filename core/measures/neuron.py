@@ -7,10 +7,9 @@ head, for a real model's layer (bertviz's neuron view, numbered as the learn pag
     5) softmax   a_ij = exp(s'_ij − max_m s'_im) / Σ_m exp(s'_im − max_m s'_im)
 
 It calls the functions the NumPy engine's forward pass calls (core.lesson.layers.linear,
-core.lesson.attention's
-split_heads and softmax), in the same order and on the same float32 arrays, so for that engine the
-numbers are the engine's own, bit for bit; for the torch engine they agree to float32 rounding.
-Only one head's row is computed beyond the projections (which are one product for every head, as
+core.lesson.attention's split_heads and softmax), in the same order and on the same float32 arrays, so for
+that engine the numbers are the engine's own, bit for bit; for the torch engine they agree to float32
+rounding. Only one head's row is computed beyond the projections (which are one product for every head, as
 in the forward pass: a product over a column slice may round differently).
 
 References: Vig 2019, "A Multiscale Visualization of Attention in the Transformer Model" (bertviz's

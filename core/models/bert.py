@@ -3,8 +3,7 @@
 It reads a checkpoint directory (config.json, model.safetensors, tokenizer.json or vocab.txt) and
 computes what transformers' BertModel computes with eager attention, with the functions the learn
 page teaches (core/lesson/attention.py, core/lesson/layers.py). No torch anywhere on this path. With no
-directory,
-BertNumpy.from_pretrained() loads the bundled model from wherever core.models.bundled finds it.
+directory, BertNumpy.from_pretrained() loads the bundled model from wherever core.models.bundled finds it.
 
     1) x = LayerNorm(word + token type + position embeddings): the first layer's input
     then in each layer, with x its input:

@@ -6,8 +6,8 @@ when used by two threads at once, and a scratch buffer shared between calls woul
 both would show here.
 
 Both engines run the bundled model: core/models/pretrained.py's PretrainedModel (torch) and
-core/models/bert.py's
-BertNumpy. A last test goes through the page's own cached loader, as concurrent sessions do.
+core/models/bert.py's BertNumpy. A last test goes through the page's own cached loader, as concurrent
+sessions do.
 """
 
 from __future__ import annotations

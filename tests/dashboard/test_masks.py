@@ -1,7 +1,6 @@
-"""The explore page's guesses for [MASK]: a masked-LM BERT's five words per [MASK] with their
-probabilities, equal to core.models.masked_lm's (checked against transformers in
-tests/core/test_masked_lm.py);
-the bundled model's one line naming a model that can guess; nothing when the text has no [MASK]."""
+"""The explore page's guesses for [MASK]: a masked-LM BERT's five words per [MASK] with their probabilities,
+equal to core.models.masked_lm's (checked against transformers in tests/core/test_masked_lm.py); the bundled
+model's one line naming a model that can guess; nothing when the text has no [MASK]."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ or hides; the weights come from the engine that made the result (layer_weights),
 that engine's own. When the map shows norms ‖α f(x)‖ (dashboard/views/explore/flow.py), the section
 still explains the weight α, and one line turns it into the map's norm (core.measures.flow, Kobayashi et al.
 2020). A gap above text.ROUNDING between the recomputed and the engine's weight is not rounding: the
-model's attention adds terms to q · k (e.g. relative-position scores,
+model's attention adds terms to q · k (e.g. relative-position scores, see
 core.measures.neuron.relative_positions).
 """
 
@@ -245,9 +245,8 @@ def _norm_ui(
     names: tuple[str, str],
 ) -> None:
     """The line from the weight α_ij to the norm the map shows: α_ij·‖f_h(x_j)‖ (core.measures.flow),
-    divided by
-    the row's total over the shown keys when rows are rescaled (the map's own cell when nothing is
-    merged and both tokens are on the map)."""
+    divided by the row's total over the shown keys when rows are rescaled (the map's own cell when
+    nothing is merged and both tokens are on the map)."""
     f = value_output_vectors(result.hidden_states[layer], weights, weights.n_heads)[cell.head]  # (T, D)
     probs = result.attentions[layer, cell.head, cell.i][None, None]  # (1, 1, T): the engine's α row
     row = attention_norms(probs, f[None])[0, 0]  # (T,) ‖α_im f_h(x_m)‖
