@@ -103,7 +103,7 @@ def _add_common(command: argparse.ArgumentParser, formats: tuple[str, ...], engi
 
 
 def load_engine(engine: str, model: str):
-    """The loaded engine; both raise core.models.registry.ModelError subclasses with messages for the user."""
+    """The loaded engine; both raise core.models.errors.ModelError subclasses with messages for the user."""
     if engine == "numpy":
         from core.models.bert import load_numpy
 

@@ -67,7 +67,7 @@ def load_numpy(
     progress: Callable[[str], None] | None = None,
 ) -> BertNumpy:
     """Load by ModelSpec or user text ("bundled", a Hub id, a local folder), with the same files and
-    messages as core.models.pretrained.load_pretrained. Raises core.models.registry.ModelError subclasses."""
+    messages as core.models.pretrained.load_pretrained. Raises core.models.errors.ModelError subclasses."""
     spec = (
         choice if isinstance(choice, registry.ModelSpec) else registry.parse_model_choice(str(choice or ""))
     )

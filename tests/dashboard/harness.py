@@ -10,11 +10,16 @@ one either). Such text is therefore put into session state by the script itself,
 runs, which is where a widget's value lands: the page has to clean it before drawing the widget,
 or Streamlit fails to send the page back.
 
-Profiles: "ci" (the default, 300 cases per page, derandomised so every run tries the same cases)
-and "full" (3,000, random, for a longer run), chosen with HYPOTHESIS_PROFILE=ci|full. They are
-registered as "fuzz-ci" and "fuzz-full" and applied to the fuzz tests only: hypothesis ships its
-own "ci" profile, which it loads on CI machines for every test, and re-registering that name would
-change every other property test in the suite.
+Every input a page meets comes from one catalogue of kinds (NAMED_TEXTS for text, NAMED_LINK_VALUES
+for link parameters): each kind is one input that stands for a whole class (empty, control
+characters, lone surrogates, right-to-left text, markup, a megabyte...), and every box and every
+link of every page meets every kind once, as an explicit example (`named_examples`). On top of
+them hypothesis generates random splices of the kinds and random code points: a handful per test
+with the default "ci" profile (derandomised, so every run tries the same cases), 3,000 with
+HYPOTHESIS_PROFILE=full for a longer hunt. The profiles are registered as "fuzz-ci" and
+"fuzz-full" and applied to the fuzz tests only: hypothesis ships its own "ci" profile, which it
+loads on CI machines for every test, and re-registering that name would change every other
+property test in the suite.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, example, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
@@ -44,7 +49,8 @@ _COMMON = {
     ],
     "print_blob": True,
 }
-settings.register_profile("fuzz-ci", max_examples=300, derandomize=True, database=None, **_COMMON)
+# "ci": the named kinds run as explicit examples; this many generated cases come on top of them
+settings.register_profile("fuzz-ci", max_examples=10, derandomize=True, database=None, **_COMMON)
 settings.register_profile("fuzz-full", max_examples=3000, **_COMMON)
 PROFILE_NAME = os.environ.get("HYPOTHESIS_PROFILE", "ci").strip() or "ci"
 if PROFILE_NAME not in ("ci", "full"):
@@ -173,39 +179,27 @@ class Long(str):
         return f"Long({self.piece!r}, {len(self)})"
 
 
-# Every kind of text the issue names, by name: each runs in every fuzz test as an explicit example.
+# Every kind of text, one input each: what a page must survive in every box, by name. A kind is
+# one class of input that takes its own path through the pages' cleaning and tokenising; variants
+# within a class (another emoji, another right-to-left script) are left to the generated cases.
 NAMED_TEXTS: dict[str, str] = {
     "empty": "",
-    "spaces": "   ",
-    "whitespace": " \t\n\r\x0b\x0c\u00a0\u2003\u3000\u2028",
-    "control": "".join(map(chr, range(1, 32))) + "\x7f\x85",
-    "nul": "\x00",
+    "whitespace": "   \t\n\r\x0b\x0c\u00a0\u2003\u3000\u2028",  # nothing but white space, ASCII and not
+    "control": "\x00" + "".join(map(chr, range(1, 32))) + "\x7f\x85",  # nothing left once cleaned
     "nul_inside": "the\x00cat\x00sat",
-    "lone_high_surrogate": "\ud800",
-    "lone_low_surrogate": "cat \udfff sat",
-    "swapped_surrogates": "\udc00\ud83d the",
-    "emoji": "😀🎉👍🏽 cat",
-    "zwj_sequences": "👩‍👩‍👧‍👦 🏳️‍🌈 🧑🏿‍🚀 ❤️‍🔥",
-    "flags": "🇫🇷🇯🇵🏴󠁧󠁢󠁳󠁣󠁴󠁿",
-    "combining": "e" + "\u0301" * 40 + " Z̤͔ͧ̑̓ä͖̭̈̇lͮ̒ͫǧ̗͚̚o̙̔ͮ̇͐̇ café",
-    "combining_alone": "\u0301\u0308\u20dd",
-    "rtl_arabic": "مرحبا بالعالم",
-    "rtl_hebrew": "שלום עולם",
-    "mixed_scripts": "The מילה sat on العربية 日本語 Ελληνικά mat",
-    "bidi_controls": "\u202eevil\u202c \u2066x\u2069 \u200fabc\u200e",
-    "invisible": "\u200b\u200c\u200d\ufeff\u2060",
+    "lone_surrogates": "\ud800 cat \udfff sat \udc00\ud83d",  # high, low, and a swapped pair
+    "emoji": "😀🎉👍🏽 cat 👩‍👩‍👧‍👦 🏳️‍🌈 🇫🇷🏴󠁧󠁢󠁳󠁣󠁴󠁿",  # modifiers, ZWJ sequences, flags, tag sequences
+    "combining": "\u0301\u0308\u20dd e" + "\u0301" * 40 + " Z̤͔ͧ̑̓ä͖̭̈̇lͮ̒ͫǧ̗͚̚o̙̔ͮ̇͐̇ café",  # marks with no base first
+    "right_to_left": "مرحبا بالعالم שלום עולם The מילה sat on العربية 日本語 Ελληνικά mat",
+    "bidi_and_invisible": "\u202eevil\u202c \u2066x\u2069 \u200fabc\u200e \u200b\u200c\u200d\ufeff\u2060",
     "noncharacters": "\ufffe\uffff\U0010ffff\U000e0001",
     "punctuation_only": "!?.,;:'\"()[]{}<>-–—…/\\|@#$%^&*_+=~`",
-    "special_tokens": SPECIAL_TOKENS,
-    "special_tokens_glued": "[CLS][SEP][MASK][PAD][UNK]",
-    "markup": "<script>alert(1)</script> **bold** $x^2$ :red[x] [a](javascript:1)",
-    "placeholders": "%{y} {0} %s \\n <br>",
+    "special_tokens": SPECIAL_TOKENS + " [CLS][SEP][MASK][PAD][UNK]",
+    "markup": "<script>alert(1)</script> **bold** $x^2$ :red[x] [a](javascript:1) %{y} {0} %s \\n <br>",
     "numbers": "1e308 -0 NaN inf 18446744073709551616",
-    "chars_10k": Long("a", 10_000),
-    "words_10k": Long("word ", 10_000),
-    "mixed_10k": Long("日本😀é the [SEP] ", 10_000),
-    "chars_1mb": Long("The cat sat. ", 1_000_000),
-    "unicode_1mb": Long("日本😀é ", 1_000_000),
+    "one_word_10k": Long("a", 10_000),  # one word far past any limit: a single [UNK] or many pieces
+    "words_10k": Long("日本😀é the [SEP] ", 10_000),  # thousands of tokens: cut at the model's limit
+    "text_1mb": Long("The cat 日本😀é sat. ", 1_000_000),
 }
 
 # Any code point, lone surrogates and control characters included (hypothesis leaves out
@@ -241,6 +235,52 @@ def bad_ints(lo: int, hi: int) -> st.SearchStrategy[int | float]:
         st.integers(lo - 5, hi + 5),
         st.floats(lo - 2, hi + 2, allow_nan=False, allow_infinity=False),
     )
+
+
+# Every kind of value a link parameter can carry, one each. A link carries UTF-8 only (no lone
+# surrogates), and Streamlit ignores a query string past 512 Ki characters, so none is longer
+# than 10,001 characters (test_urls.py opens one 1 MB link per page on its own).
+NAMED_LINK_VALUES: dict[str, str | list[str]] = {
+    "empty": "",
+    "negative": "-1",
+    "past_the_end": "99999",
+    "huge": "18446744073709551616",
+    "not_whole": "1.5",
+    "exponent": "1e308",
+    "nan": "NaN",
+    "unknown_word": "zebra",
+    "traversal": "../../etc",
+    "markup": "<script>alert(1)</script> <b>x</b> %{y} [a](javascript:1)",
+    "control": "\x00\x1b[31m\u202e\ufeff",
+    "unicode": "日本😀é ٣",
+    "repeated": ["0", "99999"],  # ?a=0&a=99999: Streamlit reads the last
+    "long": Long("x", 10_001),
+}
+
+
+def named_examples(build, values=None):
+    """hypothesis @example(**build(value)) for every value (by default every named kind of text):
+    each kind runs once as its own case, before the generated ones."""
+    values = list(NAMED_TEXTS.values() if values is None else values)
+
+    def decorate(test):
+        for value in reversed(values):
+            test = example(**build(value))(test)
+        return test
+
+    return decorate
+
+
+def named_links(params, base: dict | None = None, **rotate: list):
+    """@example(params=link) for one link per named kind of link value, every parameter in `params`
+    set to it, on top of `base`; each `rotate` parameter takes its listed values in turn, so each
+    of them (a view, say) meets several kinds."""
+    links = []
+    for i, value in enumerate(NAMED_LINK_VALUES.values()):
+        link = {**(base or {}), **dict.fromkeys(params, value)}
+        link.update({name: list(choices)[i % len(choices)] for name, choices in rotate.items()})
+        links.append(link)
+    return named_examples(lambda link: {"params": link}, links)
 
 
 # ---- a tiny model that tokenizes exactly like the bundled one ---------------------------------------

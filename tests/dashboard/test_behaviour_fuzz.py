@@ -19,13 +19,14 @@ from dashboard.content.ablation import PRESETS
 from tests.dashboard.harness import (
     CASES,
     FUZZ,
-    NAMED_TEXTS,
     assert_answered,
     assert_no_crash,
     bad_texts,
     make_tiny_bundled_tokenizer_bert,
     messages,
     n_charts,
+    named_examples,
+    named_links,
     page_script,
     set_text,
 )
@@ -63,25 +64,16 @@ def _show(at: AppTest, shown: tuple) -> None:
     at.session_state["explore_w_ablate_preset"] = preset
 
 
-def _named(build):
-    def decorate(test):
-        for value in reversed(NAMED_TEXTS.values()):
-            test = example(build(value))(test)
-        return test
-
-    return decorate
-
-
 def test_ablation_and_attribution_survive_every_text(app):
     at = app
     tried = []
 
     @FUZZ
-    @_named(lambda text: (text, ("ablation", "find", False, False)))
-    @_named(lambda text: (text, ("ablation", "layer", True, True)))
-    @_named(lambda text: (text, ("attribution", "find", False, True)))
-    @_named(lambda text: (text, ("similarity", "find", True, False)))
-    @_named(lambda text: (text, ("qk", "find", False, False)))
+    @named_examples(lambda text: {"case": (text, ("ablation", "find", False, False))})
+    @named_examples(lambda text: {"case": (text, ("ablation", "layer", True, True))})
+    @named_examples(lambda text: {"case": (text, ("attribution", "find", False, True))})
+    @named_examples(lambda text: {"case": (text, ("similarity", "find", True, False))})
+    @named_examples(lambda text: {"case": (text, ("qk", "find", False, False))})
     @given(case=st.tuples(bad_texts(), SHOWN))
     def case(case):
         text, shown = case
@@ -122,10 +114,14 @@ def behaviour_links(tiny_model: str) -> st.SearchStrategy[dict]:
     )
 
 
+LINK_PARAMS = ["layer", "head", "text", "ablate", "focus", "target", "merge", "hide"]
+
+
 def test_behaviour_links(tiny_model):
     tried = []
 
     @FUZZ
+    @named_links(LINK_PARAMS, {"model": tiny_model}, view=VIEWS)
     @example({"model": tiny_model, "view": "ablation", "ablate": "99,-1"})
     @example({"model": tiny_model, "view": "ablation", "ablate": "1.1,0.0,1.1", "focus": "99999"})
     @example({"model": tiny_model, "view": "ablation", "ablate": ["0.1", "<b>0.0</b>"], "hide": "1"})

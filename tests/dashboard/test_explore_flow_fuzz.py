@@ -17,7 +17,6 @@ from dashboard.content.explore import MEASURES
 from tests.dashboard.harness import (
     CASES,
     FUZZ,
-    NAMED_TEXTS,
     assert_answered,
     assert_no_crash,
     bad_texts,
@@ -25,6 +24,8 @@ from tests.dashboard.harness import (
     make_tiny_bundled_tokenizer_bert,
     messages,
     n_charts,
+    named_examples,
+    named_links,
     page_script,
     set_text,
 )
@@ -63,24 +64,15 @@ def _show(at: AppTest, shown: tuple) -> None:
     at.session_state["explore_rescale"] = rescale
 
 
-def _named(build):
-    def decorate(test):
-        for value in reversed(NAMED_TEXTS.values()):
-            test = example(build(value))(test)
-        return test
-
-    return decorate
-
-
 def test_norms_and_rollout_survive_every_text(app):
     at = app
     tried = []
 
     @FUZZ
-    @_named(lambda text: (text, ("head", "norms", False, False, False)))
-    @_named(lambda text: (text, ("head", "norms", True, True, True)))
-    @_named(lambda text: (text, ("rollout", "weights", False, True, False)))
-    @_named(lambda text: (text, ("rollout", "weights", False, False, True)))
+    @named_examples(lambda text: {"case": (text, ("head", "norms", False, False, False))})
+    @named_examples(lambda text: {"case": (text, ("head", "norms", True, True, True))})
+    @named_examples(lambda text: {"case": (text, ("rollout", "weights", False, True, False))})
+    @named_examples(lambda text: {"case": (text, ("rollout", "weights", False, False, True))})
     @given(case=st.tuples(bad_texts(), SHOWN))
     def case(case):
         text, shown = case
@@ -99,6 +91,9 @@ def test_norms_and_rollout_survive_every_text(app):
     case()
     print(f"{len(tried)} cases:", dict(Counter(tried)))  # shown with pytest -s
     assert len(tried) >= CASES
+
+
+LINK_PARAMS = ["text", "measure", "rescale", "layer", "focus", "merge", "hide"]
 
 
 def flow_links(tiny_model: str) -> st.SearchStrategy[dict]:
@@ -121,6 +116,7 @@ def test_flow_links(tiny_model):
     tried = []
 
     @FUZZ
+    @named_links(LINK_PARAMS, {"model": tiny_model}, view=["rollout", "head"])
     @example({"model": tiny_model, "view": "rollout", "layer": "5", "focus": "99999"})
     @example({"model": tiny_model, "measure": "../../etc", "rescale": "yes"})
     @example({"model": tiny_model, "measure": ["norms", "weights", "norms"], "rescale": "1", "hide": "1"})

@@ -5,8 +5,8 @@ Each case: set one input to a generated value and run; the page must raise nothi
 to its last-resort "Something went wrong" handler, and either draw its charts or say in the page why
 not. Then a good input is set and the page must draw its charts again with no error: a bad input
 never leaves the session broken. The generated values are in tests/dashboard/harness.py (every kind
-the issue lists runs as an explicit example first; 300 generated cases per page with the default
-"ci" profile, 3,000 with HYPOTHESIS_PROFILE=full).
+kind runs as an explicit example first; a few generated cases per page with the default "ci"
+profile, 3,000 with HYPOTHESIS_PROFILE=full).
 
 The explore page runs a 2-layer random BERT that carries the bundled model's tokenizer, so every
 case sees the real tokenization while a forward pass costs microseconds; the views and the
@@ -28,7 +28,6 @@ from dashboard.state import clean_input
 from tests.dashboard.harness import (
     CASES,
     FUZZ,
-    NAMED_TEXTS,
     assert_answered,
     assert_no_crash,
     bad_ints,
@@ -36,22 +35,12 @@ from tests.dashboard.harness import (
     make_tiny_bundled_tokenizer_bert,
     messages,
     n_charts,
+    named_examples,
     page_script,
     set_text,
 )
 
 pytestmark = pytest.mark.slow
-
-
-def with_named_texts(build):
-    """Apply @example(<each named text>) to a test whose first argument is a case tuple."""
-
-    def decorate(test):
-        for value in reversed(NAMED_TEXTS.values()):
-            test = example(build(value))(test)
-        return test
-
-    return decorate
 
 
 # ================================================================================================
@@ -166,7 +155,7 @@ def test_learn_page_survives_every_input(learn_app):
     tried = []
 
     @FUZZ
-    @with_named_texts(lambda text: ("text", text))
+    @named_examples(lambda text: {"case": ("text", text)})
     @example(("learn_d_model", 0))
     @example(("learn_d_model", 65))
     @example(("learn_heads", 9))
@@ -303,11 +292,11 @@ def test_explore_page_survives_every_input(explore_app, tiny_model):
     tried = []
 
     @FUZZ
-    @with_named_texts(lambda text: ("text", text, ("head", False, False)))
-    @with_named_texts(lambda text: ("text", text, ("model", False, True)))
-    @with_named_texts(lambda text: ("text", text, ("lines", True, False)))
-    @with_named_texts(lambda text: ("text", text, ("focus", True, True)))
-    @with_named_texts(lambda text: ("model", text, ("head", False, False)))
+    @named_examples(lambda text: {"case": ("text", text, ("head", False, False))})
+    @named_examples(lambda text: {"case": ("text", text, ("model", False, True))})
+    @named_examples(lambda text: {"case": ("text", text, ("lines", True, False))})
+    @named_examples(lambda text: {"case": ("text", text, ("focus", True, True))})
+    @named_examples(lambda text: {"case": ("model", text, ("head", False, False))})
     @given(case=explore_cases)
     def case(case):
         field, value, shown = case

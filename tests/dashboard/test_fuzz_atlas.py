@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
@@ -32,6 +32,8 @@ from tests.dashboard.harness import (
     make_tiny_bundled_tokenizer_bert,
     messages,
     n_charts,
+    named_examples,
+    named_links,
     page_script,
     set_text,
     utf8_safe,
@@ -74,18 +76,12 @@ def sentence_app(tiny_model) -> AppTest:
     return at
 
 
-def with_named_texts(test):
-    for value in reversed(NAMED_TEXTS.values()):
-        test = example(value)(test)
-    return test
-
-
 def test_sentence_box_survives_every_input(sentence_app):
     at = sentence_app
     tried = []
 
     @FUZZ
-    @with_named_texts
+    @named_examples(lambda text: {"value": text})
     @given(value=bad_texts())
     def case(value):
         tried.append(value)
@@ -137,7 +133,7 @@ links = st.fixed_dictionaries({}, optional=LINK_VALUES).filter(
         {"stat": "\x00", "roles": ",,,", "on": "sentence", "text": ""},
         {"roles": "cls," * 3000, "stat": "<script>"},
         {"model": "/no/such/folder", "on": "sentence", "text": "[CLS] [SEP]"},
-        {"on": "sentence", "text": NAMED_TEXTS["chars_10k"]},
+        {"on": "sentence", "text": NAMED_TEXTS["one_word_10k"]},
     ],
 )
 def test_named_links(tiny_model, params):
@@ -150,7 +146,8 @@ def test_named_links(tiny_model, params):
 def test_links_survive_any_values(tiny_model):
     tried: list[str] = []
 
-    @settings(FUZZ, max_examples=max(CASES // 6, 20))
+    @FUZZ
+    @named_links([name for name in LINK_VALUES if name != "model"], {"model": tiny_model})
     @given(params=links)
     def case(params):
         params = {"model": tiny_model, **params} if "model" not in params else params

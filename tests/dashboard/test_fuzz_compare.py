@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
@@ -25,6 +25,7 @@ from dashboard.state import clean_input
 from tests.dashboard.harness import (
     CASES,
     FUZZ,
+    NAMED_LINK_VALUES,
     NAMED_TEXTS,
     assert_answered,
     assert_no_crash,
@@ -33,6 +34,7 @@ from tests.dashboard.harness import (
     make_tiny_bundled_tokenizer_bert,
     messages,
     n_charts,
+    named_examples,
     page_script,
     set_text,
     utf8_safe,
@@ -43,7 +45,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fast_apptest")]
 SCRIPT = page_script("compare")
 GOOD = PRESETS["trophy"]
 BOXES = {"text": "compare_text", "text2": "compare_text2"}
-URL_CASES = min(CASES, 120)  # each URL case is a new session
 # the trophy pair: both maps and their difference, the pronoun test in each sentence, how far "it" moves
 MAPS_AND_LINES = 6
 
@@ -76,13 +77,9 @@ def test_both_boxes_survive_every_input(compare_app):
     at = compare_app
     tried = []
 
-    def named(test):
-        for value in reversed(NAMED_TEXTS.values()):
-            test = example(("text", value))(example(("text2", value))(test))
-        return test
-
     @FUZZ
-    @named
+    @named_examples(lambda text: {"case": ("text", text)})
+    @named_examples(lambda text: {"case": ("text2", text)})
     @given(case=box_cases)
     def case(case):
         box, value = case
@@ -115,21 +112,33 @@ URL_VALUE = st.one_of(
     bad_texts(max_size=30, longest=10_001),
 ).filter(utf8_safe)  # a URL carries UTF-8: lone surrogates arrive percent-decoded as U+FFFD at most
 MODELS = ["", "bundled", "../../etc", "owner/name", "x" * 301, "javascript:alert(1)"]
+PARAMS = ["text", "text2", "layer", "head", "focus", "preset", "show", "engine"]
 url_cases = st.dictionaries(
-    st.sampled_from(["text", "text2", "layer", "head", "focus", "preset", "show", "engine"]),
+    st.sampled_from(PARAMS),
     URL_VALUE,
     max_size=5,
 )
 
 
+def _named_links() -> list[dict]:
+    """One link per named kind of value, in every parameter at once."""
+    return [dict.fromkeys(PARAMS, value) for value in NAMED_LINK_VALUES.values()]
+
+
 def test_link_parameters_survive_every_value(tiny_model):
     tried = []
 
-    @settings(FUZZ, max_examples=URL_CASES)
-    @example({"layer": "99", "head": "-1", "focus": "zebra", "preset": "<b>", "show": "x"}, None)
-    @example({"text": "", "text2": "", "preset": "own"}, None)
-    @example({"text": NAMED_TEXTS["chars_10k"], "text2": NAMED_TEXTS["markup"], "focus": "%{y}"}, None)
-    @example({"layer": "1e308", "head": "18446744073709551616", "engine": "torch\x00"}, "../../etc")
+    @FUZZ
+    @named_examples(lambda link: {"params": link, "model": None}, _named_links())
+    @example(params={"layer": "99", "head": "-1", "focus": "zebra", "preset": "<b>", "show": "x"}, model=None)
+    @example(params={"text": "", "text2": "", "preset": "own"}, model=None)
+    @example(
+        params={"text": NAMED_TEXTS["one_word_10k"], "text2": NAMED_TEXTS["markup"], "focus": "%{y}"},
+        model=None,
+    )
+    @example(
+        params={"layer": "1e308", "head": "18446744073709551616", "engine": "torch\x00"}, model="../../etc"
+    )
     @given(params=url_cases, model=st.sampled_from([None] * 4 + MODELS))  # None: the tiny model
     def case(params, model):
         tried.append(sorted(params))
@@ -139,4 +148,4 @@ def test_link_parameters_survive_every_value(tiny_model):
         assert_answered(at, params)
 
     case()
-    assert len(tried) >= URL_CASES, len(tried)
+    assert len(tried) >= len(NAMED_LINK_VALUES) + CASES, len(tried)

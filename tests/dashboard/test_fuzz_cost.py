@@ -11,7 +11,7 @@ make_tiny_bundled_tokenizer_bert): every case sees the real tokenization at micr
 from __future__ import annotations
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
@@ -20,6 +20,7 @@ from dashboard.state import clean_input
 from tests.dashboard.harness import (
     CASES,
     FUZZ,
+    NAMED_LINK_VALUES,
     NAMED_TEXTS,
     assert_answered,
     assert_no_crash,
@@ -28,6 +29,8 @@ from tests.dashboard.harness import (
     make_tiny_bundled_tokenizer_bert,
     messages,
     n_charts,
+    named_examples,
+    named_links,
     page_script,
     set_text,
     utf8_safe,
@@ -36,8 +39,6 @@ from tests.dashboard.harness import (
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fast_apptest")]
 
 SCRIPT = page_script("cost")
-BOX_CASES = min(CASES, 150)  # each case runs every part: the sweeps too (about 0.8 s a case)
-URL_CASES = min(CASES, 60)  # each URL case is a new session
 ALL_CHARTS = 7  # the price, two maps, timing, layer changes, two sweeps
 
 
@@ -60,13 +61,8 @@ def test_the_sentence_box_survives_every_input(cost_app):
     at = cost_app
     tried = []
 
-    def named(test):
-        for value in reversed(NAMED_TEXTS.values()):
-            test = example(value)(test)
-        return test
-
-    @settings(FUZZ, max_examples=BOX_CASES)
-    @named
+    @FUZZ
+    @named_examples(lambda text: {"value": text})
     @given(value=bad_texts())
     def case(value):
         tried.append(value)
@@ -83,7 +79,7 @@ def test_the_sentence_box_survives_every_input(cost_app):
         assert n_charts(at) == ALL_CHARTS and not at.error, ("good input after", messages(at))
 
     case()
-    assert len(tried) >= BOX_CASES, len(tried)
+    assert len(tried) >= len(NAMED_TEXTS) + CASES, len(tried)
 
 
 PARAMS = ["text", "layer", "head", "variant", "w", "s", "r", "m", "k", "part", "engine"]
@@ -97,7 +93,8 @@ URL_VALUE = st.one_of(
 def test_link_parameters_survive_every_value(tiny_model):
     tried = []
 
-    @settings(FUZZ, max_examples=URL_CASES)
+    @FUZZ
+    @named_links(PARAMS)
     @example({"w": "-1", "s": "0", "m": "1e308", "k": "18446744073709551616", "layer": "99", "head": "-1"})
     @example({"text": NAMED_TEXTS["markup"], "variant": "<b>x</b>", "part": "%{y}"})
     @example({"text": "", "variant": "strided", "s": "512"})
@@ -111,4 +108,4 @@ def test_link_parameters_survive_every_value(tiny_model):
         assert n_charts(at) >= 1, ("the price is always drawn", params, messages(at))
 
     case()
-    assert len(tried) >= URL_CASES, len(tried)
+    assert len(tried) >= len(NAMED_LINK_VALUES) + CASES, len(tried)

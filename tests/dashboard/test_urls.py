@@ -34,6 +34,7 @@ from tests.dashboard.harness import (
     make_tiny_bundled_tokenizer_bert,
     messages,
     n_charts,
+    named_links,
     open_path,
     page_script,
 )
@@ -175,6 +176,7 @@ def test_learn_links():
     tried = []
 
     @FUZZ
+    @named_links([*LEARN_INTS, *LEARN_CHOICES, "example", "text"])
     @example({"example": "nope"})
     @example({"d_model": "-3", "heads": "abc", "seed": "9" * 5000, "window": "17"})
     @example({"heads": "2", "head": "7"})
@@ -268,6 +270,11 @@ def test_explore_links(tiny_model):
     tried = []
 
     @FUZZ
+    @named_links(
+        [*EXPLORE_INTS, *EXPLORE_WORDS, "example", "text", "engine", "merge", "hide"],
+        {"model": tiny_model},
+        view=VIEWS,
+    )
     @example({"model": "../../etc"})
     @example({"model": "https://evil.example/model"})
     @example({"model": tiny_model, "layer": "5", "head": "-1", "focus": "99999", "target": "abc"})
