@@ -27,6 +27,7 @@ LOAD = """
 import json
 import sys
 from core.models import bundled, registry
+from core.models.errors import ModelError
 
 # patched in core.models.bundled, where bundled_files looks them up
 bundled.bundled_model_dir = lambda: None  # as on a machine where the package is not installed
@@ -37,7 +38,7 @@ try:
         registry.BUNDLED_SPEC, progress=messages.append, progress_fraction=fractions.append
     )
     print(json.dumps({"path": str(path), "messages": messages, "fractions": fractions}))
-except registry.ModelError as err:
+except ModelError as err:
     print(json.dumps({"error": type(err).__name__, "message": str(err), "messages": messages}))
 """
 REPO_DIR = "models--" + BUNDLED_HUB_ID.replace("/", "--")
