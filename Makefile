@@ -46,7 +46,7 @@ browser: $(VENV)/.dev-installed
 test: $(VENV)/.dev-installed browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=10
 
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check --fix .
