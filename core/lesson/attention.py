@@ -183,9 +183,11 @@ def padding_mask(valid: np.ndarray) -> np.ndarray:
     return np.asarray(valid, dtype=bool)[..., None, :]
 
 
-def causal_mask(t: int) -> np.ndarray:
-    """Each position sees itself and earlier positions (decoders such as GPT)."""
-    return np.tril(np.ones((t, t), dtype=bool))
+def causal_mask(t: int, past: int = 0) -> np.ndarray:
+    """Each position sees itself and earlier positions (decoders such as GPT): (t, past + t), for t
+    new positions after `past` earlier ones whose keys are cached (new position i is position
+    past + i, and sees keys 0 .. past + i)."""
+    return np.tri(t, past + t, k=past, dtype=bool)
 
 
 def local_window_mask(t: int, width: int) -> np.ndarray:

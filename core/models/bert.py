@@ -44,7 +44,8 @@ from core.lesson.layers import feed_forward, layer_norm, linear, residual
 from core.lesson.trace import LayerTrace
 from core.models import bundled, registry
 from core.models.bert_config import BertConfig, UnsupportedModelError, check_bert_config, check_supported
-from core.models.bert_weights import read_layer_weights, read_safetensors, take_tensor
+from core.models.bert_weights import read_layer_weights
+from core.models.checkpoint import read_safetensors, take_tensor
 from core.models.errors import ModelFilesError, ModelNotFoundError
 from core.models.interventions import check_heads
 from core.models.masked_lm import read_head

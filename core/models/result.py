@@ -30,6 +30,9 @@ class AttentionResult:
     meta: dict = field(default_factory=dict)  # engine details worth showing (e.g. timings)
     traces: dict[int, LayerTrace] = field(default_factory=dict)  # layer (0-indexed) -> its steps, when asked
     input_ids: np.ndarray | None = None  # int (T,): the token ids the engine ran (leave-one-out drops them)
+    next_token_logits: np.ndarray | None = (
+        None  # float32 (V,): a decoder's scores for the token after the last
+    )
 
     def __post_init__(self) -> None:
         att = self.attentions
@@ -83,6 +86,7 @@ def result_from_encoding(
     n_special: int,
     traces: dict[int, LayerTrace] | None = None,
     meta: dict | None = None,
+    next_token_logits: np.ndarray | None = None,
 ) -> AttentionResult:
     """The AttentionResult of one input, assembled the same way by every engine.
 
@@ -104,6 +108,7 @@ def result_from_encoding(
         meta={"max_tokens": max_tokens, "n_tokens_input": len(encoding.ids) + cut, **(meta or {})},
         traces=dict(traces or {}),
         input_ids=np.asarray(encoding.ids, dtype=np.int64),
+        next_token_logits=next_token_logits,
     )
 
 

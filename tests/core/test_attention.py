@@ -168,6 +168,8 @@ def test_sdpa_hand_worked_two_tokens():
 
 def test_mask_shapes_by_hand():
     np.testing.assert_array_equal(causal_mask(3), [[1, 0, 0], [1, 1, 0], [1, 1, 1]])
+    # two new positions after three cached ones (a KV cache): positions 3 and 4 of 5
+    np.testing.assert_array_equal(causal_mask(2, past=3), [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]])
     np.testing.assert_array_equal(
         local_window_mask(4, 1), [[1, 1, 0, 0], [1, 1, 1, 0], [0, 1, 1, 1], [0, 0, 1, 1]]
     )
