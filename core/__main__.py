@@ -6,6 +6,9 @@ with it: each head's effect when ablated, and each token's importance by leave-o
     python -m core ablate TEXT [--model M] [--engine E] [--format json|csv] [--out FILE]
     python -m core attribute TEXT [--model M] [--engine E] [--format json|csv] [--out FILE]
     python -m core fill "The [MASK] sat on the mat." [--model M] [--top 5] [--format json] [--out FILE]
+    python -m core nextword TEXT --model GPT2 [--top 5] [--out FILE]
+    python -m core generate TEXT --model GPT2 [--tokens 20] [--temperature T --seed S] [--out FILE]
+    python -m core induction --model GPT2 [--length 50] [--seed 0] [--out FILE]
 
 ablate's JSON: {"model", "engine", "tokens", "effect": [L][H]}, effect = 1 − cos(sentence embedding
 with that head alone ablated, without), the embedding being the mean-pooled last layer, L2-normalised
@@ -14,6 +17,13 @@ with that head alone ablated, without), the embedding being the mean-pooled last
 [CLS] and [SEP] (core/measures/attribution.py); CSV: index,token,loo,attention,rollout,norms. fill's JSON:
 {"model", "tokens", "masks": [{"index", "predictions": [{"token", "probability"}]}]}, from the model's
 masked-LM head in NumPy (core/models/masked_lm.py); a model without one is an error.
+
+The decoder commands run a GPT-2 (core/models/gpt2.py; tokens decoded to text, " Paris" not "ĠParis"):
+nextword's JSON: {"tokens", "next": [{"token", "prob"}]}, most likely first; generate's: {"tokens" (the
+prompt), "generated", "steps": [{"token", "top": [{"token", "prob"}], "attentions": [L][H][t]}]}, greedy
+unless a temperature is given (then sampled, seeded), step i's attentions being the predicting
+position's weights over the t tokens it saw; induction's: {"length", "seed", "scores": [L][H],
+"loss_first", "loss_repeat"} (core/measures/induction.py).
 
 JSON: {"model": str, "engine": str, "tokens": [str], "attentions": [L][H][T][T]} (ARCHITECTURE.md),
 weights rounded to 8 decimals. CSV: one row per weight, with a header:
@@ -84,15 +94,47 @@ def build_parser() -> argparse.ArgumentParser:
     fill.add_argument("text", metavar="TEXT", help="the sentence, with one or more [MASK]")
     fill.add_argument("--top", type=int, default=5, metavar="K", help="predictions per [MASK] (default 5)")
     _add_common(fill, ("json",), engines=("numpy",))
+    _add_decoder_commands(commands)
     return parser
 
 
-def _add_common(command: argparse.ArgumentParser, formats: tuple[str, ...], engines=ENGINES) -> None:
+def _add_decoder_commands(commands) -> None:
+    nextword = commands.add_parser(
+        "nextword",
+        help="a decoder's likeliest next tokens after TEXT",
+        description="Run a GPT-2 on TEXT and write the tokens it finds likeliest to come next.",
+    )
+    nextword.add_argument("text", metavar="TEXT", help="the text so far")
+    nextword.add_argument("--top", type=int, default=5, metavar="K", help="how many (default 5)")
+    generate = commands.add_parser(
+        "generate",
+        help="a decoder extends TEXT token by token, with each step's attention",
+        description="Let a GPT-2 continue TEXT (greedy, or sampled with --temperature and --seed).",
+    )
+    generate.add_argument("text", metavar="TEXT", help="the prompt")
+    generate.add_argument("--tokens", type=int, default=20, metavar="N", help="how many (default 20)")
+    generate.add_argument("--temperature", type=float, metavar="T", help="sample at T > 0 (default: greedy)")
+    generate.add_argument("--seed", type=int, default=0, metavar="S", help="the sampling seed (default 0)")
+    induction = commands.add_parser(
+        "induction",
+        help="each head's prefix-matching score on repeated random tokens",
+        description="Run a GPT-2 on random tokens repeated twice: induction scores, the loss on each copy.",
+    )
+    induction.add_argument("--length", type=int, default=50, metavar="N", help="one copy (default 50)")
+    induction.add_argument("--seed", type=int, default=0, metavar="S", help="the tokens' seed (default 0)")
+    for command in (nextword, generate, induction):
+        _add_common(command, ("json",), engines=("numpy",), model_help="a GPT-2: a Hub id (gpt2) or a folder")
+
+
+def _add_common(
+    command: argparse.ArgumentParser, formats: tuple[str, ...], engines=ENGINES, model_help: str | None = None
+) -> None:
     command.add_argument(
         "--model",
         metavar="PATH_OR_ID",
         default="bundled",
-        help='"bundled" (default, offline all-MiniLM-L6-v2), a Hub id, or a folder (/..., ./..., ~/...)',
+        help=model_help
+        or '"bundled" (default, offline all-MiniLM-L6-v2), a Hub id, or a folder (/..., ./..., ~/...)',
     )
     engine_help = " or ".join(engines) + " (default numpy)"
     command.add_argument("--engine", choices=engines, default="numpy", help=engine_help)
@@ -105,9 +147,9 @@ def _add_common(command: argparse.ArgumentParser, formats: tuple[str, ...], engi
 def load_engine(engine: str, model: str):
     """The loaded engine; both raise core.models.errors.ModelError subclasses with messages for the user."""
     if engine == "numpy":
-        from core.models.bert import load_numpy
+        from core.models.architectures import load_engine as load_by_architecture
 
-        return load_numpy(model)
+        return load_by_architecture(model)
     # transformers draws a progress bar on stderr while loading; the CLI keeps stderr for errors
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     pretrained = importlib.import_module("core.models.pretrained")  # imports torch only when asked for
@@ -120,7 +162,18 @@ def attend(engine: str, model: str, text: str, pair: str | None):
     check_text(text, "TEXT")
     if pair is not None:
         check_text(pair, "the --pair text")
-    return load_engine(engine, model).run(text, pair)
+    loaded = load_engine(engine, model)
+    if _is_decoder(loaded):
+        if pair is not None:
+            raise UsageError("--pair joins two sentences as BERT does; a decoder reads one text")
+        return loaded.run(text)
+    return loaded.run(text, pair)
+
+
+def _is_decoder(engine) -> bool:
+    from core.models.architectures import is_decoder
+
+    return is_decoder(engine)
 
 
 def _behaviour(args) -> tuple[str, object]:
@@ -134,6 +187,10 @@ def _behaviour(args) -> tuple[str, object]:
     if args.command == "fill" and not 1 <= args.top <= 100:
         raise UsageError(f"--top must be in 1..100, got {args.top}")
     engine = load_engine(args.engine, args.model)
+    if _is_decoder(engine):
+        raise UsageError(
+            f"{args.command} runs on BERT encoders; for a decoder: nextword, generate, induction"
+        )
     result = engine.run(args.text)
     if args.command == "fill":
         from core.export import fill_json
@@ -148,6 +205,36 @@ def _behaviour(args) -> tuple[str, object]:
         return (ablation_json if args.format == "json" else ablation_csv)(result, effects), result
     found = attribution(engine, result)
     return (attribution_json if args.format == "json" else attribution_csv)(result, found), result
+
+
+def _decoder(args) -> tuple[str, None]:
+    """(what to write, no result) for nextword, generate and induction."""
+    from core import export
+    from core.measures.induction import induction
+    from core.models.bert import check_text
+
+    if args.command != "induction":
+        check_text(args.text, "TEXT")
+    for flag, value, lo, hi in (
+        ("--top", getattr(args, "top", 5), 1, 100),
+        ("--tokens", getattr(args, "tokens", 1), 1, 1024),
+    ):
+        if not lo <= value <= hi:
+            raise UsageError(f"{flag} must be in {lo}..{hi}, got {value}")
+    if (temperature := getattr(args, "temperature", None)) is not None and not temperature > 0:
+        raise UsageError(f"--temperature must be above 0 (or left out for greedy), got {temperature}")
+    engine = load_engine("numpy", args.model)
+    if not _is_decoder(engine):
+        raise UsageError(
+            f"{args.command} needs a decoder such as gpt2 (--model gpt2); {engine.name} is a BERT"
+        )
+    if args.command == "nextword":
+        prompt = [engine.decode(i) for i in engine.encode(args.text).ids]
+        return export.nextword_json(prompt, engine.next_tokens(args.text, args.top)), None
+    if args.command == "generate":
+        found = engine.generate(args.text, args.tokens, temperature=temperature, seed=args.seed)
+        return export.generate_json(found), None
+    return export.induction_json(induction(engine, args.length, args.seed)), None
 
 
 # ---- writers -------------------------------------------------------------------------------------
@@ -182,14 +269,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if args.command is None:
-            raise UsageError("choose a command: attend, ablate, attribute or fill (see python -m core -h)")
+            raise UsageError(
+                "choose a command: attend, ablate, attribute, fill, nextword, generate or induction"
+            )
         if args.command == "attend":
             result = attend(args.engine, args.model, args.text, args.pair)
             data = {"json": to_json, "csv": to_csv, "npz": to_npz}[args.format](result)
+        elif args.command in ("nextword", "generate", "induction"):
+            data, result = _decoder(args)
         else:
             data, result = _behaviour(args)
         write_output(data, args.out)
-        if result.truncated:
+        if result is not None and result.truncated:
             print(f"note: the text was cut to the model's {result.n_tokens} tokens", file=sys.stderr)
         return 0
     except UsageError as err:

@@ -137,3 +137,40 @@ def fill_json(result, fills) -> str:
     ]
     payload = {"model": result.model, "tokens": list(result.tokens), "masks": masks}
     return json.dumps(payload, ensure_ascii=False)
+
+
+# ---- decoders ---------------------------------------------------------------------------------------
+
+
+def nextword_json(prompt: list[str], top: list[tuple[str, float]]) -> str:
+    """{"tokens": [str], "next": [{"token": str, "prob": float}]}, most likely first."""
+    payload = {"tokens": prompt, "next": [{"token": t, "prob": round(p, JSON_DECIMALS)} for t, p in top]}
+    return json.dumps(payload, ensure_ascii=False)
+
+
+def generate_json(generation) -> str:
+    """{"tokens": the prompt, "generated": [str], "steps": [{"token", "top": [{"token", "prob"}],
+    "attentions": [L][H][t]}]}: step i's attentions are the predicting position's weights over the
+    t tokens it saw (core/models/gpt2.py's generate)."""
+    steps = [
+        {
+            "token": step.token,
+            "top": [{"token": t, "prob": round(p, JSON_DECIMALS)} for t, p in step.top],
+            "attentions": np.round(step.attentions.astype(np.float64), JSON_DECIMALS).tolist(),
+        }
+        for step in generation.steps
+    ]
+    payload = {"tokens": generation.prompt, "generated": generation.generated, "steps": steps}
+    return json.dumps(payload, ensure_ascii=False)
+
+
+def induction_json(found) -> str:
+    """{"length", "seed", "scores": [L][H], "loss_first", "loss_repeat"} (core/measures/induction.py)."""
+    payload = {
+        "length": found.length,
+        "seed": found.seed,
+        "scores": np.round(found.scores.astype(np.float64), JSON_DECIMALS).tolist(),
+        "loss_first": round(found.loss_first, JSON_DECIMALS),
+        "loss_repeat": round(found.loss_repeat, JSON_DECIMALS),
+    }
+    return json.dumps(payload, ensure_ascii=False)

@@ -150,13 +150,21 @@ def test_errors_are_one_line_with_nonzero_exit(capsys, argv, expected_code, mess
     assert out == ""
 
 
-def test_non_bert_model_is_refused_in_one_line(capsys, tmp_path):
-    folder = tmp_path / "gpt"
+@pytest.mark.parametrize(
+    ("config", "says"),
+    [
+        ({"model_type": "llama", "architectures": ["LlamaForCausalLM"]}, "a decoder of another family"),
+        ({"model_type": "t5", "is_encoder_decoder": True}, "an encoder-decoder"),
+        ({"model_type": "gpt2", "n_head": 12}, "not a complete GPT-2 config"),
+    ],
+)
+def test_models_no_engine_runs_are_refused_in_one_line(capsys, tmp_path, config, says):
+    folder = tmp_path / "model"
     folder.mkdir()
-    (folder / "config.json").write_text(json.dumps({"model_type": "gpt2", "n_head": 12}))
+    (folder / "config.json").write_text(json.dumps(config))
     (folder / "model.safetensors").write_bytes(b"")
     code, _, err = run(capsys, "attend", "x", "--model", str(folder))
-    assert "BERT models only" in assert_one_line_error(code, err)
+    assert says in assert_one_line_error(code, err)
 
 
 def test_unwritable_out_is_one_line(capsys, tmp_path):

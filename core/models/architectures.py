@@ -1,0 +1,62 @@
+"""Which NumPy engine runs a checkpoint, chosen by its config.json's model_type and checked before
+any weights are downloaded: BERT encoders (core/models/bert.py) and GPT-2 decoders
+(core/models/gpt2.py). Every other architecture is refused with one message that says what runs
+instead. Only config.json and safetensors are read: nothing runs code from a model repository."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from core.models import registry
+from core.models.bert import BertNumpy
+from core.models.bert_config import UnsupportedModelError, check_bert_config
+from core.models.gpt2 import GPT2Numpy
+from core.models.gpt2_config import check_gpt2_config
+
+__all__ = ["check_config", "is_decoder", "load_engine"]
+
+CHECKS = {"bert": check_bert_config, "gpt2": check_gpt2_config}
+ENGINES = {"bert": BertNumpy, "gpt2": GPT2Numpy}
+
+
+def check_config(config: dict) -> None:
+    """UnsupportedModelError unless a NumPy engine runs this config.json (prepare_model_files'
+    check_config)."""
+    model_type = config.get("model_type")
+    if model_type in CHECKS:
+        CHECKS[model_type](config)
+        return
+    if config.get("is_encoder_decoder"):
+        kind = "an encoder-decoder (its decoder reads the encoder through cross-attention)"
+    elif any(str(name).endswith("ForCausalLM") for name in config.get("architectures") or ()):
+        kind = "a decoder of another family than GPT-2"
+    else:
+        kind = "an architecture this product does not run"
+    raise UnsupportedModelError(
+        f"config.json: model_type {model_type!r} is {kind}; the product runs BERT encoders and GPT-2 "
+        "decoders (for example bert-base-uncased, gpt2, distilbert/distilgpt2)"
+    )
+
+
+def load_engine(
+    choice: registry.ModelSpec | str | Path | None,
+    *,
+    name: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> BertNumpy | GPT2Numpy:
+    """The NumPy engine for a model choice ("bundled", a Hub id, a local folder), by architecture.
+    Raises core.models.errors.ModelError subclasses with messages for the user."""
+    spec = (
+        choice if isinstance(choice, registry.ModelSpec) else registry.parse_model_choice(str(choice or ""))
+    )
+    model_dir = registry.prepare_model_files(spec, check_config=check_config, progress=progress)
+    if progress:
+        progress("Loading the weights into NumPy…")
+    engine = ENGINES[registry.read_config(model_dir)["model_type"]]
+    return engine.from_pretrained(model_dir, name=name or spec.label)
+
+
+def is_decoder(engine) -> bool:
+    """True for an engine whose attention is causal (each token sees only what came before it)."""
+    return isinstance(engine, GPT2Numpy)
