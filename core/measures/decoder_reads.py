@@ -1,0 +1,47 @@
+"""Two readings of a decoder that need no training: the logit lens and attention sinks.
+
+Logit lens (nostalgebraist 2020, "interpreting GPT: the logit lens"): every layer's hidden state
+read through the model's own final LayerNorm and unembedding, as if the model stopped there: the
+top guess for the next token at each position and layer, with its probability. The last layer's
+reading is the model's real prediction. Attention sinks (Xiao et al. 2023, "Efficient Streaming
+Language Models with Attention Sinks"): the share of each head's attention that goes to the first
+token, which many heads use as a place to put weight they do not need elsewhere.
+
+Letters: L layers, H heads, T tokens, D width, V vocabulary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.lesson.attention import softmax
+from core.lesson.layers import layer_norm
+
+__all__ = ["LogitLens", "first_token_share", "logit_lens"]
+
+
+@dataclass(frozen=True)
+class LogitLens:
+    top_ids: np.ndarray  # (L + 1, T): each reading's likeliest next token (row 0: the embeddings)
+    top_probs: np.ndarray  # (L + 1, T): its probability
+
+
+def logit_lens(engine, hidden_states: np.ndarray) -> LogitLens:
+    """hidden_states (L + 1, T, D) as a GPT-2 engine returns them (the last already after its final
+    LayerNorm) -> each layer's top next-token guess per position and its probability."""
+    eps = engine.config.layer_norm_epsilon
+    normed = layer_norm(hidden_states[:-1], engine.lnf_gamma, engine.lnf_beta, eps)  # (L, T, D)
+    readings = np.concatenate([normed, hidden_states[-1:]])  # (L + 1, T, D)
+    probs = softmax(engine.unembed(readings).astype(np.float64))  # (L + 1, T, V)
+    top = probs.argmax(-1)  # (L + 1, T)
+    return LogitLens(top, np.take_along_axis(probs, top[..., None], -1)[..., 0])
+
+
+def first_token_share(attentions: np.ndarray) -> np.ndarray:
+    """(L, H, T, T) -> (L, H): each head's mean weight on token 0, over the queries 1 .. T-1 (the
+    first token can attend only to itself, so it is left out). NaN with a single token."""
+    if attentions.shape[-2] < 2:
+        return np.full(attentions.shape[:2], np.nan)
+    return attentions[:, :, 1:, 0].mean(axis=-1)

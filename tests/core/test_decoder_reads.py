@@ -1,0 +1,57 @@
+"""The logit lens and the first-token share (core/measures/decoder_reads.py): the lens against
+transformers' own ln_f and lm_head applied to its hidden states, its last row equal to the model's
+prediction; the share against a loop written here and a hand-made map."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from transformers import GPT2LMHeadModel
+
+from core.measures.decoder_reads import first_token_share, logit_lens
+from core.models.gpt2 import GPT2Numpy
+from tests.tiny_gpt2 import make_tiny_gpt2
+
+TEXT = "The bank approved the loan because the river was calm."
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    path = make_tiny_gpt2(tmp_path_factory.mktemp("reads"), n_layer=3, n_head=2, n_embd=16)
+    return GPT2Numpy.from_pretrained(path), GPT2LMHeadModel.from_pretrained(path, attn_implementation="eager")
+
+
+def test_logit_lens_equals_transformers_ln_f_and_lm_head(tiny):
+    engine, model = tiny
+    result = engine.run(TEXT)
+    lens = logit_lens(engine, result.hidden_states)
+    with torch.no_grad():
+        out = model(torch.from_numpy(result.input_ids)[None], output_hidden_states=True)
+        readings = [model.transformer.ln_f(h) for h in out.hidden_states[:-1]] + [out.hidden_states[-1]]
+        probs = torch.softmax(torch.stack([model.lm_head(r)[0] for r in readings]).double(), -1).numpy()
+    np.testing.assert_array_equal(lens.top_ids, probs.argmax(-1))
+    np.testing.assert_allclose(lens.top_probs, probs.max(-1), atol=1e-6)
+    assert lens.top_ids[-1, -1] == int(np.argmax(result.next_token_logits))  # the last row is the prediction
+
+
+def test_first_token_share_equals_a_loop(tiny):
+    attentions = tiny[0].run(TEXT).attentions
+    layers, heads, t, _ = attentions.shape
+    expected = np.array(
+        [
+            [sum(attentions[layer, h, i, 0] for i in range(1, t)) / (t - 1) for h in range(heads)]
+            for layer in range(layers)
+        ]
+    )
+    np.testing.assert_allclose(first_token_share(attentions), expected, atol=1e-7)
+
+
+def test_first_token_share_by_hand():
+    sink = np.tril(np.ones((4, 4)))  # every row puts all its weight on token 0
+    sink[:, 1:] = 0.0
+    sink[:, 0] = 1.0
+    uniform = np.tril(np.ones((4, 4))) / np.arange(1, 5)[:, None]  # row i: 1 / (i + 1) on each
+    share = first_token_share(np.stack([sink, uniform])[None])
+    np.testing.assert_allclose(share, [[1.0, (1 / 2 + 1 / 3 + 1 / 4) / 3]])
+    assert np.isnan(first_token_share(np.ones((1, 1, 1, 1)))).all()
