@@ -20,6 +20,7 @@ BENCHMARKS = [
     "learn_rerun",
     "learn_browser",
     "bert_speed",
+    "gpt2_speed",
     "explore_server",
     "explore_browser",
     "explore_flow",
