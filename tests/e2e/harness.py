@@ -9,6 +9,7 @@ machine without it (macOS, say), Playwright's own Chromium (`playwright install 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shutil
 import socket
@@ -46,6 +47,88 @@ CHARTS_DRAWN_JS = """(n) => {
 # Count of drawn Plotly charts on the page (page.evaluate).
 COUNT_DRAWN_JS = """() => [...document.querySelectorAll(".js-plotly-plot")].filter(
   (p) => p.querySelector(".main-svg :is(.trace, g.hm, image)")).length"""
+# True once the page has settled (wait_settled): the script has finished, at least n Plotly charts are
+# drawn, the fonts have loaded (text widths depend on them), and the boxes of the charts, of their
+# texts (hover labels aside) and of the main area's elements are the same in `frames` animation frames
+# in a row, each compared with the one before. Plotly's second pass (automargin), a chart sized to its
+# column and a late element all move them; a drawn page does not. Called once a frame (polling "raf");
+# `token` starts a new count for each wait.
+SETTLED_JS = """([n, frames, token]) => {
+  const app = document.querySelector("[data-testid='stApp']");
+  if (!app || app.getAttribute("data-test-script-state") !== "notRunning") return false;
+  const plots = [...document.querySelectorAll(".js-plotly-plot")];
+  const drawn = plots.filter((p) => p.querySelector(".main-svg :is(.trace, g.hm, image)"));
+  if (drawn.length < n || document.fonts.status !== "loaded") return false;
+  const texts = [...document.querySelectorAll(".js-plotly-plot .main-svg text")];
+  const parts = [
+    ...plots,
+    ...texts.filter((t) => !t.closest(".hoverlayer")),
+    ...document.querySelectorAll("[data-testid='stMain'] [data-testid='stElementContainer']"),
+  ];
+  const key = parts.map((e) => {
+    const r = e.getBoundingClientRect();
+    return `${r.x},${r.y},${r.width},${r.height}`;
+  }).join(";");
+  const last = window.__e2eSettled;
+  if (!last || last.token !== token) {
+    window.__e2eSettled = {token, key, same: 0};
+    return false;
+  }
+  last.same = key === last.key ? last.same + 1 : 0;
+  last.key = key;
+  return last.same >= frames;
+}"""
+# True once `el` has not moved for `frames` animation frames in a row (wait_still).
+STILL_JS = """([el, frames, token]) => {
+  const r = el.getBoundingClientRect();
+  const key = `${r.x},${r.y},${r.width},${r.height}`;
+  const last = el.__e2eStill;
+  if (!last || last.token !== token) {
+    el.__e2eStill = {token, key, same: 0};
+    return false;
+  }
+  last.same = key === last.key ? last.same + 1 : 0;
+  last.key = key;
+  return last.same >= frames;
+}"""
+# Notes the id of every element the page scrolls into view (Element.scrollIntoView) in
+# window.__e2eScrolledTo, emptied on each call; the note lasts until the page navigates (watch_scrolls).
+WATCH_SCROLLS_JS = """() => {
+  if (!window.__e2eScrolledTo) {
+    const scroll = Element.prototype.scrollIntoView;
+    Element.prototype.scrollIntoView = function (...args) {
+      window.__e2eScrolledTo.push(this.id);
+      return scroll.apply(this, args);
+    };
+  }
+  window.__e2eScrolledTo = [];
+}"""
+# True once the page has scrolled `el` into view (noted by WATCH_SCROLLS_JS) and neither the
+# element nor the section that scrolls it (Streamlit scrolls its main section, not the window) has
+# moved for `frames` animation frames in a row (wait_scrolled_to).
+SCROLLED_TO_JS = """([el, frames, token]) => {
+  const scrolls = (e) =>
+    e.scrollHeight > e.clientHeight + 1 && /(auto|scroll)/.test(getComputedStyle(e).overflowY);
+  let box = el.parentElement;
+  while (box && !scrolls(box)) box = box.parentElement;
+  box = box || document.scrollingElement;
+  const key = `${box.scrollTop},${el.getBoundingClientRect().top}`;
+  const last = el.__e2eScrolled;
+  if (!last || last.token !== token) {
+    el.__e2eScrolled = {token, key, same: 0};
+    return false;
+  }
+  last.same = key === last.key ? last.same + 1 : 0;
+  last.key = key;
+  return window.__e2eScrolledTo.includes(el.id) && last.same >= frames;
+}"""
+# True once every image of the frame has loaded or failed (a lazy one out of view aside): an
+# <img onerror> rendered from a payload has had its error by then (images_settled).
+IMAGES_DONE_JS = """() => [...document.images].every((img) => img.complete || img.loading === "lazy")"""
+# Resolves after two turns of the frame's task queue: the events queued before it (the error event
+# of an image that failed, a <details open>'s toggle) have been dispatched.
+TASKS_DONE_JS = """() => new Promise((done) => setTimeout(() => setTimeout(done, 0), 0))"""
+_WAITS = itertools.count()
 
 
 def chromium_executable() -> str | None:
@@ -251,3 +334,39 @@ def wait_idle(page, timeout_ms: float = 60_000) -> None:
 def wait_charts(page, n: int, timeout_ms: float = 60_000) -> None:
     """Wait until the script has finished and at least `n` Plotly charts are drawn."""
     page.wait_for_function(CHARTS_DRAWN_JS, arg=n, timeout=timeout_ms, polling="raf")
+
+
+def wait_settled(page, n: int = 0, timeout_ms: float = 60_000, frames: int = 2) -> None:
+    """Wait until the script has finished, at least `n` Plotly charts are drawn, the fonts have loaded
+    and nothing on the page has moved for `frames` animation frames (SETTLED_JS): the moment to
+    measure the layout (cut labels, a chart's bottom) or take a screenshot."""
+    page.wait_for_function(SETTLED_JS, arg=[n, frames, next(_WAITS)], timeout=timeout_ms, polling="raf")
+
+
+def wait_still(page, locator, timeout_ms: float = 30_000, frames: int = 2) -> None:
+    """Wait until the element has not moved for `frames` animation frames (STILL_JS)."""
+    handle = locator.element_handle(timeout=timeout_ms)
+    page.wait_for_function(STILL_JS, arg=[handle, frames, next(_WAITS)], timeout=timeout_ms, polling="raf")
+
+
+def watch_scrolls(page) -> None:
+    """Start noting what the page scrolls into view (WATCH_SCROLLS_JS), forgetting what it did
+    before: call it before the key press or click whose scroll `wait_scrolled_to` waits for."""
+    page.evaluate(WATCH_SCROLLS_JS)
+
+
+def wait_scrolled_to(page, locator, timeout_ms: float = 30_000, frames: int = 2) -> None:
+    """Wait until the page has scrolled the element (an element with an id) into view since
+    `watch_scrolls` and the scrolling has stopped (SCROLLED_TO_JS)."""
+    handle = locator.element_handle(timeout=timeout_ms)
+    page.wait_for_function(
+        SCROLLED_TO_JS, arg=[handle, frames, next(_WAITS)], timeout=timeout_ms, polling="raf"
+    )
+
+
+def images_settled(frame, timeout_ms: float = 30_000) -> None:
+    """Wait until every image of the frame (a page's or an iframe's) has loaded or failed and the
+    events that follow have been dispatched (IMAGES_DONE_JS, TASKS_DONE_JS). Polled at an interval
+    rather than each animation frame: a hidden frame draws no frames."""
+    frame.wait_for_function(IMAGES_DONE_JS, timeout=timeout_ms, polling=20)
+    frame.evaluate(TASKS_DONE_JS)

@@ -9,12 +9,13 @@ The server has a cache folder of its own (XDG_CACHE_HOME), so the first visit co
 
 from __future__ import annotations
 
+import re
 import urllib.parse
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.harness import StreamlitServer, wait_charts
+from tests.e2e.harness import StreamlitServer, wait_charts, wait_settled, wait_still
 from tests.e2e.test_injection import SENTENCES, assert_nothing_ran, text_param
 from tests.e2e.test_layout import CUT_TEXT_JS
 
@@ -29,33 +30,23 @@ def atlas_server(tmp_path_factory):
         yield server
 
 
-def new_page(chromium, size=(1400, 1000)):
-    context = chromium.new_context(viewport={"width": size[0], "height": size[1]})
-    page = context.new_page()
-    page.js_errors = []
-    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
-    return context, page
-
-
 def open_atlas(page, server, query: str = "") -> None:
     page.goto(f"{server.url}/atlas{query}")
     wait_charts(page, 1, 180_000)  # the first visit computes the atlas
 
 
-def test_atlas_renders_grid_and_table(chromium, atlas_server, screenshot_dir):
-    context, page = new_page(chromium)
+def test_atlas_renders_grid_and_table(page, atlas_server, screenshot_dir):
     open_atlas(page, atlas_server)
-    # 6 x 12 invisible click targets over the grid, one per head
-    assert page.locator(".js-plotly-plot .scatterlayer .point").count() == 6 * N_HEADS
-    assert page.locator("[data-testid='stDataFrame']").count() == 1
-    assert page.get_by_text("Measured on the built-in corpus:", exact=False).count() == 1
+    # 6 x 12 invisible click targets over the grid, one per head; the table (it can arrive after the
+    # grid is drawn) and the note under it
+    expect(page.locator(".js-plotly-plot .scatterlayer .point")).to_have_count(6 * N_HEADS)
+    expect(page.locator("[data-testid='stDataFrame']")).to_have_count(1)
+    expect(page.get_by_text("Measured on the built-in corpus:", exact=False)).to_have_count(1)
     assert_nothing_ran(page)
     page.screenshot(path=screenshot_dir / "atlas-1400.png")
-    context.close()
 
 
-def test_click_on_a_cell_opens_that_head_on_explore(chromium, atlas_server):
-    context, page = new_page(chromium)
+def test_click_on_a_cell_opens_that_head_on_explore(page, atlas_server):
     open_atlas(page, atlas_server, "?stat=to_prev")
     layer, head = 0, 2  # 0-based: layer 1, head 3, the previous-token head
     point = page.locator(".js-plotly-plot .scatterlayer .point").nth(layer * N_HEADS + head)
@@ -67,39 +58,41 @@ def test_click_on_a_cell_opens_that_head_on_explore(chromium, atlas_server):
     href = link.get_attribute("href")
     query = urllib.parse.parse_qs(urllib.parse.urlparse(href).query)
     assert query["layer"] == [str(layer)] and query["head"] == [str(head)] and query["view"] == ["head"]
-    with context.expect_page() as opened:
+    with page.context.expect_page() as opened:
         link.click()
     explore = opened.value
     explore.wait_for_load_state()
     wait_charts(explore, 1, 120_000)
-    title = explore.locator(".js-plotly-plot .gtitle").first.text_content()
-    assert title.startswith(f"Layer {layer + 1}, head {head + 1}")
-    context.close()
+    title = explore.locator(".js-plotly-plot .gtitle").first
+    expect(title).to_have_text(re.compile(f"^Layer {layer + 1}, head {head + 1}"))
+    explore.close()
 
 
-def test_table_link_opens_that_head_on_explore(chromium, atlas_server):
+def test_table_link_opens_that_head_on_explore(sized_page, atlas_server):
     """The table's "Open" link (a canvas cell): the third row is layer 1, head 3."""
-    context, page = new_page(chromium, (1400, 2000))  # tall: the table in view without scrolling
+    page = sized_page((1400, 2000))  # tall: the table in view without scrolling
     open_atlas(page, atlas_server)
-    page.wait_for_timeout(1000)
-    box = page.locator("[data-testid='stDataFrame']").bounding_box()
+    # the grid has drawn its rows once its accessible copy holds them: the third row's link cell
+    table = page.locator("[data-testid='stDataFrame']")
+    table.locator("[data-testid='glide-cell-3-2']").wait_for(state="attached", timeout=60_000)
+    wait_still(page, table)
+    box = table.bounding_box()
     # the link column comes fourth, after layer (52 px), head (52 px) and role (118 px); rows 35 px
     x, y = box["x"] + 52 + 52 + 118 + 30, box["y"] + 35 + 35 * 2 + 17
     page.mouse.move(x, y)
-    with context.expect_page() as opened:
+    with page.context.expect_page() as opened:
         page.mouse.click(x, y)
     explore = opened.value
     explore.wait_for_load_state()
     query = urllib.parse.parse_qs(urllib.parse.urlparse(explore.url).query)
     assert query["layer"] == ["0"] and query["head"] == ["2"] and query["model"] == ["bundled"]
     wait_charts(explore, 1, 120_000)
-    assert explore.locator(".js-plotly-plot .gtitle").first.text_content().startswith("Layer 1, head 3")
-    context.close()
+    expect(explore.locator(".js-plotly-plot .gtitle").first).to_have_text(re.compile("^Layer 1, head 3"))
+    explore.close()
 
 
 @pytest.mark.parametrize("group", list(SENTENCES))
-def test_payloads_in_the_sentence_box_do_not_run(chromium, atlas_server, group):
-    context, page = new_page(chromium)
+def test_payloads_in_the_sentence_box_do_not_run(page, atlas_server, group):
     open_atlas(page, atlas_server, "?on=sentence&text=warm")
     payload = SENTENCES[group]
     box = page.locator("[data-testid='stTextArea'] textarea")
@@ -110,22 +103,20 @@ def test_payloads_in_the_sentence_box_do_not_run(chromium, atlas_server, group):
     )
     wait_charts(page, 1)
     assert_nothing_ran(page)
-    assert box.input_value() == payload and text_param(page) == payload
-    assert page.get_by_text("your sentence only", exact=False).count() == 1
-    context.close()
+    expect(box).to_have_value(payload)
+    assert text_param(page) == payload
+    expect(page.get_by_text("your sentence only", exact=False)).to_have_count(1)
 
 
 @pytest.mark.parametrize("group", list(SENTENCES))
-def test_payloads_in_the_link_do_not_run(chromium, atlas_server, group):
-    context, page = new_page(chromium)
+def test_payloads_in_the_link_do_not_run(page, atlas_server, group):
     payload = SENTENCES[group]
     query = urllib.parse.urlencode({"on": "sentence", "text": payload, "stat": payload, "roles": payload})
     open_atlas(page, atlas_server, "?" + query)
     assert_nothing_ran(page)
     # polled: the chart can be drawn a moment before the text area shows its value (a CI run saw '')
     expect(page.locator("[data-testid='stTextArea'] textarea")).to_have_value(payload, timeout=15_000)
-    assert page.get_by_text("The link asks for an unknown", exact=False).count() == 1  # its `stat`
-    context.close()
+    expect(page.get_by_text("The link asks for an unknown", exact=False)).to_have_count(1)  # its `stat`
 
 
 PAGES = (
@@ -138,16 +129,15 @@ PAGES = (
 
 
 @pytest.mark.parametrize("size", VIEWPORTS, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_nothing_is_cut(chromium, atlas_server, size, screenshot_dir):
-    context, page = new_page(chromium, size)
+def test_nothing_is_cut(sized_page, atlas_server, size, screenshot_dir):
+    page = sized_page(size)
     found = []
     for n, query in enumerate(PAGES):
         open_atlas(page, atlas_server, query)
-        page.wait_for_timeout(500)
+        wait_settled(page, 1)  # Plotly's layout done, the fonts in: the labels at their final width
         found += [f"{query} at {size[0]}x{size[1]}: {text!r}" for text in page.evaluate(CUT_TEXT_JS)]
         if n in (0, 3):
             mode = "presenter" if "present" in query else "normal"
             page.screenshot(path=screenshot_dir / f"atlas-{mode}-{size[0]}x{size[1]}.png")
     assert not found, "cut or ellipsised text:\n" + "\n".join(found)
     assert not page.js_errors, page.js_errors
-    context.close()

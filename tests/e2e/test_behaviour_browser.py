@@ -9,7 +9,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from playwright.sync_api import expect
 
+from tests.e2e.harness import wait_settled
 from tests.e2e.test_layout import CUT_TEXT_JS
 from tests.e2e.test_pages_browser import assert_clean, screenshot_whole_page, wait_all_drawn
 
@@ -26,23 +28,30 @@ CHARTS_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map((gd) 
 })"""
 
 
+# True once the last chart is the ablation's bars (two traces, cosine to "it" along y).
+BARS_SHOWN_JS = """() => {
+  const gd = [...document.querySelectorAll('.js-plotly-plot')].at(-1);
+  if (!gd || !gd.data || !gd.layout.yaxis) return false;
+  const title = gd.layout.yaxis.title;
+  const text = typeof title === 'string' ? title : (title || {}).text || '';
+  return gd.data.length === 2 && text.replace(/<[^>]+>/g, '').startsWith('cosine to “it”');
+}"""
+
+
 def check_bars(page) -> None:
     bars = page.evaluate(CHARTS_JS)[-1]
     assert bars[3] == 2 and bars[2].startswith("cosine to “it”"), bars
-    assert page.get_by_text("nearest to “it”").count() >= 1
+    expect(page.get_by_text("nearest to “it”").first).to_be_attached()
 
 
 @pytest.mark.parametrize(("name", "size", "extra"), CASES, ids=[c[0] for c in CASES])
-def test_ablation_view_draws_uncut(chromium, app_server, name, size, extra):
+def test_ablation_view_draws_uncut(sized_page, app_server, name, size, extra):
     """On a laptop the grid and the bars share the page; on a projector a switch shows one at a
     time, each whole on the screen."""
-    context = chromium.new_context(viewport={"width": size[0], "height": size[1]})
-    page = context.new_page()
-    page.js_errors = []
-    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
+    page = sized_page(size)
     page.goto(app_server.url + PATH + extra)
     wait_all_drawn(page, 1 if extra else 2)
-    page.wait_for_timeout(800)
+    wait_settled(page, 1 if extra else 2)
     grid = page.evaluate(CHARTS_JS)[0]
     assert grid[:3] == ["effect, 1 − cos", "head (1–12)", "layer (1–6)"], grid
     assert grid[4:6] == [6, 12], grid
@@ -53,9 +62,9 @@ def test_ablation_view_draws_uncut(chromium, app_server, name, size, extra):
         page.locator('[data-testid="stButtonGroup"] button').filter(
             has_text="Heads switched off together"
         ).click()
-        page.wait_for_timeout(500)
+        page.wait_for_function(BARS_SHOWN_JS, timeout=60_000, polling="raf")  # the switch has rerun
         wait_all_drawn(page, 1)
-        page.wait_for_timeout(800)
+        wait_settled(page, 1)
         check_bars(page)
         assert page.evaluate(CHARTS_JS)[-1][6] <= size[1]  # the bars are whole on the first screen
         page.screenshot(path=SHOTS / f"ablation-{name}-{size[0]}x{size[1]}-set.png")
@@ -64,30 +73,25 @@ def test_ablation_view_draws_uncut(chromium, app_server, name, size, extra):
     assert page.evaluate(CUT_TEXT_JS) == []
     assert_clean(page)
     screenshot_whole_page(page, SHOTS / f"ablation-{name}-{size[0]}x{size[1]}-page.png")
-    context.close()
 
 
 @pytest.mark.parametrize(("name", "size", "extra"), CASES, ids=[c[0] for c in CASES])
-def test_attribution_view_draws_uncut(chromium, app_server, name, size, extra):
-    context = chromium.new_context(viewport={"width": size[0], "height": size[1]})
-    page = context.new_page()
-    page.js_errors = []
-    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
+def test_attribution_view_draws_uncut(sized_page, app_server, name, size, extra):
+    page = sized_page(size)
     page.goto(app_server.url + f"/explore?view=attribution&text={quote(TROPHY, safe='')}" + extra)
     wait_all_drawn(page, 1)
-    page.wait_for_timeout(800)
+    wait_settled(page, 1)
     bars = page.evaluate(CHARTS_JS)[0]
     assert bars[3] == 4, bars  # leave-one-out, attention, rollout, norms
     assert bars[5] == 15, bars  # the 17 tokens but [CLS] and [SEP]
     if extra:  # on a projector the bars are whole on the first screen
         assert bars[6] <= size[1], bars
-    assert page.get_by_text("Spearman's ρ against leave-one-out").count() >= 1
+    expect(page.get_by_text("Spearman's ρ against leave-one-out").first).to_be_attached()
     assert page.evaluate(CUT_TEXT_JS) == []
     assert_clean(page)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=SHOTS / f"attribution-{name}-{size[0]}x{size[1]}.png")
     screenshot_whole_page(page, SHOTS / f"attribution-{name}-{size[0]}x{size[1]}-page.png")
-    context.close()
 
 
 @pytest.mark.parametrize(
@@ -96,21 +100,17 @@ def test_attribution_view_draws_uncut(chromium, app_server, name, size, extra):
     # trophy bars and one pronoun line; compare two heads, their difference, two lines and the moves)
     [("explore", "/explore?view=focus&example=trophy-large", 1, 3), ("compare", "/compare", 2, 6)],
 )
-def test_pronoun_test_draws(chromium, app_server, name, path, n_lines, n_charts):
-    context = chromium.new_context(viewport={"width": 1280, "height": 800})
-    page = context.new_page()
-    page.js_errors = []
-    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
+def test_pronoun_test_draws(sized_page, app_server, name, path, n_lines, n_charts):
+    page = sized_page((1280, 800))
     page.goto(app_server.url + path)
     wait_all_drawn(page, n_charts)
-    page.wait_for_timeout(800)
+    wait_settled(page, n_charts)
     pronoun_axes = ["after layer (0 = the embeddings)", "cosine to “it”"]
     lines = [c for c in page.evaluate(CHARTS_JS) if c[1:3] == pronoun_axes]
     assert len(lines) == n_lines, page.evaluate(CHARTS_JS)
     assert all(c[3] >= 2 for c in lines), lines
-    assert page.get_by_text("Across the pair").count() == 1
+    expect(page.get_by_text("Across the pair")).to_have_count(1)
     assert page.evaluate(CUT_TEXT_JS) == []
     assert_clean(page)
     SHOTS.mkdir(parents=True, exist_ok=True)
     screenshot_whole_page(page, SHOTS / f"pronoun-{name}-page.png")
-    context.close()

@@ -8,8 +8,9 @@ from __future__ import annotations
 import urllib.parse
 
 import pytest
+from playwright.sync_api import expect
 
-from tests.e2e.harness import wait_charts
+from tests.e2e.harness import wait_charts, wait_settled, wait_still
 from tests.e2e.test_injection import SENTENCES, assert_nothing_ran, strip_repeat
 from tests.e2e.test_layout import CUT_TEXT_JS
 
@@ -33,15 +34,27 @@ def titles(page) -> list[str]:
 ALL_CHARTS = 6
 
 
+# The script has finished and every head map's title passes `test(title, arg)`, every map redrawn:
+# Plotly redraws one chart after another, so one new title does not mean all three.
+HEAD_TITLES_JS = """([test, arg]) => {
+  const app = document.querySelector("[data-testid='stApp']");
+  if (app.getAttribute("data-test-script-state") !== "notRunning") return false;
+  const shown = [...document.querySelectorAll(".js-plotly-plot .gtitle")]
+    .map((e) => e.textContent).filter((t) => t.includes(" · layer "));
+  const heads = new Set(shown.map((t) => t.split(" · ").at(-1)));
+  if (test === "names") return shown.length > 0 && shown.every((t) => t.includes(arg));
+  return shown.length === 3 && !shown[0].includes(arg) && heads.size === 1;  // "moved"
+}"""
+
+
 def wait_title(page, text: str) -> None:
-    page.wait_for_function(
-        "(t) => [...document.querySelectorAll('.js-plotly-plot .gtitle')]"
-        ".some((e) => e.textContent.includes(t))"
-        " && document.querySelector(\"[data-testid='stApp']\").getAttribute('data-test-script-state')"
-        " === 'notRunning'",
-        arg=text,
-        timeout=60_000,
-    )
+    """Wait until every head map's title names `text` ("layer 3, head 4")."""
+    page.wait_for_function(HEAD_TITLES_JS, arg=["names", text], timeout=60_000, polling="raf")
+
+
+def wait_moved(page, text: str) -> None:
+    """Wait until the head maps have left `text` for one other head, all three of them."""
+    page.wait_for_function(HEAD_TITLES_JS, arg=["moved", text], timeout=60_000, polling="raf")
 
 
 def test_renders_both_heads_and_the_difference(page, app_server, screenshot_dir):
@@ -50,7 +63,7 @@ def test_renders_both_heads_and_the_difference(page, app_server, screenshot_dir)
     shown = titles(page)
     assert shown[0].startswith("Sentence 1 · layer") and shown[1].startswith("Sentence 2 · layer")
     assert "sentence 2 − sentence 1" in shown[2]
-    assert page.get_by_text("Swapped: “large → small”").count() == 1
+    expect(page.get_by_text("Swapped: “large → small”")).to_have_count(1)
     assert not page.js_errors
     assert not page.locator("[data-testid='stException'], [data-testid='stAlertContentError']").count()
     page.screenshot(path=screenshot_dir / "compare.png")
@@ -67,17 +80,16 @@ def test_ranking_opens_a_head(page, app_server):
     wait_title(page, where)
     assert all(where in t for t in titles(page))
     assert f"layer={int(where.split()[1].rstrip(',')) - 1}" in page.url
-    # a row of the table: its selection box, in the first column of the grid (a canvas)
+    # a row of the table: its selection box, in the first column of the grid (a canvas), once the
+    # grid has drawn its rows (its accessible copy holds the 4th) and stands still
     grid = page.locator("[data-testid='stDataFrame']").first
+    grid.locator("tbody tr").nth(3).wait_for(state="attached", timeout=60_000)
     grid.scroll_into_view_if_needed()
+    wait_still(page, grid)
     box = grid.bounding_box()
     row_px, header_px = 35, 35
     page.mouse.click(box["x"] + 16, box["y"] + header_px + row_px * 3 + row_px / 2)  # the 4th row
-    page.wait_for_function(
-        "(w) => !document.querySelector('.js-plotly-plot .gtitle').textContent.includes(w)",
-        arg=where,
-        timeout=60_000,
-    )
+    wait_moved(page, where)
     wait_charts(page, ALL_CHARTS)
     shown = titles(page)
     assert len(shown) == 3 and len({t.split(" · ")[-1] for t in shown}) == 1  # all three: the same head
@@ -94,16 +106,15 @@ def _tokens(text: str) -> list[str]:
     return tok.encode(text).tokens
 
 
-@pytest.fixture(scope="module")
-def own_page(chromium, app_server):
-    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    page.js_errors = []
-    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
-    page.goto(f"{app_server.url}/compare?preset=own&text=warm&text2=cold")
-    wait_charts(page, 3, 120_000)
-    yield page
-    context.close()
+@pytest.fixture
+def own_page(shared_tab, app_server):
+    """One compare session on two sentences of one's own, kept from test to test."""
+
+    def setup(page):
+        page.goto(f"{app_server.url}/compare?preset=own&text=warm&text2=cold")
+        wait_charts(page, 3, 120_000)
+
+    return shared_tab.kept("compare-own", (1400, 1000), setup)
 
 
 @pytest.mark.parametrize("group", list(SENTENCES))
@@ -118,7 +129,7 @@ def test_payloads_typed_into_either_box_do_not_run(own_page, group):
             arg=[param, payload],
             timeout=60_000,
         )
-        wait_charts(page, 2)
+        wait_settled(page, 2)  # the charts redrawn with the payload's tokens, not the last sentence's
         assert_nothing_ran(page)
     shown = [strip_repeat(label) for label in page.evaluate(TICKS_JS)]
     assert shown and set(shown) <= set(_tokens(payload))  # the payload's tokens, as text
@@ -131,7 +142,7 @@ def test_payloads_in_the_link_do_not_run(page, app_server, group):
     page.goto(f"{app_server.url}/compare?{query}")
     wait_charts(page, 2, 120_000)
     assert_nothing_ran(page)
-    assert page.get_by_label("Sentence 1", exact=True).input_value() == payload
+    expect(page.get_by_label("Sentence 1", exact=True)).to_have_value(payload)
 
 
 VIEWPORTS = ((1280, 800), (1920, 1080))
@@ -139,14 +150,12 @@ PATHS = ("/compare", "/compare?preset=bank", "/compare?present=1", "/compare?pre
 
 
 @pytest.mark.parametrize("size", VIEWPORTS, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_no_label_is_cut(chromium, app_server, size):
-    context = chromium.new_context(viewport={"width": size[0], "height": size[1]})
-    page = context.new_page()
+def test_no_label_is_cut(sized_page, app_server, size):
+    page = sized_page(size)
     found = []
     for path in PATHS:
         page.goto(app_server.url + path)
         wait_charts(page, 1, 120_000)
-        page.wait_for_timeout(500)
+        wait_settled(page, 1)  # Plotly's layout done, the fonts in: the labels at their final width
         found += [f"{path} at {size[0]}x{size[1]}: {text!r}" for text in page.evaluate(CUT_TEXT_JS)]
-    context.close()
     assert not found, "cut or ellipsised text:\n" + "\n".join(found)

@@ -11,7 +11,9 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
+from playwright.sync_api import expect
 
+from tests.e2e.harness import wait_settled
 from tests.e2e.test_layout import CUT_TEXT_JS
 from tests.e2e.test_pages_browser import assert_clean, screenshot_whole_page, wait_all_drawn
 
@@ -26,53 +28,50 @@ QK_JS = """() => {
 }"""
 
 
-def open_view(chromium, app_server, size, params: dict, n_charts: int):
-    context = chromium.new_context(viewport={"width": size[0], "height": size[1]})
-    page = context.new_page()
-    page.js_errors = []
-    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
+def open_view(page, app_server, params: dict, n_charts: int) -> None:
     page.goto(f"{app_server.url}/explore?{urlencode(params)}")
     wait_all_drawn(page, n_charts)
-    page.wait_for_timeout(800)
-    return context, page
+    wait_settled(page, n_charts)
 
 
 @pytest.mark.parametrize(("name", "size", "extra"), CASES, ids=[c[0] for c in CASES])
-def test_nearest_corpus_words(chromium, app_server, name, size, extra):
+def test_nearest_corpus_words(sized_page, app_server, name, size, extra):
     params = {
         "view": "similarity",
         "text": "They sat on the bank of the river.",
         "layer": "6",
         "focus": "bank",
     }
-    context, page = open_view(chromium, app_server, size, {**params, **extra}, 2)
+    page = sized_page(size)
+    open_view(page, app_server, {**params, **extra}, 2)
     items = page.locator("[data-testid='stMarkdownContainer'] ol li")
     if extra:  # a projector shows one part at a time: the sentence's map and row first
         assert items.count() == 0
         page.locator('[data-testid="stButtonGroup"] button').filter(has_text="Nearest in the corpus").click()
         items.first.wait_for(timeout=60_000)
-        page.wait_for_timeout(500)
+        expect(items).to_have_count(10)
+        wait_settled(page)  # the list laid out, where the measure below finds it
         assert (
             page.locator("ol").last.bounding_box()["y"] + page.locator("ol").last.bounding_box()["height"]
             <= size[1]
         )
-    assert items.count() == 10, items.all_inner_texts()
+    expect(items).to_have_count(10)
     for item in items.all():
-        assert item.locator("strong").count() == 2  # the cosine and the word
+        expect(item.locator("strong")).to_have_count(2)  # the cosine and the word
         assert item.locator("strong").nth(1).inner_text().lower() == "bank"
-    assert page.get_by_text("10 of the 10 are “bank” itself").count() == 1
+    expect(page.get_by_text("10 of the 10 are “bank” itself")).to_have_count(1)
     assert page.evaluate(CUT_TEXT_JS) == []
     assert_clean(page)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=SHOTS / f"neighbours-{name}-{size[0]}x{size[1]}.png")
     screenshot_whole_page(page, SHOTS / f"neighbours-{name}-{size[0]}x{size[1]}-page.png")
-    context.close()
 
 
 @pytest.mark.parametrize(("name", "size", "extra"), CASES, ids=[c[0] for c in CASES])
-def test_query_key_space(chromium, app_server, name, size, extra):
+def test_query_key_space(sized_page, app_server, name, size, extra):
     params = {"view": "qk", "example": "trophy-large", "layer": "5", "head": "5"}
-    context, page = open_view(chromium, app_server, size, {**params, **extra}, 1)
+    page = sized_page(size)
+    open_view(page, app_server, {**params, **extra}, 1)
     traces, bottom, x_title, y_title = page.evaluate(QK_JS)
     names = [t[0] for t in traces]
     assert names == ["corpus queries", "corpus keys", "this sentence's queries", "this sentence's keys"]
@@ -93,4 +92,3 @@ def test_query_key_space(chromium, app_server, name, size, extra):
     page.screenshot(path=SHOTS / f"qk-{name}-{size[0]}x{size[1]}.png")
     assert page.evaluate(CUT_TEXT_JS) == []
     assert_clean(page)
-    context.close()

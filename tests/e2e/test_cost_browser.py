@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
-from tests.e2e.harness import wait_charts
+from tests.e2e.harness import wait_charts, wait_settled
 from tests.e2e.test_injection import SENTENCES, assert_nothing_ran
 from tests.e2e.test_layout import CUT_TEXT_JS
 
@@ -23,30 +24,22 @@ OVERFLOW_JS = """() => {
 }"""
 
 
-def new_page(chromium, size):
-    context = chromium.new_context(viewport={"width": size[0], "height": size[1]})
-    page = context.new_page()
-    page.js_errors = []
-    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
-    return context, page
-
-
-def test_every_part_draws(chromium, app_server):
+def test_every_part_draws(sized_page, app_server):
     SHOTS.mkdir(exist_ok=True)
-    context, page = new_page(chromium, (1280, 800))
+    page = sized_page((1280, 800))
     page.goto(app_server.url + "/cost?variant=bigbird&layer=5&head=5")
     wait_charts(page, 7, 240_000)  # the first visit measures the price
-    assert page.locator(".js-plotly-plot .main-svg :is(g.hm, image)").count() >= 2  # the two maps
-    assert page.get_by_text("How small can the window be?", exact=False).count() == 1
+    # at least two heatmaps drawn: the two maps
+    expect(page.locator(".js-plotly-plot .main-svg :is(g.hm, image)").nth(1)).to_be_attached()
+    expect(page.get_by_text("How small can the window be?", exact=False)).to_have_count(1)
     assert not page.js_errors, page.js_errors
     assert page.locator("[data-testid='stException']").count() == 0
     page.screenshot(path=SHOTS / "cost-1280x800.png")
-    context.close()
 
 
 @pytest.mark.parametrize("group", list(SENTENCES))
-def test_a_typed_payload_never_runs(chromium, app_server, group):
-    context, page = new_page(chromium, (1280, 800))
+def test_a_typed_payload_never_runs(sized_page, app_server, group):
+    page = sized_page((1280, 800))
     page.goto(app_server.url + "/cost")
     wait_charts(page, 7, 240_000)
     box = page.locator("[data-testid='stTextArea'] textarea")
@@ -57,18 +50,17 @@ def test_a_typed_payload_never_runs(chromium, app_server, group):
     )
     wait_charts(page, 7)
     assert_nothing_ran(page)
-    context.close()
 
 
 @pytest.mark.parametrize("part", ["price", "head", "model"])
-def test_presenter_parts_fit_one_screen(chromium, app_server, part):
-    context, page = new_page(chromium, (1920, 1080))
+def test_presenter_parts_fit_one_screen(sized_page, app_server, part):
+    page = sized_page((1920, 1080))
     page.goto(app_server.url + f"/cost?present=1&part={part}&variant=window&w=3")
-    wait_charts(page, {"price": 1, "head": 2, "model": 2}[part], 240_000)
-    page.wait_for_timeout(800)
+    n_charts = {"price": 1, "head": 2, "model": 2}[part]
+    wait_charts(page, n_charts, 240_000)
+    wait_settled(page, n_charts)  # every part laid out at its final size before it is measured
     page.screenshot(path=SHOTS / f"cost-present-{part}.png")
     assert page.evaluate(CUT_TEXT_JS) == []
     overflow = page.evaluate(OVERFLOW_JS)
     assert overflow <= 0, f"the part runs {overflow:.0f} px past 1920x1080"
     assert not page.js_errors, page.js_errors
-    context.close()

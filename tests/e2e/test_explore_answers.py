@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import urllib.parse
 
+from playwright.sync_api import expect
+
 from tests.e2e.test_pages_browser import assert_clean, wait_all_drawn
 
 NEW_TROPHY = "The trophy didn't fit into the brown suitcase because it was too big."
@@ -69,5 +71,5 @@ def test_find_the_head_on_bank_and_loan(page, app_server, screenshot_dir):
     assert rows and "+" in rows[0]  # the top head's specific score is shown
     flagged = [row for row in rows if "from everywhere" in row]
     assert flagged and any("strongest raw weight" in row for row in flagged)
-    assert page.get_by_text("looks at “loan” from everywhere (").count() >= 1
+    expect(page.get_by_text("looks at “loan” from everywhere (").first).to_be_attached()
     assert_clean(page)

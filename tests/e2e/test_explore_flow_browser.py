@@ -5,7 +5,9 @@ the measure switch works by click, no label is cut, no error shows. Screenshots:
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
+from tests.e2e.harness import wait_settled
 from tests.e2e.test_layout import CUT_TEXT_JS
 from tests.e2e.test_pages_browser import assert_clean, wait_all_drawn
 
@@ -33,18 +35,8 @@ FIRST_CHART_JS = """() => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def contexts(chromium):
-    made = {size: chromium.new_context(viewport={"width": size[0], "height": size[1]}) for size in VIEWPORTS}
-    yield made
-    for context in made.values():
-        context.close()
-
-
-def _open(contexts, size, url):
-    page = contexts[size].new_page()
-    page.js_errors = []
-    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
+def _open(sized_page, size, url):
+    page = sized_page(size)
     page.goto(url)
     return page
 
@@ -57,18 +49,17 @@ def _option(page, text):
 @pytest.mark.parametrize("size", VIEWPORTS, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize(("name", "path", "charts", "title_end", "bar"), CASES, ids=[c[0] for c in CASES])
 def test_flow_views_draw_uncut(
-    contexts, app_server, screenshot_dir, size, name, path, charts, title_end, bar
+    sized_page, app_server, screenshot_dir, size, name, path, charts, title_end, bar
 ):
-    page = _open(contexts, size, app_server.url + path)
+    page = _open(sized_page, size, app_server.url + path)
     wait_all_drawn(page, charts)
-    page.wait_for_timeout(500)
+    wait_settled(page, charts)
     title, bar_title = page.evaluate(FIRST_CHART_JS)
     assert title.endswith(title_end), title
     assert bar_title.startswith(bar), bar_title
     assert page.evaluate(CUT_TEXT_JS) == []
     assert_clean(page)
     page.screenshot(path=screenshot_dir / f"flow-{name}-{size[0]}x{size[1]}.png")
-    page.close()
 
 
 def _wait_title(page, js_test: str) -> None:
@@ -83,8 +74,8 @@ def _wait_title(page, js_test: str) -> None:
     )
 
 
-def test_measure_switch_and_rollout_by_click(contexts, app_server):
-    page = _open(contexts, (1280, 800), app_server.url + "/explore")
+def test_measure_switch_and_rollout_by_click(sized_page, app_server):
+    page = _open(sized_page, (1280, 800), app_server.url + "/explore")
     wait_all_drawn(page, 1)
     assert "norms" not in page.evaluate(FIRST_CHART_JS)[0]
     _option(page, "norms ‖α f(x)‖").click()
@@ -97,6 +88,5 @@ def test_measure_switch_and_rollout_by_click(contexts, app_server):
     _wait_title(page, "t.includes('Rollout')")
     wait_all_drawn(page, 2)
     page.wait_for_url("**view=rollout**", timeout=30_000)
-    assert page.get_by_text("heads mix equally").count() == 1
+    expect(page.get_by_text("heads mix equally")).to_have_count(1)
     assert_clean(page)
-    page.close()

@@ -9,8 +9,9 @@ import urllib.parse
 from collections import Counter
 
 import pytest
+from playwright.sync_api import expect
 
-from tests.e2e.harness import wait_charts
+from tests.e2e.harness import wait_charts, wait_settled
 from tests.e2e.test_injection import (  # noqa: F401 (wordpiece is a fixture)
     PAYLOADS,
     SENTENCES,
@@ -36,10 +37,10 @@ BAR_TITLE_JS = """() => {
 
 
 def assert_shows(page, payload: str, axis: str, wordpiece, merged: bool) -> None:  # noqa: F811
-    assert page.locator("[data-testid='stTextArea'] textarea").input_value() == payload
+    expect(page.locator("[data-testid='stTextArea'] textarea")).to_have_value(payload)
     assert text_param(page) == payload
     tokens = wordpiece(payload)
-    assert page.get_by_text(f"· {len(tokens)} tokens").count() == 1
+    expect(page.get_by_text(f"· {len(tokens)} tokens")).to_have_count(1)
     shown = [strip_repeat(label) for label in page.evaluate(TICKS_JS, axis)]
     assert shown
     if not merged:  # merged labels join pieces; unmerged, every label is one of the tokens
@@ -68,7 +69,7 @@ def test_flow_views_from_the_text_box(page, app_server, wordpiece):  # noqa: F81
         page.wait_for_function(
             "(t) => new URLSearchParams(location.search).get('text') === t", arg=payload, timeout=60_000
         )
-        wait_charts(page, 2)
+        wait_settled(page, 2)  # the charts redrawn with the payload's tokens, not the last sentence's
         assert_nothing_ran(page)
         assert_shows(page, payload, ".xtick text", wordpiece, merged=False)
         # the row's title names its token literally (Plotly shows the escaped label as text)

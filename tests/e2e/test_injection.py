@@ -21,8 +21,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
-from tests.e2e.harness import ROOT, wait_charts
+from tests.e2e.harness import ROOT, images_settled, wait_charts, wait_settled
 
 PAYLOADS = {
     "script": "<script>window.__xss_1=1</script> script tag",
@@ -91,8 +92,8 @@ def text_param(page) -> str | None:
 
 
 def assert_nothing_ran(page) -> None:
-    page.wait_for_timeout(300)  # an <img onerror> fires once its (failing) load has been tried
     for frame in page.frames:
+        images_settled(frame)  # an <img onerror> fires once its (failing) load has been tried
         result = frame.evaluate(HAZARDS_JS)
         assert not result["flags"], f"a payload ran: {result['flags']} in {frame.url}"
         assert not result["found"], f"payload markup in the page: {result['found']}"
@@ -112,7 +113,7 @@ def test_the_checks_see_markup_that_ran(page):
         '<img src=x onerror="window.__xss_2=1"><a href="javascript:window.__xss_3=1">x</a>'
         "<script>window.__xss_1=1</script>"
     )
-    page.wait_for_timeout(300)
+    images_settled(page.main_frame)
     result = page.evaluate(HAZARDS_JS)
     assert set(result["flags"]) == {"__xss_1", "__xss_2"}
     assert len(result["found"]) == 3  # the onerror, the javascript: link, the script
@@ -134,10 +135,10 @@ def wordpiece():
 
 
 def assert_explore_shows(page, payload: str, view: str, wordpiece) -> None:
-    assert page.locator("[data-testid='stTextArea'] textarea").input_value() == payload
+    expect(page.locator("[data-testid='stTextArea'] textarea")).to_have_value(payload)
     assert text_param(page) == payload
     tokens = wordpiece(payload)
-    assert page.get_by_text(f"· {len(tokens)} tokens").count() == 1
+    expect(page.get_by_text(f"· {len(tokens)} tokens")).to_have_count(1)
     if view == "lines":  # every token drawn as text, twice (queries and keys)
         shown = [strip_repeat(label) for label in page.evaluate(LABELS_JS)]
         assert Counter(shown) == Counter(tokens * 2)
@@ -148,17 +149,15 @@ def assert_explore_shows(page, payload: str, view: str, wordpiece) -> None:
         assert not Counter(shown) - Counter(tokens), "labels that are not the sentence's tokens"
 
 
-@pytest.fixture(scope="module")
-def explore_page(chromium, app_server):
-    """One explore session on the lines view, which draws every token as text."""
-    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    page.js_errors = []
-    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
-    page.goto(f"{app_server.url}/explore?view=lines&text=warm")
-    wait_charts(page, 1, 120_000)
-    yield page
-    context.close()
+@pytest.fixture
+def explore_page(shared_tab, app_server):
+    """One explore session on the lines view, which draws every token as text, kept from test to test."""
+
+    def setup(page):
+        page.goto(f"{app_server.url}/explore?view=lines&text=warm")
+        wait_charts(page, 1, 120_000)
+
+    return shared_tab.kept("injection-explore", (1400, 1000), setup)
 
 
 @pytest.mark.parametrize("group", list(SENTENCES))
@@ -170,7 +169,7 @@ def test_explore_text_box(explore_page, group, wordpiece):
     page.wait_for_function(
         "(t) => new URLSearchParams(location.search).get('text') === t", arg=payload, timeout=60_000
     )
-    wait_charts(page, 1)
+    wait_settled(page, 1)  # the chart redrawn with the payload's tokens, not the last sentence's
     assert_nothing_ran(page)
     assert_explore_shows(page, payload, "lines", wordpiece)
 
@@ -179,7 +178,7 @@ def test_explore_text_box(explore_page, group, wordpiece):
 def test_explore_url(page, app_server, n, group, wordpiece, screenshot_dir):
     view, payload = EXPLORE_VIEWS[n % len(EXPLORE_VIEWS)], SENTENCES[group]
     page.goto(f"{app_server.url}/explore?" + urllib.parse.urlencode({"text": payload, "view": view}))
-    wait_charts(page, CHARTS[view], 120_000)
+    wait_settled(page, CHARTS[view], 120_000)
     assert_nothing_ran(page)
     assert_explore_shows(page, payload, view, wordpiece)
     if n == 0:
@@ -196,7 +195,7 @@ def toy_tokens(payload: str) -> list[str]:
 
 
 def assert_learn_shows(page, payload: str) -> None:
-    assert page.get_by_label("Sentence", exact=True).input_value() == payload
+    expect(page.get_by_label("Sentence", exact=True)).to_have_value(payload)
     assert text_param(page) == payload
     tokens = toy_tokens(payload)
     # the main area's first plain text (the sidebar's link is plain text too)
@@ -207,16 +206,15 @@ def assert_learn_shows(page, payload: str) -> None:
     assert not Counter(shown) - Counter(tokens), "chart labels that are not the sentence's tokens"
 
 
-@pytest.fixture(scope="module")
-def learn_page(chromium, app_server):
-    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    page.js_errors = []
-    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
-    page.goto(f"{app_server.url}/learn")
-    wait_charts(page, 1, 120_000)
-    yield page
-    context.close()
+@pytest.fixture
+def learn_page(shared_tab, app_server):
+    """One learn session, kept from test to test."""
+
+    def setup(page):
+        page.goto(f"{app_server.url}/learn")
+        wait_charts(page, 1, 120_000)
+
+    return shared_tab.kept("injection-learn", (1400, 1000), setup)
 
 
 @pytest.mark.parametrize("group", list(SENTENCES))
@@ -228,7 +226,7 @@ def test_learn_text_box(learn_page, group):
     page.wait_for_function(
         "(t) => new URLSearchParams(location.search).get('text') === t", arg=payload, timeout=60_000
     )
-    wait_charts(page, 1)
+    wait_settled(page, 1)  # the chart redrawn with the payload's tokens, not the last sentence's
     assert_nothing_ran(page)
     assert_learn_shows(page, payload)
 
@@ -237,7 +235,7 @@ def test_learn_text_box(learn_page, group):
 def test_learn_url(page, app_server, n, group, screenshot_dir):
     payload = SENTENCES[group]
     page.goto(f"{app_server.url}/learn?" + urllib.parse.urlencode({"text": payload}))
-    wait_charts(page, 1, 120_000)
+    wait_settled(page, 1, 120_000)
     assert_nothing_ran(page)
     assert_learn_shows(page, payload)
     if n == 0:

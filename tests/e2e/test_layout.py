@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.harness import wait_charts
+from tests.e2e.harness import wait_charts, wait_settled
 
 VIEWPORTS = ((1280, 800), (1920, 1080))
 PAGES = (
@@ -41,22 +41,13 @@ CUT_TEXT_JS = """() => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def contexts(chromium):
-    made = {size: chromium.new_context(viewport={"width": size[0], "height": size[1]}) for size in VIEWPORTS}
-    yield made
-    for context in made.values():
-        context.close()
-
-
 @pytest.mark.parametrize("size", VIEWPORTS, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_no_label_is_cut(contexts, app_server, size):
-    page = contexts[size].new_page()
+def test_no_label_is_cut(sized_page, app_server, size):
+    page = sized_page(size)
     found = []
     for path in PAGES:
         page.goto(app_server.url + path)
         wait_charts(page, 1, 120_000)
-        page.wait_for_timeout(500)
+        wait_settled(page, 1)  # Plotly's layout done, the fonts in: the labels at their final width
         found += [f"{path} at {size[0]}x{size[1]}: {text!r}" for text in page.evaluate(CUT_TEXT_JS)]
-    page.close()
     assert not found, "cut or ellipsised text:\n" + "\n".join(found)

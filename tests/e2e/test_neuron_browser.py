@@ -8,8 +8,9 @@ import re
 import urllib.parse
 
 import pytest
+from playwright.sync_api import expect
 
-from tests.e2e.harness import wait_charts
+from tests.e2e.harness import wait_charts, wait_still
 
 PROBLEMS = "[data-testid='stException'], [data-testid='stAlertContentError']"
 # the trophy example's tokens: [CLS] the trophy wouldn ' t fit in the suitcase because it was ...
@@ -25,11 +26,12 @@ def _click_cell(page, row: int, col: int) -> None:
     assert w * w == n and w > max(row, col), n
     point = chart.locator(".scatterlayer .point").nth(row * w + col)
     point.scroll_into_view_if_needed()  # the mouse only reaches what is on screen
-    page.wait_for_timeout(300)
+    wait_still(page, point)  # the scroll done: the point where the mouse will find it
     box = point.bounding_box()
     assert box is not None
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.wait_for_timeout(200)  # Plotly's hover picks the point; the click then selects it
+    # Plotly's hover picks the point (its label shows); the click then selects it
+    chart.locator(".hoverlayer .hovertext").first.wait_for(timeout=30_000)
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
 
 
@@ -37,7 +39,8 @@ def _click_cell(page, row: int, col: int) -> None:
 def test_a_click_on_the_map_opens_that_cells_arithmetic(page, app_server, screenshot_dir):
     page.goto(f"{app_server.url}/explore?view=head")
     wait_charts(page, 1, 180_000)
-    assert page.get_by_text("Where this weight comes from").count() == 1  # closed: no charts of its own
+    # closed: no charts of its own
+    expect(page.get_by_text("Where this weight comes from")).to_have_count(1)
     _click_cell(page, SUITCASE, THE)
     page.wait_for_function(
         "() => { const q = new URLSearchParams(location.search);"
@@ -48,11 +51,11 @@ def test_a_click_on_the_map_opens_that_cells_arithmetic(page, app_server, screen
     params = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)
     layer, head = int(params["layer"][0]), int(params["head"][0])
     label = f"Where this weight comes from (layer {layer + 1}, head {head + 1}: “suitcase” → “the”)"
-    assert page.get_by_text(label, exact=True).count() == 1
+    expect(page.get_by_text(label, exact=True)).to_have_count(1)
     # the pickers show the clicked cell, numbered from 1
     for label, shown in (("Query token i", "suitcase  (#10)"), ("Key token j", "the  (#2)")):
         box = page.locator("[data-testid='stSelectbox']").filter(has_text=label)
-        assert box.locator("input").first.input_value() == shown
+        expect(box.locator("input").first).to_have_value(shown)
     # the engine's weight equals the map's number in that cell (its hover text, 4 decimals)
     line = page.get_by_text(re.compile(r"^The engine's weight for this cell")).inner_text()
     engine = re.search(r"([0-9]\.[0-9]{4})", line).group(1)
@@ -89,7 +92,7 @@ def test_with_merged_words_a_click_picks_the_words_first_piece(page, app_server)
     wait_charts(page, 3, 120_000)
     for label, shown in (("Query token i", "una  (#3)"), ("Key token j", "cat  (#6)")):
         box = page.locator("[data-testid='stSelectbox']").filter(has_text=label)
-        assert box.locator("input").first.input_value() == shown
-    assert page.get_by_text(re.compile("merges word pieces")).count() == 1
+        expect(box.locator("input").first).to_have_value(shown)
+    expect(page.get_by_text(re.compile("merges word pieces"))).to_have_count(1)
     assert "✓" in page.get_by_text(re.compile(r"^The engine's weight for this cell")).inner_text()
     assert not page.locator(PROBLEMS).count() and not page.js_errors

@@ -10,8 +10,9 @@ import re
 import urllib.parse
 
 import pytest
+from playwright.sync_api import expect
 
-from tests.e2e.harness import COUNT_DRAWN_JS, wait_charts
+from tests.e2e.harness import COUNT_DRAWN_JS, wait_charts, wait_settled
 
 PROBLEMS = "[data-testid='stException'], [data-testid='stAlertContentError']"
 # The script has finished, at least n Plotly charts are on the page and every one is drawn. The
@@ -37,8 +38,10 @@ def screenshot_whole_page(page, path) -> None:
         "() => Math.max(...[...document.querySelectorAll(\"[data-testid='stMain'], "
         "[data-testid='stAppViewContainer']\")].map((e) => e.scrollHeight), innerHeight)"
     )
-    page.set_viewport_size({"width": size["width"], "height": min(int(height), 6000)})
-    page.wait_for_timeout(500)  # Plotly redraws at the new size
+    tall = min(int(height), 6000)
+    page.set_viewport_size({"width": size["width"], "height": tall})
+    page.wait_for_function("(h) => innerHeight === h", arg=tall, polling="raf")
+    wait_settled(page)  # Plotly redraws at the new size
     page.screenshot(path=path)
     page.set_viewport_size(size)
 
@@ -56,7 +59,7 @@ def assert_clean(page) -> None:
 def test_learn_page_draws(page, app_server, screenshot_dir, path, charts):
     page.goto(app_server.url + path)
     wait_all_drawn(page, charts)
-    assert page.get_by_role("heading", name="Learn: attention from scratch").count() == 1
+    expect(page.get_by_role("heading", name="Learn: attention from scratch")).to_have_count(1)
     assert page.evaluate(COUNT_DRAWN_JS) >= charts
     assert_clean(page)
     if path == "/learn?step=all":
@@ -85,7 +88,7 @@ def test_explore_page_draws(page, app_server, screenshot_dir, view):
     wait_all_drawn(page, EXPLORE_VIEWS[view])
     assert page.evaluate(COUNT_DRAWN_JS) == EXPLORE_VIEWS[view]
     # the bundled model answered (the sidebar names its shape and the token count)
-    assert page.get_by_text(re.compile(r"^6 layers × 12 heads · \d+ tokens$")).count() == 1
+    expect(page.get_by_text(re.compile(r"^6 layers × 12 heads · \d+ tokens$"))).to_have_count(1)
     params = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)
     assert params.get("example") == ["trophy-large"] and params.get("view") == [view]
     assert_clean(page)
@@ -107,6 +110,8 @@ def test_model_view_click_opens_that_head(page, app_server):
         timeout=60_000,
     )
     wait_charts(page, 1)
-    title = page.locator(".js-plotly-plot .gtitle").first.text_content()
-    assert title.startswith(f"Layer {layer + 1}, head {head + 1}")
+    # the head view's title: waited for, as the head view's chart may be drawn a moment after
+    expect(page.locator(".js-plotly-plot .gtitle").first).to_have_text(
+        re.compile(f"^Layer {layer + 1}, head {head + 1}")
+    )
     assert_clean(page)

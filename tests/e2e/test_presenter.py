@@ -5,20 +5,18 @@ download and the chart's image name."""
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
+from tests.e2e.harness import wait_scrolled_to, wait_settled, watch_scrolls
 from tests.e2e.test_pages_browser import assert_clean, wait_all_drawn
 
 FULL_HD = {"width": 1920, "height": 1080}
 
 
 @pytest.fixture
-def big_page(chromium):
-    context = chromium.new_context(viewport=FULL_HD, accept_downloads=True)
-    p = context.new_page()
-    p.js_errors = []
-    p.on("pageerror", lambda exc: p.js_errors.append(str(exc)))
-    yield p
-    context.close()
+def big_page(sized_page):
+    """The shared tab at 1920x1080 (it accepts downloads: Playwright's default)."""
+    return sized_page((FULL_HD["width"], FULL_HD["height"]))
 
 
 def _first_chart_in_view(page) -> None:
@@ -32,11 +30,13 @@ def test_keys_step_the_lesson_and_each_chart_is_in_view(big_page, app_server):
     wait_all_drawn(page, 1)
     _first_chart_in_view(page)
     for n, key in ((2, "ArrowRight"), (3, "PageDown"), (4, "ArrowRight"), (5, "PageDown"), (6, "ArrowRight")):
+        watch_scrolls(page)
         page.keyboard.press(key)
         heading = page.get_by_role("heading", name=f"Step {n} ·")
         heading.wait_for(timeout=60_000)
         wait_all_drawn(page, 1)
-        page.wait_for_timeout(1500)  # the scroll to the new step
+        wait_scrolled_to(page, heading)  # the page has scrolled to the new step, and stopped
+        wait_settled(page, 1)
         assert f"step={n}" in page.url
         assert heading.bounding_box()["y"] >= 0
         _first_chart_in_view(page)
@@ -69,7 +69,8 @@ def test_explore_keys_step_heads_and_the_chart_stays_in_view(big_page, app_serve
     wait_all_drawn(page, 1)
     _first_chart_in_view(page)
     summary = page.locator("[data-testid='stExpander'] summary", has_text="Controls")
-    assert summary.is_visible() and page.get_by_text("Layer (1–").first.is_hidden()  # folded away
+    expect(summary).to_be_visible()
+    expect(page.get_by_text("Layer (1–").first).to_be_hidden()  # folded away
     for key, head in (("ArrowRight", 1), ("PageDown", 2), ("ArrowLeft", 1), ("PageUp", 0)):
         page.keyboard.press(key)
         page.wait_for_url(f"**head={head}**", timeout=60_000)

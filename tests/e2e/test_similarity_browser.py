@@ -7,7 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
+from tests.e2e.harness import wait_settled
 from tests.e2e.test_behaviour_browser import CHARTS_JS
 from tests.e2e.test_layout import CUT_TEXT_JS
 from tests.e2e.test_pages_browser import assert_clean, screenshot_whole_page, wait_all_drawn
@@ -18,14 +20,11 @@ SHOTS = Path("/tmp/shots")
 @pytest.mark.parametrize(
     ("name", "size", "extra"), [("laptop", (1280, 800), ""), ("present", (1920, 1080), "&present=1")]
 )
-def test_similarity_view_draws(chromium, app_server, name, size, extra):
-    context = chromium.new_context(viewport={"width": size[0], "height": size[1]})
-    page = context.new_page()
-    page.js_errors = []
-    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
+def test_similarity_view_draws(sized_page, app_server, name, size, extra):
+    page = sized_page(size)
     page.goto(app_server.url + "/explore?view=similarity&example=bank-river&layer=6" + extra)
     wait_all_drawn(page, 2)
-    page.wait_for_timeout(800)
+    wait_settled(page, 2)
     grid, bars = page.evaluate(CHARTS_JS)[:2]
     assert grid[:3] == ["cosine", "token", "token"], grid
     assert grid[4] == grid[5] == 13, grid  # [CLS] + 11 tokens + [SEP]
@@ -37,22 +36,17 @@ def test_similarity_view_draws(chromium, app_server, name, size, extra):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=SHOTS / f"similarity-{name}.png")
     screenshot_whole_page(page, SHOTS / f"similarity-{name}-page.png")
-    context.close()
 
 
-def test_compare_moves_draws(chromium, app_server):
-    context = chromium.new_context(viewport={"width": 1280, "height": 800})
-    page = context.new_page()
-    page.js_errors = []
-    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
+def test_compare_moves_draws(sized_page, app_server):
+    page = sized_page((1280, 800))
     page.goto(app_server.url + "/compare?preset=bank")
     wait_all_drawn(page, 5)
-    page.wait_for_timeout(800)
+    wait_settled(page, 5)
     moves = [c for c in page.evaluate(CHARTS_JS) if c[2] == "cosine, sentence 1 vs 2"]
     assert len(moves) == 1, moves
-    assert page.get_by_text("How far “bank” moves between the sentences").count() == 1
+    expect(page.get_by_text("How far “bank” moves between the sentences")).to_have_count(1)
     assert page.evaluate(CUT_TEXT_JS) == []
     assert_clean(page)
     SHOTS.mkdir(parents=True, exist_ok=True)
     screenshot_whole_page(page, SHOTS / "moves-compare-page.png")
-    context.close()

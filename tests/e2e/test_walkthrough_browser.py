@@ -10,41 +10,36 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
-from tests.e2e.harness import wait_charts
+from tests.e2e.harness import wait_charts, wait_settled
 
 pytestmark = pytest.mark.slow
 SHOTS = Path("/tmp/shots")
 TROPHY = "The trophy wouldn't fit in the suitcase because it was too large."
 
 
-def new_page(chromium, size):
-    context = chromium.new_context(viewport={"width": size[0], "height": size[1]})
-    return context, context.new_page()
-
-
-def test_the_answer_and_its_chart_reach_the_first_screen(chromium, app_server):
+def test_the_answer_and_its_chart_reach_the_first_screen(sized_page, app_server):
     SHOTS.mkdir(exist_ok=True)
-    context, page = new_page(chromium, (1280, 800))
+    page = sized_page((1280, 800))
     page.goto(app_server.url + "/explore?example=trophy-large&view=focus")
     wait_charts(page, 2, 240_000)
-    page.wait_for_timeout(500)
+    wait_settled(page, 2)  # laid out: the answer and the chart where they stay
     page.screenshot(path=SHOTS / "walkthrough-find-the-head-1280x800.png")
     answer = page.get_by_text("Find the head:", exact=False).first.bounding_box()
     chart = page.locator(".js-plotly-plot").first.bounding_box()
     assert answer["y"] + answer["height"] < 800, answer
     assert chart["y"] < 800 - 100, chart  # at least its first rows
     # the examples are one click away, folded with the toggles
-    assert page.get_by_text("Examples · Trophy · too large", exact=False).count() == 1
-    context.close()
+    expect(page.get_by_text("Examples · Trophy · too large", exact=False)).to_have_count(1)
 
 
-def test_a_pair_link_on_a_projector_answers_above_the_chart(chromium, app_server):
-    context, page = new_page(chromium, (1920, 1080))
+def test_a_pair_link_on_a_projector_answers_above_the_chart(sized_page, app_server):
+    page = sized_page((1920, 1080))
     query = urllib.parse.urlencode({"present": "1", "text": TROPHY, "focus": "it", "target": "trophy"})
     page.goto(f"{app_server.url}/explore?{query}")
     wait_charts(page, 1, 240_000)
-    page.wait_for_timeout(500)
+    wait_settled(page, 1)  # laid out: the answer and the chart where they stay
     page.screenshot(path=SHOTS / "walkthrough-pair-link-1920x1080.png")
     answer = page.get_by_text("links them most specifically", exact=False).first
     title = page.locator(".js-plotly-plot .gtitle").first
@@ -52,4 +47,3 @@ def test_a_pair_link_on_a_projector_answers_above_the_chart(chromium, app_server
     head = answer.text_content().split(":")[0]  # "Layer 4, head 2"
     assert title.text_content().startswith(head)
     assert page.get_by_text("Loaded all-MiniLM", exact=False).count() == 0
-    context.close()
