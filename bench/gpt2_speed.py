@@ -14,14 +14,12 @@ KV cache saves when generating.
 
 from __future__ import annotations
 
-import statistics
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
-from bench.common import Row
+from bench.common import Row, median_time
 
 LENGTHS = (16, 128, 512, 1024)
 CONTEXTS = (16, 128, 512, 1023)
@@ -38,16 +36,6 @@ def _gpt2_shaped(directory: Path) -> Path:
     torch.manual_seed(0)
     GPT2LMHeadModel(GPT2Config()).eval().save_pretrained(directory, safe_serialization=True)  # gpt2's shape
     return directory
-
-
-def _median_seconds(fn, repeats: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def run(quick: bool = False) -> list[Row]:
@@ -77,7 +65,7 @@ def run(quick: bool = False) -> list[Row]:
                 with torch.no_grad():
                     model(tensor, output_attentions=True, output_hidden_states=True)
 
-            numpy_s, torch_s = _median_seconds(ours, repeats), _median_seconds(theirs, repeats)
+            numpy_s, torch_s = median_time(ours, repeats, warmup=1), median_time(theirs, repeats, warmup=1)
             rows.append(
                 Row(
                     f"GPT-2 forward, gpt2's shape, {n} tokens: NumPy / torch",
@@ -99,7 +87,10 @@ def run(quick: bool = False) -> list[Row]:
                 out = engine.forward(ids)
                 engine.unembed(out.hidden_states[-1, -1])
 
-            with_s, without_s = _median_seconds(cached, repeats), _median_seconds(recomputed, repeats)
+            with_s, without_s = (
+                median_time(cached, repeats, warmup=1),
+                median_time(recomputed, repeats, warmup=1),
+            )
             rows.append(
                 Row(
                     f"one more token at context {n}: with the KV cache",
