@@ -39,7 +39,6 @@ stderr as one line starting "error:", with exit status 2 for a wrong command lin
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 from pathlib import Path
@@ -147,13 +146,14 @@ def _add_common(
 def load_engine(engine: str, model: str):
     """The loaded engine; both raise core.models.errors.ModelError subclasses with messages for the user."""
     if engine == "numpy":
-        from core.models.architectures import load_engine as load_by_architecture
+        from core.models.architectures import load_engine as load_numpy_engine
 
-        return load_by_architecture(model)
+        return load_numpy_engine(model)
     # transformers draws a progress bar on stderr while loading; the CLI keeps stderr for errors
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    pretrained = importlib.import_module("core.models.pretrained")  # imports torch only when asked for
-    return pretrained.load_pretrained(model)
+    from core.models.architectures import load_torch_engine  # torch is imported only when it loads
+
+    return load_torch_engine(model)
 
 
 def attend(engine: str, model: str, text: str, pair: str | None):

@@ -14,7 +14,7 @@ from core.models.bert_config import UnsupportedModelError, check_bert_config
 from core.models.gpt2 import GPT2Numpy
 from core.models.gpt2_config import check_gpt2_config
 
-__all__ = ["check_config", "is_decoder", "load_engine"]
+__all__ = ["check_config", "is_decoder", "load_engine", "load_torch_engine"]
 
 CHECKS = {"bert": check_bert_config, "gpt2": check_gpt2_config}
 ENGINES = {"bert": BertNumpy, "gpt2": GPT2Numpy}
@@ -57,6 +57,35 @@ def load_engine(
     return engine.from_pretrained(model_dir, name=name or spec.label)
 
 
+def load_torch_engine(
+    choice: registry.ModelSpec | str | Path | None,
+    *,
+    name: str | None = None,
+    progress: Callable[[str], None] | None = None,
+):
+    """The torch reference engine for a model choice, by architecture: transformers' GPT-2 for a
+    GPT-2 (core/models/pretrained_decoder.py), the encoder reference otherwise
+    (core/models/pretrained.py, which refuses every other decoder). torch is imported as it loads."""
+    from core.models import pretrained, pretrained_decoder
+
+    def check(config: dict) -> None:
+        gpt2 = config.get("model_type") == "gpt2"
+        (check_gpt2_config if gpt2 else pretrained.check_encoder_config)(config)
+
+    spec = (
+        choice if isinstance(choice, registry.ModelSpec) else registry.parse_model_choice(str(choice or ""))
+    )
+    model_dir = registry.prepare_model_files(spec, check_config=check, progress=progress)
+    if progress:
+        progress("Loading the weights into PyTorch…")
+    label = name or spec.label
+    if registry.read_config(model_dir).get("model_type") == "gpt2":
+        return pretrained_decoder.load_from_dir(model_dir, name=label)
+    return pretrained.load_from_dir(model_dir, name=label)
+
+
 def is_decoder(engine) -> bool:
     """True for an engine whose attention is causal (each token sees only what came before it)."""
-    return isinstance(engine, GPT2Numpy)
+    from core.models.pretrained_decoder import PretrainedDecoder  # no torch: it imports torch when it runs
+
+    return isinstance(engine, GPT2Numpy | PretrainedDecoder)

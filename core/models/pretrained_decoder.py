@@ -1,0 +1,117 @@
+"""The reference engine for decoders: a GPT-2 run by transformers + torch, returning the same
+AttentionResult as the NumPy GPT-2 (core/models/gpt2.py), next-token logits included.
+
+It loads as the encoder reference does (core/models/pretrained.py, whose docstring says why each
+choice): eager attention (so the weights are returned), safetensors only, no code from the model
+repository, float32. Ablation zeroes a head's d_k inputs of the attention's output projection
+(GPT-2's c_proj, a Conv1D computing x @ W + b) with a forward pre-hook that lives for one call,
+the same cut the NumPy engine makes before W^O.
+
+torch and transformers are imported inside the functions, so `import core` stays torch-free.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.models.bert import TextError, check_text
+from core.models.errors import ModelFilesError
+from core.models.interventions import check_heads
+from core.models.result import AttentionResult, result_from_encoding
+
+__all__ = ["ENGINE_NAME", "PretrainedDecoder", "load_from_dir"]
+
+ENGINE_NAME = "torch"
+
+
+class PretrainedDecoder:
+    """A GPT-2 in transformers: run(text, ablate=...) -> AttentionResult (thread-safe)."""
+
+    engine = ENGINE_NAME
+
+    def __init__(self, model: Any, tokenizer: Any, name: str) -> None:
+        self.model, self.name = model, name
+        config = model.config
+        self.n_layers, self.n_heads, self.max_tokens = (
+            int(config.n_layer),
+            int(config.n_head),
+            int(config.n_positions),
+        )
+        self._backend = tokenizer.backend_tokenizer  # the same `tokenizers` pipeline the NumPy engine runs
+        self._backend.no_padding()
+        self._backend.enable_truncation(self.max_tokens)
+        self._lock = threading.Lock()  # fast tokenizers are not thread-safe; Streamlit sessions are threads
+
+    def run(self, text: str, *, ablate=()) -> AttentionResult:
+        """Tokenize (cut to the context), run GPT2LMHeadModel, return float32 arrays and the last
+        position's logits. ablate: (layer, head) pairs, 0-indexed."""
+        import torch
+
+        ablate = check_heads(ablate, self.n_layers, self.n_heads)
+        text = check_text(text, "the text")  # the NumPy engine's checks and messages
+        start = time.perf_counter()
+        with self._lock:
+            encoding = self._backend.encode(text)
+            if not encoding.ids:
+                raise TextError("the text has no tokens")
+            cut_layers = sorted({layer for layer, _ in ablate})
+            hooks = [
+                self._ablation_hook(i, [head for layer, head in ablate if layer == i]) for i in cut_layers
+            ]
+            try:
+                with torch.inference_mode():
+                    out = self.model(
+                        torch.tensor([encoding.ids]), output_attentions=True, output_hidden_states=True
+                    )
+            finally:
+                for hook in hooks:
+                    hook.remove()
+        attentions = np.stack([a[0].float().numpy() for a in out.attentions]).astype(np.float32, copy=False)
+        hidden = np.stack([h[0].float().numpy() for h in out.hidden_states]).astype(np.float32, copy=False)
+        return result_from_encoding(
+            encoding,
+            attentions,
+            hidden,
+            model=self.name,
+            engine=ENGINE_NAME,
+            max_tokens=self.max_tokens,
+            n_special=0,
+            meta={"seconds": time.perf_counter() - start, "ablated": sorted(ablate)},
+            next_token_logits=out.logits[0, -1].float().numpy(),
+        )
+
+    def _ablation_hook(self, layer: int, heads: list[int]) -> Any:
+        projection = self.model.transformer.h[layer].attn.c_proj
+        d_k = self.model.config.n_embd // self.n_heads
+
+        def zero_heads(_module: Any, args: tuple) -> tuple:
+            context = args[0].clone()  # (1, T, H·d_k): the heads side by side, before W^O
+            for head in heads:
+                context[..., head * d_k : (head + 1) * d_k] = 0.0
+            return (context, *args[1:])
+
+        return projection.register_forward_pre_hook(zero_heads)
+
+
+def load_from_dir(model_dir: Path, *, name: str) -> PretrainedDecoder:
+    """Build the engine from a GPT-2's files already on disk (prepare_model_files checked them)."""
+    import torch
+    from safetensors import SafetensorError
+    from transformers import AutoTokenizer, GPT2LMHeadModel
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(model_dir, trust_remote_code=False)
+        model = GPT2LMHeadModel.from_pretrained(
+            model_dir, attn_implementation="eager", use_safetensors=True, dtype=torch.float32
+        )
+    except SafetensorError as err:  # not an OSError: a damaged or incomplete weights file
+        raise ModelFilesError(f"the weights file of {name} is damaged or incomplete ({err})") from err
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        first = str(err).strip().splitlines()[0][:240] if str(err).strip() else type(err).__name__
+        raise ModelFilesError(f"transformers could not load {name}: {first}") from err
+    return PretrainedDecoder(model.eval(), tokenizer, name)
