@@ -1,0 +1,35 @@
+"""The price of one more token (core/cost/generation.py): the cache's size by hand and against the
+arrays a forward pass really keeps; the curves' lengths on a tiny GPT-2 (no timing thresholds: the
+machine is noisy; that a cached step computes what recomputing does is tests/core/test_gpt2.py's)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core.cost.generation import cache_megabytes, cache_numbers, next_token_curves
+from core.models.gpt2 import GPT2Numpy
+from tests.tiny_gpt2 import make_tiny_gpt2
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    path = make_tiny_gpt2(
+        tmp_path_factory.mktemp("cost_gpt2"), n_layer=2, n_head=4, n_embd=32, n_positions=64
+    )
+    return GPT2Numpy.from_pretrained(path)
+
+
+def test_cache_size_by_hand_and_as_the_forward_pass_keeps_it(engine):
+    assert cache_numbers(12, 12, 64, 1024) == 18_874_368  # gpt2 at its full context: 72 MB in float32
+    out = engine.forward(np.arange(10))
+    kept = sum(key.size + value.size for key, value in out.cache)
+    assert kept == cache_numbers(engine.n_layers, engine.n_heads, engine.config.d_k, 10)
+    assert cache_megabytes(engine, 10) == pytest.approx(kept * 4 / 2**20)
+
+
+def test_curves_cover_the_contexts_that_fit(engine):
+    cached, recomputed = next_token_curves(engine, contexts=(4, 16, 63, 64, 200), repeats=1)
+    assert cached.lengths == recomputed.lengths == (4, 16, 63)  # 64 + 1 positions do not fit in 64
+    assert all(s > 0 for s in cached.seconds + recomputed.seconds)
+    assert cached.name != recomputed.name and np.isfinite(cached.exponent)
