@@ -42,6 +42,7 @@ __all__ = [
     "check_encoder_config",
     "check_head_count",
     "load_pretrained",
+    "output_arrays",
 ]
 
 ENGINE_NAME = "torch"
@@ -195,11 +196,7 @@ class PretrainedModel:
         with self._lock:
             encoding = self._backend.encode(text, text_pair) if text_pair else self._backend.encode(text)
             out = self._forward(encoding, ablate)
-        # 1) attentions: L tensors (1, H, T, T) -> (L, H, T, T)
-        attentions = np.stack([a[0].float().numpy() for a in out.attentions]).astype(np.float32, copy=False)
-        _check_finite(attentions, self.name)
-        # 2) hidden states: L + 1 tensors (1, T, D) -> (L + 1, T, D)
-        hidden = np.stack([h[0].float().numpy() for h in out.hidden_states]).astype(np.float32, copy=False)
+        attentions, hidden = output_arrays(out, self.name)
         return result_from_encoding(
             encoding,
             attentions,
@@ -258,6 +255,15 @@ def _attention_linears(model: Any, layer: int) -> tuple[Any, Any, Any, Any] | No
         if all(hasattr(attention, n) for n in ("q_lin", "k_lin", "v_lin", "out_lin")):
             return attention.q_lin, attention.k_lin, attention.v_lin, attention.out_lin
     return None
+
+
+def output_arrays(out: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """A transformers output's attentions, L tensors (1, H, T, T) -> float32 (L, H, T, T), checked
+    finite, and hidden states, L + 1 tensors (1, T, D) -> (L + 1, T, D): shared by both torch engines."""
+    attentions = np.stack([a[0].float().numpy() for a in out.attentions]).astype(np.float32, copy=False)
+    _check_finite(attentions, name)
+    hidden = np.stack([h[0].float().numpy() for h in out.hidden_states]).astype(np.float32, copy=False)
+    return attentions, hidden
 
 
 def _check_finite(attentions: np.ndarray, name: str) -> None:

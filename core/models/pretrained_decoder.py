@@ -17,11 +17,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from core.models.bert import TextError, check_text
 from core.models.errors import ModelFilesError
 from core.models.interventions import check_heads
+from core.models.pretrained import output_arrays
 from core.models.result import AttentionResult, result_from_encoding
 
 __all__ = ["ENGINE_NAME", "PretrainedDecoder", "load_from_dir"]
@@ -71,8 +70,7 @@ class PretrainedDecoder:
             finally:
                 for hook in hooks:
                     hook.remove()
-        attentions = np.stack([a[0].float().numpy() for a in out.attentions]).astype(np.float32, copy=False)
-        hidden = np.stack([h[0].float().numpy() for h in out.hidden_states]).astype(np.float32, copy=False)
+        attentions, hidden = output_arrays(out, self.name)
         return result_from_encoding(
             encoding,
             attentions,
