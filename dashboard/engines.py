@@ -24,6 +24,7 @@ from typing import Protocol
 import streamlit as st
 
 from core.measures.atlas import model_fingerprint
+from core.models import architectures
 from core.models.bundled import BUNDLED_SHA256, bundled_model_dir
 from core.models.errors import ModelError
 from core.models.registry import (
@@ -63,41 +64,22 @@ class AttentionEngine(Protocol):
 @dataclass(frozen=True)
 class EngineChoice:
     label: str  # shown in the page
-    load: Callable[[Path, str], AttentionEngine]  # (model directory, display name) -> engine
+    load: Callable[..., AttentionEngine]  # (model directory, *, name=display name) -> engine
     check_config: Callable[[dict], None] | None  # refuses a model before its weights are downloaded
     needs_torch: bool = False  # hosted mode offers only engines that run without PyTorch
 
 
-def _load_torch(model_dir: Path, name: str) -> AttentionEngine:
-    from core.models.pretrained import load_from_dir
-
-    return load_from_dir(model_dir, name=name)
-
-
-def _check_torch(config: dict) -> None:
-    from core.models.pretrained import check_encoder_config
-
-    check_encoder_config(config)
-
-
-def _load_numpy(model_dir: Path, name: str) -> AttentionEngine:
-    from core.models.bert import BertNumpy
-
-    return BertNumpy.from_pretrained(model_dir, name=name)
-
-
-def _check_numpy(config: dict) -> None:
-    from core.models.bert_config import check_bert_config
-
-    check_bert_config(config)
-
-
-# NumPy first: it is the from-scratch core on the model's real weights, needs no torch, and is the
-# faster of the two here. PyTorch stays as the reference and the fallback for other architectures.
+# NumPy first: it is the from-scratch core on the model's real weights (BERT encoders and GPT-2
+# decoders), needs no torch, and is the faster of the two here. PyTorch stays as the reference.
 ENGINES: dict[str, EngineChoice] = {
-    "numpy": EngineChoice("NumPy, from scratch (BERT only)", _load_numpy, _check_numpy),
+    "numpy": EngineChoice(
+        "NumPy, from scratch (BERT and GPT-2)", architectures.engine_from_dir, architectures.check_config
+    ),
     "torch": EngineChoice(
-        "PyTorch reference (transformers, eager attention)", _load_torch, _check_torch, needs_torch=True
+        "PyTorch reference (transformers, eager attention)",
+        architectures.torch_engine_from_dir,
+        architectures.check_torch_config,
+        needs_torch=True,
     ),
 }
 DEFAULT_ENGINE = "numpy"
@@ -105,7 +87,7 @@ DEFAULT_ENGINE = "numpy"
 
 def numpy_unsupported_reason(requested: str) -> str | None:
     """Why the NumPy engine cannot run the local or bundled model `requested` (its config.json is
-    not a BERT it covers), or None. Hub models are checked when their config arrives instead."""
+    not a BERT or GPT-2 it covers), or None. Hub models are checked when their config arrives instead."""
     try:
         spec = parse_model_choice(requested)
         if spec.kind == "hub":
@@ -113,9 +95,7 @@ def numpy_unsupported_reason(requested: str) -> str | None:
         model_dir = bundled_model_dir() if spec.kind == "bundled" else Path(spec.source)
         if model_dir is None or not (model_dir / "config.json").is_file():
             return None  # loading will say what is missing
-        from core.models.bert_config import check_supported
-
-        return check_supported(model_dir)
+        return architectures.check_supported(model_dir)
     except ModelError:
         return None  # not a valid choice at all: loading will say why
 
@@ -161,7 +141,7 @@ def load_engine(model_key: str, engine: str) -> AttentionEngine:
     spec = parse_model_choice(model_key)
     choice = ENGINES[engine]
     model_dir = prepare_model_files(spec, check_config=choice.check_config)
-    return choice.load(model_dir, spec.label)
+    return choice.load(model_dir, name=spec.label)
 
 
 def load_with_progress(spec: ModelSpec, engine: str) -> AttentionEngine:

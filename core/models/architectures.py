@@ -11,10 +11,13 @@ from pathlib import Path
 from core.models import registry
 from core.models.bert import BertNumpy
 from core.models.bert_config import UnsupportedModelError, check_bert_config
+from core.models.bert_config import check_supported as check_bert_supported
+from core.models.errors import ModelError
 from core.models.gpt2 import GPT2Numpy
 from core.models.gpt2_config import check_gpt2_config
 
-__all__ = ["check_config", "is_decoder", "load_engine", "load_torch_engine"]
+__all__ = ["check_config", "check_supported", "check_torch_config", "engine_from_dir", "is_decoder"]
+__all__ += ["load_engine", "load_torch_engine", "torch_engine_from_dir"]
 
 CHECKS = {"bert": check_bert_config, "gpt2": check_gpt2_config}
 ENGINES = {"bert": BertNumpy, "gpt2": GPT2Numpy}
@@ -39,6 +42,44 @@ def check_config(config: dict) -> None:
     )
 
 
+def check_torch_config(config: dict) -> None:
+    """UnsupportedModelError unless the torch reference runs this config.json: GPT-2 through
+    transformers' GPT2LMHeadModel, encoders through core/models/pretrained.py."""
+    from core.models import pretrained
+
+    (check_gpt2_config if config.get("model_type") == "gpt2" else pretrained.check_encoder_config)(config)
+
+
+def check_supported(model_dir: str | Path) -> str | None:
+    """None when a NumPy engine runs the checkpoint in `model_dir`, else the reason it cannot."""
+    model_dir = Path(model_dir)
+    try:
+        config = registry.read_config(model_dir)
+        check_config(config)
+    except ModelError as err:
+        return str(err)
+    if config["model_type"] == "bert":
+        return check_bert_supported(model_dir)
+    if not any((model_dir / n).is_file() for n in ("model.safetensors", "model.safetensors.index.json")):
+        return f"no model.safetensors in {model_dir} (the NumPy engine reads safetensors weights only)"
+    return None
+
+
+def engine_from_dir(model_dir: Path, *, name: str) -> BertNumpy | GPT2Numpy:
+    """The NumPy engine for the checkpoint already in `model_dir`, by its model_type."""
+    engine = ENGINES[registry.read_config(model_dir)["model_type"]]
+    return engine.from_pretrained(model_dir, name=name)
+
+
+def torch_engine_from_dir(model_dir: Path, *, name: str):
+    """The torch reference for the checkpoint in `model_dir` (torch is imported here)."""
+    from core.models import pretrained, pretrained_decoder
+
+    if registry.read_config(model_dir).get("model_type") == "gpt2":
+        return pretrained_decoder.load_from_dir(model_dir, name=name)
+    return pretrained.load_from_dir(model_dir, name=name)
+
+
 def load_engine(
     choice: registry.ModelSpec | str | Path | None,
     *,
@@ -53,8 +94,7 @@ def load_engine(
     model_dir = registry.prepare_model_files(spec, check_config=check_config, progress=progress)
     if progress:
         progress("Loading the weights into NumPy…")
-    engine = ENGINES[registry.read_config(model_dir)["model_type"]]
-    return engine.from_pretrained(model_dir, name=name or spec.label)
+    return engine_from_dir(model_dir, name=name or spec.label)
 
 
 def load_torch_engine(
@@ -66,22 +106,13 @@ def load_torch_engine(
     """The torch reference engine for a model choice, by architecture: transformers' GPT-2 for a
     GPT-2 (core/models/pretrained_decoder.py), the encoder reference otherwise
     (core/models/pretrained.py, which refuses every other decoder). torch is imported as it loads."""
-    from core.models import pretrained, pretrained_decoder
-
-    def check(config: dict) -> None:
-        gpt2 = config.get("model_type") == "gpt2"
-        (check_gpt2_config if gpt2 else pretrained.check_encoder_config)(config)
-
     spec = (
         choice if isinstance(choice, registry.ModelSpec) else registry.parse_model_choice(str(choice or ""))
     )
-    model_dir = registry.prepare_model_files(spec, check_config=check, progress=progress)
+    model_dir = registry.prepare_model_files(spec, check_config=check_torch_config, progress=progress)
     if progress:
         progress("Loading the weights into PyTorch…")
-    label = name or spec.label
-    if registry.read_config(model_dir).get("model_type") == "gpt2":
-        return pretrained_decoder.load_from_dir(model_dir, name=label)
-    return pretrained.load_from_dir(model_dir, name=label)
+    return torch_engine_from_dir(model_dir, name=name or spec.label)
 
 
 def is_decoder(engine) -> bool:

@@ -122,7 +122,8 @@ def engine_for(requested: str, engine: str, limits: Limits) -> str:
         reason = numpy_unsupported_reason(requested)
         if reason:
             st.info(
-                "The NumPy engine runs BERT encoders only, so the PyTorch reference computes this "
+                "The NumPy engine runs BERT encoders and GPT-2 decoders only, so the PyTorch reference "
+                "computes this "
                 f"model: {md(reason)}"
             )
             return "torch"
