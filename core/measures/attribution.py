@@ -2,12 +2,13 @@
 attention would say.
 
 Leave-one-out: for each token j that is not [CLS] or [SEP], its id is dropped from the input (the
-rest, [CLS] and [SEP] included, kept in order), the model runs again, and j's importance is
-1 − cos(embedding without j, embedding), with the embedding of core/measures/ablation.py (mean-pooled last
-layer, L2-normalised). Li, Monroe and Jurafsky (2016), "Understanding Neural Networks through
-Representation Erasure".
+rest, [CLS] and [SEP] included, kept in order), the model runs again, and j's importance is how far
+the model's output moves (core/measures/ablation.py: an encoder's embedding, 1 − cos; a decoder's
+next-token probabilities, total variation). Li, Monroe and Jurafsky (2016), "Understanding Neural
+Networks through Representation Erasure".
 
-What attention would say, one value per token, each the mean of a column:
+What attention would say, one value per token, each the mean of a column (for a decoder, the last
+row's value: the output measured is the prediction made at the last position):
 - attention: the weight each token receives in the last layer, averaged over heads and queries;
 - rollout: the last layer's rollout (core/measures/flow.py, Abnar and Zuidema 2020), averaged over rows;
 - norms: ‖α f(x)‖ in the last layer (core/measures/flow.py, Kobayashi et al. 2020), over heads and rows.
@@ -24,8 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.measures.ablation import embedding_effect, sentence_embedding
+from core.measures.ablation import model_output, output_effect
 from core.measures.flow import attention_norms, attention_rollout, value_output_vectors
+from core.models.architectures import is_decoder
 from core.models.errors import ModelError
 
 __all__ = ["MEASURES", "Attribution", "attention_columns", "attribution", "leave_one_out", "spearman"]
@@ -34,29 +36,32 @@ MEASURES = ("attention", "rollout", "norms")  # what attention would say, in the
 
 
 def leave_one_out(engine, result) -> np.ndarray:
-    """(T,) float64: 1 − cos(embedding without token j, embedding); NaN at special tokens."""
-    reference = sentence_embedding(result.hidden_states[-1])
+    """(T,) float64: how far the output moves without token j (output_effect); NaN at special tokens."""
+    reference = model_output(engine, result.hidden_states[-1])
     ids, types = np.asarray(result.input_ids), result.token_type_ids
     types = np.zeros_like(ids) if types is None else np.asarray(types)
     scores = np.full(result.n_tokens, np.nan)
     for j in np.flatnonzero(~np.asarray(result.special_mask, dtype=bool)):
         keep = np.arange(result.n_tokens) != j
         hidden = engine.hidden_states(ids[keep], types[keep])  # (L + 1, T - 1, D)
-        scores[j] = embedding_effect(sentence_embedding(hidden[-1]), reference)
+        scores[j] = output_effect(engine, model_output(engine, hidden[-1]), reference)
     return scores
 
 
-def attention_columns(result, layer_weights=None) -> dict[str, np.ndarray]:
+def attention_columns(result, layer_weights=None, *, last_row=False) -> dict[str, np.ndarray]:
     """{"attention", "rollout", "norms"} -> (T,) float64 column means, NaN at special tokens.
-    layer_weights: the engine's layer_weights(L - 1) for the norms; without it "norms" is absent."""
-    last = np.asarray(result.attentions[-1], dtype=np.float64)  # (H, T, T)
+    layer_weights: the engine's layer_weights(L - 1) for the norms; without it "norms" is absent.
+    last_row: read only the last query's row (a decoder, whose output is made there)."""
+    rows = slice(-1, None) if last_row else slice(None)
+    last = np.asarray(result.attentions[-1], dtype=np.float64)[:, rows]  # (H, T or 1, T)
     columns = {
         "attention": last.mean(axis=(0, 1)),
-        "rollout": attention_rollout(result.attentions)[-1].astype(np.float64).mean(axis=0),
+        "rollout": attention_rollout(result.attentions)[-1, rows].astype(np.float64).mean(axis=0),
     }
     if layer_weights is not None:
         f = value_output_vectors(result.hidden_states[-2], layer_weights, result.n_heads)  # (H, T, D)
-        columns["norms"] = attention_norms(last, f).mean(axis=(0, 1))
+        norms = attention_norms(np.asarray(result.attentions[-1], dtype=np.float64), f)  # (H, T, T)
+        columns["norms"] = norms[:, rows].mean(axis=(0, 1))
     special = np.asarray(result.special_mask, dtype=bool)
     return {name: np.where(special, np.nan, values) for name, values in columns.items()}
 
@@ -98,9 +103,9 @@ def attribution(engine, result) -> Attribution:
     when the engine can give its last layer's weights)."""
     try:
         weights = engine.layer_weights(result.n_layers - 1)
-    except (ModelError, ValueError):  # heads it cannot read: the page says norms are missing
+    except (ModelError, ValueError, AttributeError):  # no norms here (a GPT-2): the page says so
         weights = None
     loo = leave_one_out(engine, result)
-    columns = attention_columns(result, weights)
+    columns = attention_columns(result, weights, last_row=is_decoder(engine))
     rho = {name: spearman(values, loo) for name, values in columns.items()}
     return Attribution(tokens=list(result.tokens), loo=loo, columns=columns, rho=rho)

@@ -249,6 +249,13 @@ class GPT2Numpy:
         hidden[-1] = layer_norm(hidden[-1], self.lnf_gamma, self.lnf_beta, self.config.layer_norm_epsilon)
         return Forward(np.stack(hidden), np.stack(attentions), cache, steps)
 
+    def hidden_states(self, input_ids, token_type_ids=None, *, ablate=()) -> np.ndarray:
+        """(L + 1, T, D) for token ids as they are (no tokenizer), the last after ln_f: leave-one-out
+        drops ids. token_type_ids is accepted for the encoders' signature and must be all zeros."""
+        if token_type_ids is not None and np.any(token_type_ids):
+            raise ValueError("GPT-2 reads one text: it has no second segment")
+        return self.forward(input_ids, ablate=ablate).hidden_states
+
     def unembed(self, final_hidden: np.ndarray) -> np.ndarray:
         """The tied unembedding: (..., D) after ln_f -> (..., V) logits, h W_E^T."""
         return final_hidden @ self.token_embeddings.T

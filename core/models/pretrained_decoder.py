@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from core.models.bert import TextError, check_text
 from core.models.errors import ModelFilesError
 from core.models.interventions import check_heads
@@ -49,27 +51,14 @@ class PretrainedDecoder:
     def run(self, text: str, *, ablate=()) -> AttentionResult:
         """Tokenize (cut to the context), run GPT2LMHeadModel, return float32 arrays and the last
         position's logits. ablate: (layer, head) pairs, 0-indexed."""
-        import torch
-
         ablate = check_heads(ablate, self.n_layers, self.n_heads)
         text = check_text(text, "the text")  # the NumPy engine's checks and messages
         start = time.perf_counter()
         with self._lock:
             encoding = self._backend.encode(text)
-            if not encoding.ids:
-                raise TextError("the text has no tokens")
-            cut_layers = sorted({layer for layer, _ in ablate})
-            hooks = [
-                self._ablation_hook(i, [head for layer, head in ablate if layer == i]) for i in cut_layers
-            ]
-            try:
-                with torch.inference_mode():
-                    out = self.model(
-                        torch.tensor([encoding.ids]), output_attentions=True, output_hidden_states=True
-                    )
-            finally:
-                for hook in hooks:
-                    hook.remove()
+        if not encoding.ids:
+            raise TextError("the text has no tokens")
+        out = self._forward_ids(encoding.ids, ablate)
         attentions, hidden = output_arrays(out, self.name)
         return result_from_encoding(
             encoding,
@@ -82,6 +71,38 @@ class PretrainedDecoder:
             meta={"seconds": time.perf_counter() - start, "ablated": sorted(ablate)},
             next_token_logits=out.logits[0, -1].float().numpy(),
         )
+
+    def _forward_ids(self, ids: Any, ablate: frozenset[tuple[int, int]] = frozenset()) -> Any:
+        """GPT2LMHeadModel on token ids with `ablate` switched off (checked by the caller), under the
+        lock: the one-call pre-hooks must not reach another thread's forward pass."""
+        import torch
+
+        with self._lock:
+            cut_layers = sorted({layer for layer, _ in ablate})
+            hooks = [
+                self._ablation_hook(i, [head for layer, head in ablate if layer == i]) for i in cut_layers
+            ]
+            try:
+                with torch.inference_mode():
+                    return self.model(
+                        torch.tensor([list(ids)]), output_attentions=True, output_hidden_states=True
+                    )
+            finally:
+                for hook in hooks:
+                    hook.remove()
+
+    def hidden_states(self, input_ids: Any, token_type_ids: Any = None, *, ablate=()) -> np.ndarray:
+        """(L + 1, T, D) float32 for token ids as they are (leave-one-out drops ids), the last after
+        ln_f as transformers gives it. token_type_ids must be absent or all zeros (one text)."""
+        if token_type_ids is not None and np.any(token_type_ids):
+            raise ValueError("GPT-2 reads one text: it has no second segment")
+        ablate = check_heads(ablate, self.n_layers, self.n_heads)
+        return output_arrays(self._forward_ids(input_ids, ablate), self.name)[1]
+
+    def unembed(self, final_hidden: np.ndarray) -> np.ndarray:
+        """(..., D) after ln_f -> (..., V) logits through the model's own (tied) lm_head."""
+        weight = self.model.lm_head.weight.detach().numpy()  # (V, D): logits = h W_E^T
+        return np.asarray(final_hidden, dtype=np.float32) @ weight.T
 
     def _ablation_hook(self, layer: int, heads: list[int]) -> Any:
         projection = self.model.transformer.h[layer].attn.c_proj
