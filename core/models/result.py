@@ -61,6 +61,11 @@ class AttentionResult:
     def n_tokens(self) -> int:
         return len(self.tokens)
 
+    @property
+    def decoder(self) -> bool:
+        """True for a causal decoder's result: it carries the next-token logits."""
+        return self.next_token_logits is not None
+
 
 def word_ids_of(encoding) -> list[int | None]:
     """Word index per token of a `tokenizers` Encoding, None for special tokens. The tokenizer numbers

@@ -26,7 +26,16 @@ GRID_CAPTION = (
     "with that head switched off, embedding as it is): 0 means nothing moved. The red boxes are the "
     "heads chosen to be switched off together."
 )
+# A decoder's output is its next-token distribution (core/measures/ablation.py: total variation).
+GRID_CAPTION_DECODER = (
+    "**Switch off one head, run the text again, and see how far the model's guess for the next token "
+    "moves.** Each cell is one head (layer and head counted from 1). The number is the total variation "
+    "distance ½ Σ |p − q| between the next-token probabilities with the head switched off (q) and as "
+    "they are (p): the share of probability that moves to other tokens, 0 when nothing moves. The red "
+    "boxes are the heads chosen to be switched off together."
+)
 GRID_TITLE = "Effect of switching off one head at a time"
+GRID_BAR_DECODER = "probability moved"
 GRID_BAR = "effect, 1 − cos"
 LAYER_AXIS = "layer (1–{n})"
 HEAD_AXIS = "head (1–{n})"
@@ -69,6 +78,12 @@ SET_EFFECT = (
     "**The embedding moves by 1 − cos = {effect:.4f}** with these heads off together "
     "(the largest single head in the grid: {single:.4f})."
 )
+SET_EFFECT_DECODER = (
+    "**{effect:.1%} of the next-token probability moves** with these heads off together "
+    "(the largest single head in the grid: {single:.1%}). The likeliest next token {change}."
+)
+NEXT_SAME = "stays “{before}” ({p_before:.0%} → {p_after:.0%})"
+NEXT_CHANGED = "changes from “{before}” ({p_before:.0%}) to “{after}” ({p_after:.0%})"
 
 BARS_TITLE = "“{word}” after the last layer: its cosine to every other word"
 BARS_BEFORE = "as it is"

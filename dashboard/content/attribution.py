@@ -24,6 +24,20 @@ CAPTION = (
     "norms ‖α f(x)‖ (the weight times the size of what the token sends). One bar per token, word "
     "pieces apart: a token is what leave-one-out removes."
 )
+CAPTION_DECODER = (
+    "**Top panel, what the model does:** each token is removed from the text in turn, the model runs "
+    "again, and the bar is how far its guess for the next token moves: the total variation distance "
+    "½ Σ |p − q| between the next-token probabilities without the token and with it. **Below, what "
+    "attention would say:** the weight each token receives from the last position (the one that "
+    "predicts) in the last layer, mean over heads, and the same for rollout (attention multiplied "
+    "through the layers). One bar per token: a token is what leave-one-out removes."
+)
+PANEL_LOO_DECODER = "Leave-one-out: next-token probability moved when the token is removed"
+PANELS_DECODER = {
+    "attention": "Attention from the last position, last layer, mean over heads",
+    "rollout": "Rollout, the last position's row",
+}
+NO_NORMS_DECODER = "Norms are left out: they are computed for BERT's attention layout only."
 
 RHO = (
     "**Spearman's ρ against leave-one-out** over the {n} scored tokens (1: the same order, 0: "

@@ -84,6 +84,12 @@ VIEWS = {
     "ablation": "Ablation",
     "attribution": "Attribution",
     "qk": "Q/K space",
+    # decoders only (dashboard/views/explore/decoder.py: views_for)
+    "nextword": "Next word",
+    "generate": "Generate",
+    "lens": "Logit lens",
+    "sinks": "Attention sinks",
+    "induction": "Induction heads",
 }
 
 # ---- the sentence and the options ------------------------------------------------------------------

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core.measures.ablation import ablated_last_hidden, embedding_effect, head_effects, sentence_embedding
+from core.measures.ablation import ablated_last_hidden, head_effects, model_output, output_effect
 from core.measures.analysis import TokenView, word_spans
 from core.measures.referent import Closeness, closeness
 from core.models.errors import ModelError
@@ -69,6 +69,27 @@ def ablated_last(model_key: str, engine: str, sentence: str, max_tokens: int, he
     last = np.array(ablated_last_hidden(load_engine(model_key, engine), result, heads), dtype=np.float32)
     last.setflags(write=False)
     return last
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def set_outputs(model_key: str, engine: str, sentence: str, max_tokens: int, heads: Heads) -> tuple:
+    """(effect, output before, output after) of switching `heads` off together: how far the model's
+    output moves (core.measures.ablation.output_effect) and the two outputs themselves."""
+    engine_obj = load_engine(model_key, engine)
+    result = compute_attention(model_key, engine, sentence, max_tokens)
+    before = model_output(engine_obj, result.hidden_states[-1])
+    after = model_output(engine_obj, ablated_last(model_key, engine, sentence, max_tokens, heads))
+    return output_effect(engine_obj, after, before), before, after
+
+
+def next_token_change(before: np.ndarray, after: np.ndarray, decode) -> str:
+    """One clause: the likeliest next token before and after, with their probabilities."""
+    was, now = int(np.argmax(before)), int(np.argmax(after))
+    if was == now:
+        return text.NEXT_SAME.format(before=md(decode(was)), p_before=before[was], p_after=after[was])
+    return text.NEXT_CHANGED.format(
+        before=md(decode(was)), p_before=before[was], after=md(decode(now)), p_after=after[now]
+    )
 
 
 # ---- the chosen set: checked, chosen -----------------------------------------------------------------
@@ -230,7 +251,7 @@ def top_list_ui(grid: np.ndarray) -> None:
             )
 
 
-def grid_ui(grid: np.ndarray, heads: Heads, model_key: str) -> None:
+def grid_ui(grid: np.ndarray, heads: Heads, model_key: str, decoder: bool = False) -> None:
     """The effect grid, the chosen set outlined, with the ranked list beside it."""
     n_layers, n_heads = grid.shape
     left, right = st.columns([3, 1])
@@ -238,7 +259,7 @@ def grid_ui(grid: np.ndarray, heads: Heads, model_key: str) -> None:
         fig = effect_grid(
             grid,
             title=text.GRID_TITLE,
-            bar_title=text.GRID_BAR,
+            bar_title=text.GRID_BAR_DECODER if decoder else text.GRID_BAR,
             layer_axis=text.LAYER_AXIS.format(n=n_layers),
             head_axis=text.HEAD_AXIS.format(n=n_heads),
             outlined=heads,
@@ -251,7 +272,7 @@ def grid_ui(grid: np.ndarray, heads: Heads, model_key: str) -> None:
     with right:
         top_list_ui(grid)
     embedding = text.EMBEDDING_BUNDLED if model_key == BUNDLED_KEY else text.EMBEDDING_OTHER
-    st.caption(text.GRID_CAPTION.format(embedding=embedding))
+    st.caption(text.GRID_CAPTION_DECODER if decoder else text.GRID_CAPTION.format(embedding=embedding))
 
 
 def nearest_sentence(before: Closeness, after: Closeness) -> str:
@@ -286,15 +307,17 @@ def set_ui(result: AttentionResult, view: TokenView, focus: int, heads: Heads, g
         return
     try:
         last = ablated_last(*shown_source(), heads)  # (T, D)
+        effect, before_out, after_out = set_outputs(*shown_source(), heads)
     except (ModelError, ValueError) as err:
         st.info(text.UNAVAILABLE.format(reason=md(str(err))))
         return
-    effect = embedding_effect(sentence_embedding(last), sentence_embedding(result.hidden_states[-1]))
-    st.markdown(
-        text.SET_SUMMARY.format(n=len(heads), heads="; ".join(head_name(*pair) for pair in heads))
-        + " "
-        + text.SET_EFFECT.format(effect=effect, single=float(grid.max()))
-    )
+    if result.decoder:
+        change = next_token_change(before_out, after_out, load_engine(*shown_source()[:2]).decode)
+        said = text.SET_EFFECT_DECODER.format(effect=effect, single=float(grid.max()), change=change)
+    else:
+        said = text.SET_EFFECT.format(effect=effect, single=float(grid.max()))
+    named = "; ".join(head_name(*pair) for pair in heads)
+    st.markdown(text.SET_SUMMARY.format(n=len(heads), heads=named) + " " + said)
     token = view.shown_spans[focus][0]
     before, after = closeness(result, token), closeness(result, token, hidden=last[None])
     shown = _bar_words(result, before, view.renormalised)
@@ -334,7 +357,7 @@ def ablation_view(
         present_part_ui(PART_KEY, text.PRESENT_LABEL, text.PRESENT_PARTS) if presenting() else None
     )  # a projector shows one part: no scrolling
     if part in (None, "grid"):
-        grid_ui(grid, heads, shown_source()[0])
+        grid_ui(grid, heads, shown_source()[0], result.decoder)
     if note:
         st.info(note)
     if part in (None, "set"):

@@ -95,8 +95,11 @@ def attribution_view(result: AttentionResult, view, limits: Limits, controls=Non
     if found is None:
         return
     st.markdown(rho_statement(found, scored))
-    panels = [(text.PANELS["loo"], found.loo[scored])]
-    panels += [(text.PANELS[name], found.columns[name][scored]) for name in MEASURES if name in found.columns]
+    names = text.PANELS
+    if result.decoder:
+        names = {**names, "loo": text.PANEL_LOO_DECODER, **text.PANELS_DECODER}
+    panels = [(names["loo"], found.loo[scored])]
+    panels += [(names[name], found.columns[name][scored]) for name in MEASURES if name in found.columns]
     big = presenting()
     fig = attribution_bars(
         [found.tokens[i] for i in scored],
@@ -120,9 +123,12 @@ def attribution_view(result: AttentionResult, view, limits: Limits, controls=Non
         on_click="ignore",
     )
     if "norms" not in found.columns:
-        st.info(text.NO_NORMS)
-    bundled = shown_source()[0] == BUNDLED_KEY
-    embedding = ablation_text.EMBEDDING_BUNDLED if bundled else ablation_text.EMBEDDING_OTHER
-    st.caption(text.CAPTION.format(embedding=embedding))
+        st.info(text.NO_NORMS_DECODER if result.decoder else text.NO_NORMS)
+    if result.decoder:
+        st.caption(text.CAPTION_DECODER)
+    else:
+        bundled = shown_source()[0] == BUNDLED_KEY
+        embedding = ablation_text.EMBEDDING_BUNDLED if bundled else ablation_text.EMBEDDING_OTHER
+        st.caption(text.CAPTION.format(embedding=embedding))
     with st.expander(text.ABOUT_LABEL, expanded=not big):
         st.markdown(text.ABOUT)

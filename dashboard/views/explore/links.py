@@ -4,7 +4,9 @@ the text.
 
 URL parameters: text, example, model, engine, view, layer, head, focus, target, merge, hide, measure
 (weights | norms: the head view's measure), rescale (norm rows rescaled to sum to 1), ablate (the
-ablation view's chosen heads: "layer.head" pairs, 0-indexed, joined by commas). Layers and
+ablation view's chosen heads: "layer.head" pairs, 0-indexed, joined by commas); for a decoder's
+views tokens (1–50), temperature (absent: greedy), seed and step (the generation step shown, from 1),
+length and top (the induction test's copy length and how many heads it switches off). Layers and
 heads are 0-indexed; the rollout view's "up to layer" is `layer`. Focus and target name words
 (core.measures.analysis.word_ref: "it", "the#2" for the second "the", "nlp~2" for a word's second piece),
 so they follow the word when the sentence changes; an old link's whole number is read as a token
@@ -30,11 +32,13 @@ from dashboard.state import (
     Parsed,
     UrlParam,
     choice_param,
+    clamped_int_param,
     flag_param,
     position_note,
     position_param,
     text_param,
 )
+from dashboard.views.explore import generate, induction
 from dashboard.views.explore.results import link_ranking
 from dashboard.views.explore.widgets import max_chars, reset_widgets
 from dashboard.widgets import md
@@ -58,6 +62,12 @@ KEEP = (
     "explore_measure",  # the head view's weights / norms switch (dashboard/views/explore/flow.py)
     "explore_rescale",
     "explore_ablate",  # the ablation view's chosen heads (dashboard/views/explore/ablation.py)
+    generate.TOKENS_KEY,  # the decoder views' options (generate.py, induction.py)
+    generate.TEMPERATURE_KEY,
+    generate.SEED_KEY,
+    generate.STEP_KEY,
+    induction.LENGTH_KEY,
+    induction.TOP_KEY,
 )
 
 
@@ -102,6 +112,25 @@ def parse_heads(raw: str) -> tuple[tuple[tuple[int, int], ...], str | None]:
     return tuple(sorted(pairs)), note
 
 
+def parse_temperature(raw: str) -> Parsed:
+    """A link's sampling temperature: a number in the slider's range (outside it, the nearest valid
+    value, with a note), on its 0.1 steps; empty: greedy (None)."""
+    if raw == "":
+        return None, None
+    lo, hi = generate.TEMPERATURES
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if value != value or value in (float("inf"), float("-inf")):
+        return None, "The link's `temperature` is not a number; generating greedily instead."
+    nearest = round(min(max(value, lo), hi), 1)
+    if nearest != round(value, 1):
+        side = "0 or below" if value <= 0 else f"below {lo}" if value < lo else f"above {hi}"
+        return nearest, f"The link's `temperature` is {side}; using {nearest:g}, the nearest valid value."
+    return nearest, None
+
+
 def show_heads(pairs) -> str:
     return ",".join(f"{layer}.{head}" for layer, head in pairs)
 
@@ -126,6 +155,16 @@ def page_links(limits: Limits) -> PageLinks:
             choice_param("measure", "explore_measure", "weights", list(MEASURES)),
             flag_param("rescale", "explore_rescale"),
             UrlParam("ablate", "explore_ablate", (), parse_heads, show=show_heads),
+            clamped_int_param("tokens", generate.TOKENS_KEY, generate.DEFAULT_TOKENS, 1, generate.MAX_TOKENS),
+            UrlParam(
+                "temperature", generate.TEMPERATURE_KEY, None, parse_temperature, show=lambda v: f"{v:g}"
+            ),
+            clamped_int_param("seed", generate.SEED_KEY, 0, 0, 2**31 - 1),
+            clamped_int_param("step", generate.STEP_KEY, 1, 1, generate.MAX_TOKENS),
+            clamped_int_param(
+                "length", induction.LENGTH_KEY, induction.DEFAULT_LENGTH, 2, induction.MAX_LENGTH
+            ),
+            clamped_int_param("top", induction.TOP_KEY, induction.DEFAULT_TOP, 1, induction.MAX_TOP),
         ),
         keep=KEEP,
     )
@@ -147,7 +186,7 @@ def init_state(limits: Limits) -> list[str]:
         text = EXAMPLES[example].text
     model = ss["explore_model"]
     known = [BUNDLED_KEY, *CURATED_HUB_MODELS]
-    if allowed_models(limits) is not None and model not in known:
+    if (allowed := allowed_models(limits)) is not None and model not in allowed:
         notes.append(
             "This public demo loads only the models in the picker; the link's model is not one of "
             "them, so the bundled model is shown."

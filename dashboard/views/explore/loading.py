@@ -31,6 +31,7 @@ from dashboard.engines import (
     load_with_progress,
     mark_loaded,
     numpy_unsupported_reason,
+    offered_models,
     torch_hint,
 )
 from dashboard.hosted import Limits
@@ -84,7 +85,7 @@ def model_ui(limits: Limits) -> tuple[str, str]:
     ss = st.session_state
     with st.sidebar:
         st.subheader("Model")
-        options = [BUNDLED_KEY, *CURATED_HUB_MODELS]
+        options = offered_models(limits)
         if limits.allow_custom_models:
             options.append(OTHER_MODEL)
         if (shown := ss.pop("explore_model_choice_next", None)) in options:

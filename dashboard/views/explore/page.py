@@ -7,6 +7,7 @@ import logging
 
 import streamlit as st
 
+from core.models.architectures import is_decoder
 from core.models.errors import ModelError
 from core.models.registry import MAX_CHOICE_CHARS, ModelSpec
 from core.models.result import AttentionResult
@@ -18,7 +19,10 @@ from dashboard.state import clean_widget_text, signature
 from dashboard.views.explore import links, loading
 from dashboard.views.explore.ablation import ablation_view
 from dashboard.views.explore.attribution import attribution_view
+from dashboard.views.explore.decoder import lens_view, nextword_view, sinks_view, views_for, wrong_kind_note
 from dashboard.views.explore.flow import rollout_view
+from dashboard.views.explore.generate import generate_view
+from dashboard.views.explore.induction import induction_view
 from dashboard.views.explore.masks import masks_ui
 from dashboard.views.explore.qk_space import qk_view
 from dashboard.views.explore.results import result_for, shown_token_view
@@ -129,8 +133,32 @@ def _show(
         attribution_view(result, view, limits, controls)
     elif view_name == "qk":
         qk_view(result, controls)
+    elif view_name in DECODER_VIEWS:
+        DECODER_VIEWS[view_name](result, limits, controls)
     else:
         focus_view(result, view, sig, tokens, (spec.key, engine, limits.max_tokens), controls)
+
+
+DECODER_VIEWS = {
+    "nextword": lambda result, _limits, _controls: nextword_view(result),
+    "generate": generate_view,
+    "lens": lambda result, _limits, _controls: lens_view(result),
+    "sinks": lambda result, _limits, _controls: sinks_view(result),
+    "induction": induction_view,
+}
+
+
+def _views(loaded) -> list[str]:
+    """The views this model has; a view of the other kind (a link's, or the last model's) turns
+    into the head view, with one line saying why."""
+    ss = st.session_state
+    decoder = loaded is not None and is_decoder(loaded[1])
+    views = views_for(decoder)
+    if ss.get("explore_view") not in views:
+        if ss.get("explore_view") is not None:
+            ss["explore_view_note"] = wrong_kind_note(ss["explore_view"], decoder)
+        ss["explore_view"] = "head"
+    return views
 
 
 def _controls():
@@ -153,9 +181,12 @@ def _render(limits: Limits) -> None:
     engine = loading.engine_for(requested, engine, limits)
     loaded = loading.resolve_model(requested, engine, limits)
     controls = _controls()
+    views = _views(loaded)
     with controls:
         text, merge, hide = sentence_ui(limits)
-        options = (view_ui(), merge, hide)
+        options = (view_ui(views), merge, hide)
+    if note := st.session_state.pop("explore_view_note", None):
+        st.info(note)
     if loaded is None:
         st.info("No model is available; fix the problem above and reload the page.")
         return

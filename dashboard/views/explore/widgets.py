@@ -123,11 +123,12 @@ def sentence_ui(limits: Limits) -> tuple[str, bool, bool]:
     return ss.get("explore_text", ""), merge, hide
 
 
-def view_ui() -> str:
-    """The view switch, on a row of its own (beside the toggles, at 1280 px its first option was
-    cut off)."""
+def view_ui(views: list[str] | None = None) -> str:
+    """The view switch over `views` (default: every view), on a row of its own (beside the toggles,
+    at 1280 px its first option was cut off)."""
+    views = list(VIEWS) if views is None else views
     view = st.segmented_control(
-        "View", list(VIEWS), format_func=lambda v: VIEWS[v], key="explore_view", required=True
+        "View", views, format_func=lambda v: VIEWS[v], key="explore_view", required=True
     )
     return view or "head"
 

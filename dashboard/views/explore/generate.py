@@ -1,0 +1,205 @@
+"""The explore page's generate view: the text grows one token at a time (core GPT2Numpy.generate, with
+its KV cache), and a step control walks through it: at each step the token taken, the likeliest
+tokens the model weighed, and that step's attention from the predicting position over every token
+so far (one row per head of the chosen layer).
+
+State (in the link, see links.py): tokens (1–50), temperature (absent: greedy), seed, and the step
+shown. Generation always runs on the NumPy engine; a new generation counts as one new text in
+hosted mode. Letters: L layers, H heads, S tokens so far.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.models.gpt2 import Generation
+from core.models.result import AttentionResult
+from dashboard.charts.decoder import next_token_bars, shown_token, step_attention
+from dashboard.content import decoder as text
+from dashboard.engines import load_engine
+from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text
+from dashboard.presenter import presenting
+from dashboard.views.explore.results import shown_source
+from dashboard.widgets import chart, chart_filename, md
+
+MAX_TOKENS = 50
+DEFAULT_TOKENS = 10
+TEMPERATURES = (0.1, 2.0)  # the slider's range; a link's value outside becomes the nearest end
+TOKENS_KEY, TEMPERATURE_KEY, SEED_KEY = "explore_gen_tokens", "explore_gen_temperature", "explore_gen_seed"
+STEP_KEY, LAYER_KEY = "explore_gen_step", "explore_gen_layer"
+SHOWN_CHARS = 240  # of the text before the step's token, on a projector: the end of it
+
+_HIDE_TWINS = (
+    "<style>.st-key-explore_gen_next_2, .st-key-explore_gen_prev_2 { display: none !important; }</style>"
+)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def generation_of(
+    model_key: str, prompt: str, n_tokens: int, temperature: float | None, seed: int
+) -> Generation:
+    """The NumPy engine's generation, shared by every session (its arrays are small: S ≤ 1024)."""
+    return load_engine(model_key, "numpy").generate(prompt, n_tokens, temperature=temperature, seed=seed)
+
+
+def fitting_tokens(n_prompt: int, asked: int, context: int) -> int:
+    """The most tokens that fit after an n_prompt-token prompt: the last one generated is predicted
+    at position n_prompt + n - 2, which must stay inside the context."""
+    return max(1, min(asked, context - n_prompt + 1))
+
+
+def _options_ui() -> tuple[int, float | None, int]:
+    """Tokens, and sampling (temperature, seed) when asked for; returns (n, temperature or None, seed)."""
+    ss = st.session_state
+    cols = st.columns([2, 1, 1, 1])
+    with cols[0]:
+        n = st.slider(text.GEN_TOKENS_LABEL.format(most=MAX_TOKENS), 1, MAX_TOKENS, key=TOKENS_KEY)
+    with cols[1]:
+        sample = st.toggle(
+            text.GEN_SAMPLE_LABEL, value=ss.get(TEMPERATURE_KEY) is not None, help=text.GEN_SAMPLE_HELP
+        )
+    if not sample:
+        ss[TEMPERATURE_KEY] = None
+        return n, None, int(ss.get(SEED_KEY, 0))
+    if ss.get(TEMPERATURE_KEY) is None:
+        ss[TEMPERATURE_KEY] = 1.0
+    with cols[2]:
+        temperature = st.slider(
+            text.GEN_TEMPERATURE_LABEL,
+            *TEMPERATURES,
+            step=0.1,
+            key=TEMPERATURE_KEY,
+            help=text.GEN_TEMPERATURE_HELP,
+        )
+    with cols[3]:
+        seed = st.number_input(text.GEN_SEED_LABEL, 0, 2**31 - 1, step=1, key=SEED_KEY)
+    return n, float(temperature), int(seed)
+
+
+def _move(delta: int, n: int) -> None:
+    ss = st.session_state
+    ss[STEP_KEY] = min(max(int(ss.get(STEP_KEY, 1)) + delta, 1), n)
+
+
+def step_ui(n: int) -> int:
+    """The step slider, with Previous / Next buttons on ← / PageUp and → / PageDown (a clicker)."""
+    ss = st.session_state
+    ss[STEP_KEY] = min(max(int(ss.get(STEP_KEY, 1)), 1), n)
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        for key, label, keys, delta in (
+            ("explore_gen_prev", text.GEN_PREV, ("ArrowLeft", "PageUp"), -1),
+            ("explore_gen_next", text.GEN_NEXT, ("ArrowRight", "PageDown"), 1),
+        ):
+            for twin, shortcut in enumerate(keys):
+                st.button(
+                    label,
+                    key=key if twin == 0 else f"{key}_2",
+                    on_click=_move,
+                    args=(delta, n),
+                    shortcut=shortcut,
+                    disabled=(delta < 0 and ss[STEP_KEY] == 1) or (delta > 0 and ss[STEP_KEY] == n),
+                )
+        if n > 1:
+            st.slider(text.GEN_STEP_LABEL, 1, n, key=STEP_KEY)
+    st.html(_HIDE_TWINS)
+    return int(ss[STEP_KEY])
+
+
+def _generate(limits: Limits, n: int, temperature: float | None, seed: int, context: int, n_prompt: int):
+    """The generation for the shown text (cut to what fits, with a note), or None with the reason."""
+    model_key, _engine, sentence, _most = shown_source()
+    kept = fitting_tokens(n_prompt, n, context)
+    if kept < n:
+        st.info(text.GEN_CUT.format(prompt=n_prompt, context=context, asked=n, kept=kept))
+    key = (model_key, sentence, kept, temperature, seed)
+    try:
+        count_new_text("generate", key, limits.max_texts_per_minute)
+        with st.spinner(f"Generating {kept} tokens…"):
+            return generation_of(*key)
+    except TooManyTexts:
+        st.warning(TOO_MANY_TEXTS.format(limit=limits.max_texts_per_minute))
+    except ValueError as err:  # the engine's own checks (a prompt it cannot read)
+        st.info(md(str(err)))
+    return None
+
+
+def _step_text(found: Generation, k: int) -> str:
+    """The text up to the step's token, with that token in bold (all of it escaped)."""
+    before = "".join(found.prompt) + "".join(found.generated[: k - 1])
+    if presenting() and len(before) > SHOWN_CHARS:
+        before = "…" + before[-SHOWN_CHARS:]
+    token = found.steps[k - 1].token
+    word = token.lstrip()  # bold around the word: "** cat**" would not be bold in Markdown
+    space = token[: len(token) - len(word)]
+    shown = md(word) if word else shown_token(token)
+    return text.GEN_TEXT.format(step=k, n=len(found.steps), before=md(before), space=space, token=shown)
+
+
+def _layer_ui(n_layers: int) -> int:
+    ss = st.session_state
+    if not 0 <= int(ss.get(LAYER_KEY, n_layers - 1)) < n_layers:
+        ss[LAYER_KEY] = n_layers - 1
+    return st.select_slider(
+        text.GEN_LAYER_LABEL.format(n=n_layers),
+        options=list(range(n_layers)),
+        value=int(ss.get(LAYER_KEY, n_layers - 1)),
+        format_func=lambda i: str(i + 1),
+        key=f"explore_w_gen_layer_{n_layers}",
+    )
+
+
+def generate_view(result: AttentionResult, limits: Limits, controls=None) -> None:
+    """Options (in the controls panel), the step control, then the step: its text, the tokens the
+    model weighed, and its attention per head of the chosen layer."""
+    ss = st.session_state
+    engine = load_engine(shown_source()[0], "numpy")
+    with controls or st.container():
+        n, temperature, seed = _options_ui()
+        layer = _layer_ui(result.n_layers)
+    ss[LAYER_KEY] = layer
+    n_prompt = len(engine.encode(shown_source()[2]).ids)
+    found = _generate(limits, n, temperature, seed, engine.max_tokens, n_prompt)
+    if found is None:
+        return
+    k = step_ui(len(found.steps))
+    step = found.steps[k - 1]
+    st.markdown(_step_text(found, k))
+    big = presenting()
+    left, right = st.columns([2, 3])
+    with left:
+        tokens, probs = [t for t, _p in step.top], [p for _t, p in step.top]
+        title = text.GEN_TOP_TITLE if temperature is None else text.GEN_TOP_TITLE_SAMPLED
+        fig = next_token_bars(
+            tokens,
+            probs,
+            title=title.format(step=k, temperature=temperature or 1.0),
+            x_title=text.NEXT_X,
+            chosen=tokens.index(step.token) if step.token in tokens else None,
+            font=20 if big else 13,
+            height=560 if big else None,
+        )
+        chart(fig, "explore_gen_top", chart_filename("explore", "generate", f"step{k}", "top"))
+    with right:
+        so_far = found.prompt + found.generated[: k - 1]
+        fig = step_attention(
+            step.attentions[layer],
+            so_far,
+            title=text.GEN_ATTENTION_TITLE.format(step=k, layer=layer + 1),
+            x_title=text.GEN_ATTENTION_X,
+            y_title=text.GEN_ATTENTION_Y,
+            font=20 if big else 13,
+            height=560 if big else None,
+        )
+        chart(
+            fig,
+            "explore_gen_attention",
+            chart_filename("explore", "generate", f"step{k}", f"layer{layer + 1}"),
+        )
+    mode = (
+        text.GEN_GREEDY
+        if temperature is None
+        else text.GEN_SAMPLED.format(temperature=temperature, seed=seed)
+    )
+    st.caption(text.GEN_HOW.format(mode=mode, cached=len(so_far) - 1))
+    if result.engine != "numpy":
+        st.caption(text.GEN_NUMPY)

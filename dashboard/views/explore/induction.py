@@ -1,0 +1,129 @@
+"""The explore page's induction-heads view: on seeded random tokens repeated twice, each head's
+prefix-matching score as a layer × head grid, the loss on each copy, and the second copy's loss with
+the top-scoring heads switched off (the engine's `ablate`), all from core/measures/induction.py on
+the NumPy engine. The page's own text is not used: the test needs tokens the model cannot guess.
+
+State (in the link, see links.py): length (one copy), seed (shared with the generate view) and top
+(how many heads are switched off). Letters: L layers, H heads, V vocabulary.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import streamlit as st
+
+from core.measures.induction import Induction, induction
+from core.models.result import AttentionResult
+from dashboard.charts.ablation import effect_grid
+from dashboard.charts.decoder import copy_losses_bars
+from dashboard.charts.heatmap import PAGE, PRESENTER
+from dashboard.content import decoder as text
+from dashboard.engines import load_engine
+from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text
+from dashboard.presenter import presenting
+from dashboard.views.explore.results import shown_source
+from dashboard.widgets import chart, chart_filename, csv_download
+
+LENGTH_KEY, SEED_KEY, TOP_KEY = "explore_ind_length", "explore_gen_seed", "explore_ind_top"
+MAX_LENGTH = 256  # one copy; two must also fit the model's context
+DEFAULT_LENGTH, DEFAULT_TOP, MAX_TOP = 50, 5, 10
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def induction_of(model_key: str, length: int, seed: int, ablate: tuple) -> Induction:
+    """core.measures.induction.induction on the NumPy engine, shared by every session."""
+    return induction(load_engine(model_key, "numpy"), length, seed, ablate)
+
+
+def top_scoring(scores: np.ndarray, k: int) -> tuple[tuple[int, int], ...]:
+    """The k heads with the highest prefix-matching score (ties: lower layer, then head, first)."""
+    order = np.argsort(-scores, axis=None, kind="stable")[:k]
+    return tuple(sorted(tuple(int(v) for v in np.unravel_index(i, scores.shape)) for i in order))
+
+
+def _options_ui(n_heads_total: int, context: int) -> tuple[int, int, int]:
+    ss = st.session_state
+    most = max(2, min(MAX_LENGTH, context // 2))
+    if int(ss.get(LENGTH_KEY, DEFAULT_LENGTH)) > most:
+        st.info(text.IND_TOO_LONG.format(asked=ss[LENGTH_KEY], context=context, kept=most))
+        ss[LENGTH_KEY] = most
+    ss.setdefault(LENGTH_KEY, min(DEFAULT_LENGTH, most))
+    ss[TOP_KEY] = min(max(int(ss.get(TOP_KEY, DEFAULT_TOP)), 1), min(MAX_TOP, n_heads_total))
+    cols = st.columns(3)
+    with cols[0]:
+        length = st.slider(text.IND_LENGTH_LABEL, 2, most, key=LENGTH_KEY)
+    with cols[1]:
+        seed = st.number_input(text.IND_SEED_LABEL, 0, 2**31 - 1, step=1, key=SEED_KEY)
+    with cols[2]:
+        top = st.slider(text.IND_TOP_LABEL, 1, min(MAX_TOP, n_heads_total), key=TOP_KEY)
+    return int(length), int(seed), int(top)
+
+
+def summary(found: Induction, cut: Induction, vocab: int) -> str:
+    """The sentence under the charts: both copies' losses, and what switching the heads off did."""
+    if not found.loss_repeat < found.loss_first:
+        return text.IND_NO_COPY.format(first=found.loss_first, repeat=found.loss_repeat)
+    rise = cut.loss_repeat - found.loss_repeat
+    gained = found.loss_first - found.loss_repeat
+    heads = ", ".join(f"{layer + 1}.{head + 1}" for layer, head in cut.ablated)
+    return text.IND_SUMMARY.format(
+        first=found.loss_first,
+        vocab=vocab,
+        chance=math.log(vocab),
+        repeat=found.loss_repeat,
+        k=len(cut.ablated),
+        heads=heads,
+        ablated=cut.loss_repeat,
+        change=text.IND_CHANGE.format(rise=rise, undone=rise / gained),
+    )
+
+
+def induction_view(result: AttentionResult, limits: Limits, controls=None) -> None:
+    """Options (in the controls panel), the score grid beside the losses, one summary line."""
+    model_key = shown_source()[0]
+    engine = load_engine(model_key, "numpy")
+    with controls or st.container():
+        length, seed, top = _options_ui(result.n_layers * result.n_heads, engine.max_tokens)
+    try:
+        count_new_text("induction", (model_key, length, seed, top), limits.max_texts_per_minute)
+        with st.spinner(f"Running {2 * length} random tokens, then again with {top} heads off…"):
+            found = induction_of(model_key, length, seed, ())
+            cut = induction_of(model_key, length, seed, top_scoring(found.scores, top))
+    except TooManyTexts:
+        st.warning(TOO_MANY_TEXTS.format(limit=limits.max_texts_per_minute))
+        return
+    vocab = int(engine.config.vocab_size)
+    st.markdown(summary(found, cut, vocab))
+    big = presenting()
+    left, right = st.columns([3, 2])
+    with left:
+        fig = effect_grid(
+            found.scores,
+            title=text.IND_TITLE,
+            bar_title=text.IND_BAR,
+            layer_axis=f"layer (1–{result.n_layers})",
+            head_axis=f"head (1–{result.n_heads})",
+            outlined=cut.ablated,
+            share=0.6,
+            sizing=PRESENTER if big else PAGE,
+        )
+        fig.update_traces(zmax=1.0)  # a weight: the same scale for every model
+        name = chart_filename("explore", "induction", f"seed{seed}", f"length{length}")
+        chart(fig, "explore_induction", name)
+        rows, cols = [str(i + 1) for i in range(result.n_layers)], [str(i + 1) for i in range(result.n_heads)]
+        csv_download(found.scores, rows, cols, name, "explore_induction_csv", corner="layer \\ head (from 1)")
+    with right:
+        names = [text.IND_LOSS_NAMES["first"], text.IND_LOSS_NAMES["repeat"]]
+        names.append(text.IND_LOSS_NAMES["ablated"].format(k=top))
+        fig = copy_losses_bars(
+            names,
+            [found.loss_first, found.loss_repeat, cut.loss_repeat],
+            title=text.IND_LOSS_TITLE,
+            y_title=text.IND_LOSS_Y,
+            font=18 if big else 13,
+            height=560 if big else None,
+        )
+        chart(fig, "explore_induction_losses", chart_filename("explore", "induction", "losses"))
+    st.caption(text.IND_CAPTION.format(length=length, seed=seed))
