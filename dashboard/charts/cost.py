@@ -1,5 +1,6 @@
 """Figure builders for the cost page: measured time and memory against length on log-log axes, the
-full and variant maps of one head, each layer's change and the sweeps. Arrays in, go.Figure out;
+full and variant maps of one head, each layer's change and the sweeps, and a decoder's one more token
+with the KV cache and without it beside the cache's size. Arrays in, go.Figure out;
 no Streamlit, no model. Layers are 0-indexed in arguments and labelled from 1.
 """
 
@@ -189,3 +190,81 @@ def sweep_chart(
         margin={"t": 40 + sizing.font, "b": 50, "l": 70, "r": 20},
     )
     return fig
+
+
+def next_token_chart(
+    curves: Sequence[Curve],
+    labels: dict[str, str],
+    cache: tuple[Sequence[int], Sequence[float]],
+    chosen: tuple[int, float],
+    *,
+    title: str,
+    memory_title: str,
+    sizing: Sizing = PAGE,
+) -> go.Figure:
+    """One more token's time with the KV cache and recomputing (left, each legend entry with its
+    fitted exponent) and the cache's size against n (right: (lengths, MB), the chosen (n, MB)
+    marked), log-log."""
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.6, 0.4], horizontal_spacing=0.1)
+    for curve, color in zip(curves, (COLORS[0], COLORS[2]), strict=False):
+        fig.add_trace(
+            go.Scatter(
+                x=list(curve.lengths),
+                y=[s * 1e3 for s in curve.seconds],
+                mode="lines+markers",
+                line={"color": color, "width": 3},
+                name=f"{labels.get(curve.name, curve.name)}: n^{curve.exponent:.2f}",
+                hovertemplate="n = %{x}<br>%{y:.3f} ms<extra></extra>",
+            ),
+            row=1,
+            col=1,
+        )
+    _cache_panel(fig, cache, chosen, memory_title)
+    measured = curves[0].lengths if curves else tuple(cache[0])
+    _log_axes(fig, sizing, measured)
+    ticks = list(measured[::2])  # the cache panel is narrower: every other length
+    fig.update_xaxes(tickvals=ticks, ticktext=[str(t) for t in ticks], tickangle=0, row=1, col=2)
+    fig.update_yaxes(title_text="milliseconds", row=1, col=1)
+    fig.update_yaxes(title_text=f"{memory_title}, MB", row=1, col=2)
+    fig.update_layout(
+        title=top_title(title) | {"font": {"size": sizing.font + 2}},
+        height=440 if sizing is PAGE else 470,
+        margin={"t": 50 + sizing.font, "b": 60, "l": 70, "r": 20},
+        legend={"orientation": "h", "y": -0.2, "font": {"size": sizing.font}},
+        font={"size": sizing.font},
+    )
+    return fig
+
+
+def _cache_panel(
+    fig: go.Figure, cache: tuple[Sequence[int], Sequence[float]], chosen: tuple[int, float], name: str
+) -> None:
+    """The right panel of next_token_chart: the cache's MB against n as a line, the chosen n marked."""
+    lengths, megabytes = cache
+    fig.add_trace(
+        go.Scatter(
+            x=list(lengths),
+            y=list(megabytes),
+            mode="lines",
+            line={"color": COLORS[1], "width": 3},
+            name=name,
+            showlegend=False,
+            hovertemplate="n = %{x}<br>%{y:.3f} MB<extra></extra>",
+        ),
+        row=1,
+        col=2,
+    )
+    n, mb = chosen
+    fig.add_trace(
+        go.Scatter(
+            x=[n],
+            y=[mb],
+            mode="markers",
+            marker={"color": THRESHOLD_COLOR, "size": 12},
+            name=f"n = {n:,}",
+            showlegend=False,
+            hovertemplate="n = %{x}<br>%{y:.3f} MB<extra></extra>",
+        ),
+        row=1,
+        col=2,
+    )

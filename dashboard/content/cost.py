@@ -14,7 +14,14 @@ INTRO = (
 )
 DEFAULT_TEXT = "The trophy wouldn't fit in the suitcase because it was too large."
 
-PARTS = {"price": "1 · The price", "head": "2 · One head", "model": "3 · The whole model"}
+PARTS = {
+    "price": "1 · The price",
+    "head": "2 · One head",
+    "model": "3 · The whole model",
+    "next": "4 · One more token",
+}
+ENCODER_PARTS = ("price", "head", "model")  # presenter mode's parts for an encoder (BERT)
+DECODER_PARTS = ("price", "next")  # and for a decoder (GPT-2): the variants run in the BERT engine
 
 # ---- 1. the price ---------------------------------------------------------------------------------
 PRICE_HEADER = "1 · The price, measured on this machine"
@@ -203,4 +210,79 @@ SWEEPING = "Sweeping the window radius and the Performer's features (once per se
 NUMPY_ONLY = (
     "The variants run in the NumPy engine (one explicit argument of its forward pass), which cannot "
     "read this model: {reason}"
+)
+
+# ---- 4. one more token (decoders) ----------------------------------------------------------------
+NEXT_HEADER = "4 · Generating one more token: with and without the KV cache"
+NEXT_ENCODER_ONLY = (
+    "This part applies to decoders, causal models that generate text one token at a time. Load one "
+    "when the network reaches the Hugging Face Hub: `gpt2` or `distilbert/distilgpt2` in the model "
+    "picker, or `model=gpt2` in this page's link."
+)
+NEXT_ENCODER_HOSTED = (
+    "This part applies to decoders, causal models that generate text one token at a time; this "
+    "public demo does not load them (their memory does not fit it). Run the app on your own machine "
+    "and pick `gpt2` or `distilbert/distilgpt2` in the model picker."
+)
+VARIANTS_ENCODER_ONLY = (
+    "Parts 2 and 3, the efficient variants, run inside the NumPy BERT engine's forward pass; the "
+    "GPT-2 engine has no variant argument, so they are shown for encoders (pick a BERT)."
+)
+NEXT_INTRO = (
+    "A decoder writes one token at a time, and every new token attends to all the tokens before it. "
+    "Without a cache each step runs the whole context through the model again; with the **KV "
+    "cache**, each layer keeps the keys and values it already computed, and the new token needs "
+    "only its own projections, its MLP and one row of attention."
+)
+NEXT_TITLE = "One more token at context n ({n_layers} layers, {n_heads} heads, d = {d_model})"
+NEXT_CACHE_TITLE = "KV cache"
+NEXT_LABELS = {"with the KV cache": "with the KV cache", "recomputing the context": "recomputing the context"}
+NEXT_MEASURING = "Timing one more token at context n = {n} ({done} of {total} lengths; once per server)…"
+NEXT_BUTTON = "Measure n = {first} … {last} (about {seconds:.0f} s)"
+NEXT_COST = (
+    "Timing every context takes about **{seconds:.0f} s** of this server's time (a full pass at "
+    "n = {first}, measured already, took {probe_ms:.0f} ms; scaled by each length's work): {passes} passes "
+    "through the model of up to {longest:,} tokens, which keep up to {mb:,.0f} MB of attention "
+    "weights. It is measured once per server, then every visitor sees it."
+)
+NEXT_ONE_CONTEXT = (
+    "This model holds {max_tokens} positions: too few context lengths for a curve. At n = {n}, one "
+    "more token takes {cached:.3f} ms with the cache and {recomputed:.3f} ms recomputing the context."
+)
+NEXT_NO_CONTEXT = "This model holds a single position: there is no context to generate after."
+NEXT_SAVED = (
+    "At n = **{n:,}**, one more token takes **{cached:.1f} ms** with the cache and **{recomputed:.1f} "
+    "ms** recomputing the context: {saved}. Fitted exponents: **n^{e_cached:.2f}** with the cache, "
+    "**n^{e_recomputed:.2f}** without."
+)
+NEXT_FASTER = "the cache makes it **{ratio:.1f}×** faster"
+NEXT_SLOWER = (
+    "recomputing is **{ratio:.1f}×** faster here (at so short a context the cached path's fixed "
+    "costs weigh more than the work it saves)"
+)
+NEXT_PICK = "Context n for the cache"
+NEXT_METRIC = "KV cache at n = {n:,}"
+NEXT_CACHE_LINE = (
+    "The cache holds a key and a value per layer, head and position: 2 · {n_layers} layers · "
+    "{n_heads} heads · {d_head} (d_head) · {n:,} positions = **{numbers:,} numbers**, "
+    "**{mb:,.2f} MB** in float32."
+)
+NEXT_CAPTION = (
+    "Measured on the NumPy GPT-2 engine itself (core/cost/generation.py), random token ids: at "
+    "each n, the context's cache is built once, then one more token is timed through the cached "
+    "path and through a full pass over n + 1 positions, each with the last position's logits, "
+    "the fastest of three. Exponents: the slope fitted to the longer half of each curve on these "
+    "log-log axes. The cache line is the formula, 2·L·H·d_head·n numbers of 4 bytes; the chosen n "
+    "is marked. {limit}"
+)
+NEXT_LIMIT_MODEL = (
+    "The contexts stop at n = {last:,}: the model holds {max_tokens:,} positions, n + 1 of them used."
+)
+NEXT_LIMIT_SERVER = (
+    "This server stops at n = {last:,}: a full pass keeps every layer's attention weights, n² "
+    "numbers per head."
+)
+N_NOTE = (
+    "The link's `n` value {shown} is outside this model's context: 1–{max_tokens:,}. Using "
+    "{nearest:,}, the nearest valid value."
 )

@@ -2,8 +2,9 @@
 that need the model or the sentence.
 
 URL parameters: text, model, engine (dashboard/model_pick.py; the variants need the NumPy engine),
-layer, head (0-indexed), variant, w, s, r, m, k (the variants' parameters), part (presenter mode:
-"price", "head" or "model"). A parameter out of range becomes the nearest valid value, and the page
+layer, head (0-indexed), variant, w, s, r, m, k (the variants' parameters), n (a decoder's context
+for the KV cache's size; checked against the model once it is loaded), part (presenter mode:
+"price", "head", "model" or "next"). A parameter out of range becomes the nearest valid value, and the page
 says so. A link is read on the session's first run; the URL is written at the end of every run.
 """
 
@@ -12,11 +13,13 @@ from __future__ import annotations
 import streamlit as st
 
 from core.cost.variants import VARIANTS
-from dashboard.content.cost import DEFAULT_TEXT, PARAMS, PARTS
+from dashboard.content.cost import DEFAULT_TEXT, N_NOTE, PARAMS, PARTS
 from dashboard.hosted import Limits
 from dashboard.model_pick import model_url_params
 from dashboard.state import (
     PageLinks,
+    Parsed,
+    UrlParam,
     choice_param,
     clamped_int_param,
     position_note,
@@ -33,6 +36,7 @@ KEEP = (
     "cost_head",
     "cost_variant",
     "cost_part",
+    "cost_n",
     *(f"cost_{name}" for name in DEFAULTS),
 )
 
@@ -55,9 +59,18 @@ def page_links(limits: Limits) -> PageLinks:
                 for name, default in DEFAULTS.items()
             ),
             choice_param("part", "cost_part", "price", list(PARTS)),
+            UrlParam("n", "cost_n", None, _parse_n),  # checked against the model: check_n
         ),
         keep=KEEP,
     )
+
+
+def _parse_n(raw: str) -> Parsed:
+    """Any whole number (the model's context is not known yet); anything else is left unset."""
+    try:
+        return int(raw), None
+    except ValueError:  # also for numbers of more than 4,300 digits
+        return None, "The link's `n` value is not a whole number; using the model's whole context."
 
 
 def init_state(limits: Limits) -> list[str]:
@@ -65,6 +78,7 @@ def init_state(limits: Limits) -> list[str]:
     links = page_links(limits)
     if not links.url_was_read():  # checked once the model is known (check_positions)
         st.session_state["cost_check_link"] = "layer" in st.query_params or "head" in st.query_params
+        st.session_state["cost_check_n"] = "n" in st.query_params
     notes = links.read_url()
     links.restore()
     return notes
@@ -81,6 +95,20 @@ def check_positions(n_layers: int, n_heads: int) -> list[str]:
         ss[f"cost_{name}"], note = position_note(name, ss.get(f"cost_{name}", 0), size, what)
         notes += [note] if note else []
     return notes
+
+
+def check_n(max_tokens: int) -> str | None:
+    """A decoder's context n for the cache, kept within 1..max_tokens (unset: the whole context);
+    a link's value outside becomes the nearest, with a note, once per session."""
+    ss = st.session_state
+    value = ss.get("cost_n")
+    value = max_tokens if not isinstance(value, int) else value
+    nearest = min(max(value, 1), max_tokens)
+    ss["cost_n"] = nearest
+    if not ss.pop("cost_check_n", False) or nearest == value:
+        return None
+    shown = value if abs(value) < 10**12 else "(a huge number)"
+    return N_NOTE.format(shown=shown, max_tokens=max_tokens, nearest=nearest)
 
 
 def write_url(limits: Limits, model: str | None = None) -> None:

@@ -1,7 +1,9 @@
-"""The cost page put together: state from the link, the model (NumPy engine), then three parts: the
+"""The cost page put together: state from the link, the model (NumPy engine), then four parts: the
 price measured on this machine; the variants on one real head; a variant in the whole model with the
-window and Performer sweeps. In presenter mode one part fills the screen at a time. Each step that
-can fail says why and stops there."""
+window and Performer sweeps; one more token with the KV cache and without (generation.py). An
+encoder gets parts 1-3 and one line for part 4; a decoder parts 1 and 4 and one line for 2-3 (the
+variants are an argument of the BERT engine's forward pass). In presenter mode one part fills the
+screen at a time. Each step that can fail says why and stops there."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import streamlit as st
 from core.cost.price import crossover, flop_crossover, heads_curve, weights_megabytes
 from core.cost.variant_model import THRESHOLD, compare_head, head_qkv
 from core.cost.variants import VARIANTS, Variant
+from core.models.architectures import is_decoder
 from core.models.errors import ModelError
 from core.models.result import AttentionResult
 from dashboard.charts.cost import layer_bars, price_chart, sweep_chart, timing_chart, variant_maps
@@ -27,8 +30,10 @@ from dashboard.model_pick import model_pick_ui
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text
 from dashboard.views.cost import links
+from dashboard.views.cost.generation import encoder_line, measure_next, next_token_part
 from dashboard.views.cost.measure import (
     ENGINE,
+    NextTiming,
     in_every_head,
     price_curves,
     price_shape,
@@ -67,43 +72,75 @@ def _render(limits: Limits) -> None:
         return
     spec = picked[0]
     engine = load_engine(spec.key, ENGINE)
+    decoder = is_decoder(engine)
     notes += links.check_positions(engine.n_layers, engine.n_heads)
+    if decoder and (note := links.check_n(engine.max_tokens)):
+        notes.append(note)
     for note in notes:
         st.warning(note)
     # Measured before anything is drawn: while this run's charts are being sent, the server's other
     # threads take turns with the timed code (Python's GIL), and the clock would count their time.
-    _measure_first(engine, limits)
+    timing = _measure_first(spec.key, engine, decoder, limits)
     present = presenting()
     sizing = PRESENTER if present else PAGE_SIZING
-    part = part_ui() if present else None
+    part = _part(decoder, limits) if present else None
     if part in (None, "price"):
         _price(spec, engine, limits, sizing)
-    if part in (None, "head", "model"):
-        if not present:
-            st.header(text.HEAD_HEADER)
-        with st.expander(PRESENTER_CONTROLS, icon=":material/tune:") if present else st.container():
-            sentence = sentence_ui(links.max_chars(limits))
-            layer, head = head_ui(engine.n_layers, engine.n_heads)
-            name, params = variant_ui()
-        result = _result(spec.key, sentence, limits)
-        if result is not None:
-            variant = Variant(name, **params)
-            if part in (None, "head"):
-                _head(engine, result, layer, head, variant, sizing)
-            if part in (None, "model"):
-                _model(spec.key, sentence, result, variant, limits, sizing)
+    if decoder:
+        if part is None:
+            st.info(text.VARIANTS_ENCODER_ONLY)
+        if part in (None, "next"):
+            next_token_part(spec, engine, timing, limits, sizing)
+    elif part in (None, "head", "model"):
+        _variants(spec, engine, part, limits, sizing)
+    if not decoder and part is None:
+        next_token_part(spec, engine, None, limits, sizing)
     links.write_url(limits, model=spec.key)
 
 
-def _measure_first(engine, limits: Limits) -> None:
-    """Fill the caches of this run's timings: the price curves and the chosen variant's timing (its
-    widgets' values are in session state before they are drawn)."""
-    weights = engine.layer_weights(0)
-    price_curves(price_shape(weights.w_q.shape[0], engine.n_heads, limits))
+def _part(decoder: bool, limits: Limits) -> str:
+    """Presenter mode's part; a link's part this model lacks says why in one line."""
+    parts = text.DECODER_PARTS if decoder else text.ENCODER_PARTS
+    asked = st.session_state.get("cost_part")
+    part = part_ui(parts)
+    if asked != part and asked in text.PARTS:
+        st.info(text.VARIANTS_ENCODER_ONLY if decoder else encoder_line(limits))
+    return part
+
+
+def _variants(spec, engine, part: str | None, limits: Limits, sizing) -> None:
+    """Parts 2 and 3 (an encoder's): the sentence, head and variant, then one head, the whole model."""
+    if sizing is PAGE_SIZING:
+        st.header(text.HEAD_HEADER)
+    with st.expander(PRESENTER_CONTROLS, icon=":material/tune:") if part else st.container():
+        sentence = sentence_ui(links.max_chars(limits))
+        layer, head = head_ui(engine.n_layers, engine.n_heads)
+        name, params = variant_ui()
+    result = _result(spec.key, sentence, limits)
+    if result is not None:
+        variant = Variant(name, **params)
+        if part in (None, "head"):
+            _head(engine, result, layer, head, variant, sizing)
+        if part in (None, "model"):
+            _model(spec.key, sentence, result, variant, limits, sizing)
+
+
+def _width(engine) -> int:
+    """The model's width D (the price is timed at it)."""
+    return engine.config.n_embd if is_decoder(engine) else engine.layer_weights(0).w_q.shape[0]
+
+
+def _measure_first(model_key: str, engine, decoder: bool, limits: Limits) -> NextTiming | None:
+    """Fill the caches of this run's timings: the price curves, then a decoder's one more token or
+    an encoder's chosen variant (its widgets' values are in session state before they are drawn)."""
+    price_curves(price_shape(_width(engine), engine.n_heads, limits))
+    if decoder:
+        return measure_next(model_key, engine, limits)
     ss = st.session_state
     name = ss.get("cost_variant") if ss.get("cost_variant") in VARIANTS else "window"
     params = {p: int(ss.get(f"cost_{p}", default)) for p, default in links.DEFAULTS.items()}
-    variant_timing(_timed(Variant(name, **params)), weights.d_k)
+    variant_timing(_timed(Variant(name, **params)), engine.layer_weights(0).d_k)
+    return None
 
 
 def _timed(variant: Variant) -> Variant:
@@ -117,8 +154,7 @@ def _timed(variant: Variant) -> Variant:
 def _price(spec, engine, limits: Limits, sizing) -> None:
     if sizing is PAGE_SIZING:
         st.header(text.PRICE_HEADER)
-    weights = engine.layer_weights(0)
-    d_model, n_heads = weights.w_q.shape[0], engine.n_heads
+    d_model, n_heads = _width(engine), engine.n_heads
     shape = price_shape(d_model, n_heads, limits)
     curves = {c.name: c for c in price_curves(shape)}
     layer = curves[heads_curve(n_heads)]

@@ -1,5 +1,6 @@
 """The cost page's widgets: the presenter part switch, the sentence, layer and head, the variant and
-its parameters. Each writes the page's canonical session key (links.py), so the link follows."""
+its parameters, a decoder's context n. Each writes the page's canonical session key (links.py), so
+the link follows."""
 
 from __future__ import annotations
 
@@ -11,14 +12,21 @@ from dashboard.content import cost as text
 PRESENTER_CONTROLS = "Sentence, head and variant"
 
 
-def part_ui() -> str:
-    """Presenter mode: which of the three parts fills the screen."""
+def part_ui(parts: tuple[str, ...]) -> str:
+    """Presenter mode: which of the model's parts fills the screen (an encoder's three, a decoder's
+    price and one more token); a part this model lacks becomes the price."""
+    ss = st.session_state
+    if ss.get("cost_part") not in parts:
+        ss["cost_part"] = parts[0]
     return (
-        st.segmented_control(
-            "Part", list(text.PARTS), format_func=text.PARTS.get, key="cost_part", required=True
-        )
-        or "price"
+        st.segmented_control("Part", list(parts), format_func=text.PARTS.get, key="cost_part", required=True)
+        or parts[0]
     )
+
+
+def n_ui(max_tokens: int) -> int:
+    """A decoder's context n for the cache's size, 1..max_tokens (links.check_n keeps it in range)."""
+    return int(st.number_input(text.NEXT_PICK, min_value=1, max_value=max_tokens, step=1, key="cost_n"))
 
 
 def sentence_ui(max_chars: int) -> str:
