@@ -118,8 +118,17 @@ def default_engine(engines: list[str]) -> str:
 
 
 def allowed_models(limits: Limits) -> list[str] | None:
-    """The model keys this server loads, or None for any (hosted mode: bundled + curated only)."""
-    return None if limits.allow_custom_models else [BUNDLED_KEY, *CURATED_HUB_MODELS]
+    """The model keys this server loads, or None for any (hosted mode: the bundled model and the
+    curated ones whose memory fits the demo, `CuratedModel.hosted`, or that the host adds)."""
+    if limits.allow_custom_models:
+        return None
+    fits = [key for key, model in CURATED_HUB_MODELS.items() if model.hosted or key in limits.more_models]
+    return [BUNDLED_KEY, *fits]
+
+
+def offered_models(limits: Limits) -> list[str]:
+    """The model pickers' fixed entries: the bundled model and the curated models this server loads."""
+    return allowed_models(limits) or [BUNDLED_KEY, *CURATED_HUB_MODELS]
 
 
 # (model key, engine) pairs this process has loaded: the first load shows progress, later ones not.

@@ -6,17 +6,23 @@ models load (the bundled one and the curated Hub ids; no free-text ids or local 
 picker or from a link), inputs are capped lower, the lines view draws fewer lines, each visitor
 may send a bounded number of new texts a minute, and only engines that run without PyTorch are
 offered, so torch is never imported. The setting is read on every run (`current_limits()`).
+
+A curated model whose memory does not fit the demo (`CuratedModel.hosted` is False: the decoders,
+measured by the Cloud simulation in bench/README.md) is left out of the hosted picker, unless
+ATTENTION_EXPLORER_HOSTED_MODELS names it (comma-separated Hub ids): for a host with more memory,
+and for the simulation that measures it. Ids that are not curated are ignored.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import streamlit as st
 
 TRUE_WORDS = {"1", "true", "yes", "on"}
+MORE_MODELS_SETTING = "ATTENTION_EXPLORER_HOSTED_MODELS"
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,7 @@ class Limits:
     max_texts_per_minute: int | None  # new texts one session may analyse a minute, over every page
     max_price_n: int  # cost page: the longest sequence whose attention is timed
     max_price_layer_n: int  # cost page: the longest for a layer's heads at once
+    more_models: tuple[str, ...] = ()  # hosted: curated models offered although marked too large
 
 
 LOCAL = Limits(
@@ -65,7 +72,10 @@ def _secret_flag() -> bool:
 
 def current_limits() -> Limits:
     env = os.environ.get("ATTENTION_EXPLORER_HOSTED", "").strip().lower()
-    return HOSTED if env in TRUE_WORDS or _secret_flag() else LOCAL
+    if not (env in TRUE_WORDS or _secret_flag()):
+        return LOCAL
+    more = tuple(m.strip() for m in os.environ.get(MORE_MODELS_SETTING, "").split(",") if m.strip())
+    return replace(HOSTED, more_models=more) if more else HOSTED
 
 
 # ---- new texts a minute ---------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from dashboard.engines import (
     default_engine,
     load_with_progress,
     numpy_unsupported_reason,
+    offered_models,
     torch_hint,
 )
 from dashboard.hosted import Limits
@@ -61,7 +62,7 @@ def model_url_params(page: str, limits: Limits) -> tuple[UrlParam, ...]:
 def _options(page: str, limits: Limits) -> list[str]:
     """The bundled and curated models, plus the model asked for or shown on explore when it is
     another one this server may load."""
-    options = [BUNDLED_KEY, *CURATED_HUB_MODELS]
+    options = offered_models(limits)
     ss = st.session_state
     for extra in (ss.get(f"{page}_model"), ss.get("explore_model")):
         if extra and extra not in options and allowed_models(limits) is None:

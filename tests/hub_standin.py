@@ -19,6 +19,13 @@ Modes (`HubStandIn.mode`, changeable while it runs):
   every later request for it is closed before any answer (the network went away mid-download).
 A closed port ("no server") is `closed_endpoint()`.
 
+More repositories (`repos={"gpt2": folder, ...}`, every file of each folder, read from disk as it is
+sent) are served in "normal" mode alone, at the revision "main" or their own commit (a hash of their
+files), with the two API calls that huggingface_hub's snapshot_download makes first (the registry's
+Hub downloads use it): GET /api/models/{repo_id}/revision/{revision} (the commit, as "sha") and
+GET /api/models/{repo_id}/tree/{commit} (the file list, *.safetensors as LFS files). The Cloud
+simulation serves random GPT-2 checkpoints of the curated decoders' sizes so (tests/real_size_gpt2.py).
+
 Run alone: python -m tests.hub_standin [--port N] [--mode normal]
 """
 
@@ -27,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import json
 import re
 import socket
 import threading
@@ -38,12 +46,49 @@ from core.models.bundled import BUNDLED_FILES, BUNDLED_HUB_ID, BUNDLED_REVISION,
 
 LFS_FILES = {"model.safetensors"}  # stored with git LFS on the Hub: ETag is the file's sha256
 MODES = ("normal", "corrupt", "drop")
-_RESOLVE = re.compile(r"^/(?P<repo>[^/]+/[^/]+)/resolve/(?P<rev>[^/]+)/(?P<name>[^?#]+)")
+_REPO = r"(?P<repo>(?:[^/]+/)?[^/]+)"  # "owner/name" or a legacy "name" ("gpt2")
+_RESOLVE = re.compile(rf"^/{_REPO}/resolve/(?P<rev>[^/]+)/(?P<name>[^?#]+)")
+_API = re.compile(rf"^/api/models/{_REPO}/(?P<what>revision|tree)/(?P<rev>[^/?#]+)")
 _RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
 
 
 def git_blob_sha1(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def file_sha256(path: Path, chunk: int = 1 << 22) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class ServedRepo:
+    """One more repository: every file of `folder`, its ETags and a commit derived from them."""
+
+    def __init__(self, folder: Path):
+        self.paths = {p.name: p for p in sorted(Path(folder).iterdir()) if p.is_file()}
+        self.sizes = {name: path.stat().st_size for name, path in self.paths.items()}
+        self.etags = {
+            name: file_sha256(path) if name.endswith(".safetensors") else git_blob_sha1(path.read_bytes())
+            for name, path in self.paths.items()
+        }
+        files = "".join(sorted(self.etags.values())).encode()
+        self.commit = hashlib.sha1(files, usedforsecurity=False).hexdigest()
+
+    def tree(self) -> list[dict]:
+        """The Hub's tree listing of the repository (what list_repo_tree reads)."""
+        entries = []
+        for name, size in self.sizes.items():
+            entry = {"type": "file", "path": name, "size": size, "oid": self.etags[name]}
+            if name.endswith(".safetensors"):  # an LFS file: the blob is its pointer, the oid its sha256
+                oid = f"sha256:{self.etags[name]}"
+                pointer = f"version https://git-lfs.github.com/spec/v1\noid {oid}\nsize {size}\n"
+                entry["oid"] = git_blob_sha1(pointer.encode())
+                entry["lfs"] = {"oid": self.etags[name], "size": size, "pointerSize": len(pointer)}
+            entries.append(entry)
+        return entries
 
 
 def closed_endpoint() -> str:
@@ -57,7 +102,15 @@ def closed_endpoint() -> str:
 class HubStandIn:
     """The stand-in server, in a background thread: `with HubStandIn() as hub: ... hub.url`."""
 
-    def __init__(self, source: Path | None = None, *, mode: str = "normal", port: int = 0):
+    def __init__(
+        self,
+        source: Path | None = None,
+        *,
+        mode: str = "normal",
+        port: int = 0,
+        repos: dict[str, Path] | None = None,
+    ):
+        self.repos = {repo_id: ServedRepo(folder) for repo_id, folder in (repos or {}).items()}
         source = source or bundled_model_dir()
         if source is None:
             raise RuntimeError("the stand-in Hub serves the bundled model's package files; install it")
@@ -113,7 +166,59 @@ def _handler(hub: HubStandIn) -> type[BaseHTTPRequestHandler]:
             self._resolve(body=False)
 
         def do_GET(self) -> None:
-            self._resolve(body=True)
+            if api := _API.match(self.path):
+                hub.requests.append((self.command, self.path))
+                return self._api(api["repo"], api["what"], api["rev"])
+            return self._resolve(body=True)
+
+        def _json(self, value: object) -> None:
+            data = json.dumps(value).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _api(self, repo_id: str, what: str, revision: str) -> None:
+            repo = hub.repos.get(repo_id)
+            if repo is None:
+                return self._error(401, "RepoNotFound")
+            if revision not in (repo.commit, "main"):
+                return self._error(404, "RevisionNotFound")
+            if what == "revision":
+                siblings = [{"rfilename": name} for name in repo.paths]
+                return self._json({"id": repo_id, "sha": repo.commit, "private": False, "siblings": siblings})
+            return self._json(repo.tree())
+
+        def _serve_file(self, repo: ServedRepo, revision: str, name: str, body: bool) -> None:
+            """A file of one more repository, from disk, whole or a Range of it."""
+            if revision not in (repo.commit, "main"):
+                return self._error(404, "RevisionNotFound")
+            if name not in repo.paths:
+                return self._error(404, "EntryNotFound")
+            size = repo.sizes[name]
+            ranged = _RANGE.match(self.headers.get("Range", ""))
+            start, end = (int(ranged[1]), int(ranged[2]) + 1 if ranged[2] else size) if ranged else (0, size)
+            self.send_response(206 if ranged else 200)
+            self.send_header("X-Repo-Commit", repo.commit)
+            self.send_header("ETag", f'"{repo.etags[name]}"')
+            if name.endswith(".safetensors"):
+                self.send_header("X-Linked-Etag", f'"{repo.etags[name]}"')
+                self.send_header("X-Linked-Size", str(size))
+            if ranged:
+                self.send_header("Content-Range", f"bytes {start}-{end - 1}/{size}")
+            self.send_header("Accept-Ranges", "bytes")
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(end - start))
+            self.end_headers()
+            if body:
+                with open(repo.paths[name], "rb") as f:
+                    f.seek(start)
+                    left = end - start
+                    while left > 0 and (block := f.read(min(left, 1 << 20))):
+                        self.wfile.write(block)
+                        left -= len(block)
+            return None
 
         def _error(self, status: int, code: str | None) -> None:
             message = f'{{"error": "{code or "not served by the stand-in"}"}}'.encode()
@@ -132,6 +237,8 @@ def _handler(hub: HubStandIn) -> type[BaseHTTPRequestHandler]:
             match = _RESOLVE.match(self.path)
             if not match:  # the Hub's other APIs (huggingface_hub asks /api/... for a few things)
                 return self._error(404, None)
+            if match["repo"] in hub.repos:
+                return self._serve_file(hub.repos[match["repo"]], match["rev"], match["name"], body)
             if match["repo"] != BUNDLED_HUB_ID:
                 return self._error(401, "RepoNotFound")
             if match["rev"] not in (BUNDLED_REVISION, "main"):

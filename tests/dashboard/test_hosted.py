@@ -15,7 +15,10 @@ import textwrap
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard.hosted import HOSTED, LOCAL, current_limits
+from core.models.registry import BUNDLED_KEY, CURATED_HUB_MODELS
+from dashboard.engines import allowed_models
+from dashboard.hosted import HOSTED, LOCAL, MORE_MODELS_SETTING, current_limits
+from dashboard.model_pick import model_label
 from tests.dashboard.harness import (
     ROOT,
     assert_no_crash,
@@ -116,7 +119,7 @@ def test_hosted_mode_offers_only_the_allowlist_and_no_torch_engine(hosted):
     at = open_explore()
     assert not at.error and n_charts(at)
     options = model_options(at)
-    assert options[0].startswith("all-MiniLM-L6-v2") and len(options) == 3  # bundled + 2 curated
+    assert options[0].startswith("all-MiniLM-L6-v2") and len(options) == len(allowed_models(HOSTED))
     assert not any(option.startswith("Other") for option in options)
     assert not at.text_input  # no free-text model box anywhere
     assert at.session_state["explore_engine"] != "torch"
@@ -178,6 +181,41 @@ def test_the_loader_itself_refuses_models_off_the_allowlist(hosted, tiny_model):
     said = [m.value for m in at.markdown]
     assert said[0].startswith("refused: this server does not load models from local folders"), said
     assert said[1].startswith("refused: this public demo loads only the models in its picker"), said
+
+
+def fits_the_demo() -> list[str]:
+    """The rule: the curated models marked as fitting the demo's memory (the Cloud simulation's)."""
+    return [key for key, model in CURATED_HUB_MODELS.items() if model.hosted]
+
+
+def test_the_hosted_pickers_offer_exactly_the_curated_models_that_fit(hosted):
+    expected = [model_label(key) for key in [BUNDLED_KEY, *fits_the_demo()]]
+    assert model_options(open_explore()) == expected
+    assert len(fits_the_demo()) < len(CURATED_HUB_MODELS)  # the decoders do not fit (bench/README.md)
+
+
+def test_local_mode_offers_every_curated_model(local, numpy_engine):
+    options = model_options(open_explore())
+    assert all(model_label(key) in options for key in CURATED_HUB_MODELS)
+
+
+@pytest.mark.parametrize("model", [k for k, m in CURATED_HUB_MODELS.items() if not m.hosted])
+def test_hosted_mode_refuses_a_link_to_a_curated_model_that_does_not_fit(hosted, model):
+    at = open_explore(model=model)
+    assert "loads only the models in the picker" in shown(at)
+    assert at.selectbox(key="explore_model_choice").value == "bundled" and n_charts(at)
+
+
+def test_the_host_may_add_curated_models_that_do_not_fit(monkeypatch):
+    left_out = [key for key, model in CURATED_HUB_MODELS.items() if not model.hosted]
+    monkeypatch.setenv(SETTING, "1")
+    monkeypatch.setenv(MORE_MODELS_SETTING, f" {left_out[0]} ,owner/not-curated,")
+    limits = current_limits()
+    assert limits.more_models == (left_out[0], "owner/not-curated")
+    added = [key for key in CURATED_HUB_MODELS if key in fits_the_demo() or key == left_out[0]]
+    assert allowed_models(limits) == [BUNDLED_KEY, *added]  # "owner/not-curated" is not: not curated
+    monkeypatch.delenv(SETTING)
+    assert current_limits() == LOCAL  # the list means nothing outside hosted mode
 
 
 def test_a_curated_model_is_allowed_and_offline_it_fails_softly(hosted):
