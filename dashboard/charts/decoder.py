@@ -22,6 +22,16 @@ BAR_COLOR = "#2171b5"  # the heatmaps' dark blue
 CHOSEN_COLOR = "#d62728"  # the token the step took: the outline colour of every other view
 
 
+def _title(text: str, font: int) -> dict:
+    """top_title, grown with the chart's type on a projector."""
+    return {**top_title(text), "font": {"size": max(16, font + 4)}}
+
+
+def _axis(title: str, font: int, **settings) -> dict:
+    text = {"size": font, "color": LABEL_COLOR}  # dark: readable from the back of a room
+    return {"title": {"text": title, "font": text}, "tickfont": text, **settings}
+
+
 def shown_token(token: str) -> str:
     """A token as a label: its leading space as "␣" (GPT-2 folds the space into the token), line
     breaks and tabs named, so " the" and "the" are told apart on a slide."""
@@ -57,12 +67,12 @@ def next_token_bars(
             hovertemplate="%{y}: %{x:.4f}<extra></extra>",
         ),
         layout={
-            "title": top_title(title),
+            "title": _title(title, font),
             "height": height or 120 + 44 * len(labels),
             "margin": {"l": 10, "r": 70, "t": 70, "b": 50},
             "font": {**FONT, "size": font},
-            "xaxis": {"title": x_title, "range": [0, 1.0], "tickformat": ".0%", "tickfont_size": font},
-            "yaxis": {"autorange": "reversed", "type": "category", "tickfont_size": font + 2},
+            "xaxis": _axis(x_title, font, range=[0, 1.0], tickformat=".0%"),
+            "yaxis": _axis("", font + 2, autorange="reversed", type="category"),
         },
     )
 
@@ -100,17 +110,12 @@ def step_attention(
             ygap=1,
         ),
         layout={
-            "title": top_title(title),
+            "title": _title(title, font),
             "height": height or min(720, 160 + 30 * n_heads),
             "margin": {"l": 10, "r": 10, "t": 70, "b": 10},
             "font": {**FONT, "size": font},
-            "xaxis": {
-                "title": x_title,
-                "type": "category",
-                "tickangle": -45 if s > 8 else 0,
-                "side": "bottom",
-            },
-            "yaxis": {"title": y_title, "type": "category", "autorange": "reversed"},
+            "xaxis": _axis(x_title, font, type="category", tickangle=-45 if s > 8 else 0),
+            "yaxis": _axis(y_title, font, type="category", autorange="reversed"),
         },
     )
 
@@ -153,12 +158,12 @@ def lens_heatmap(
             ygap=1,
         ),
         layout={
-            "title": top_title(title),
+            "title": _title(title, font),
             "height": height or min(860, 150 + 32 * n_rows),
             "margin": {"l": 10, "r": 10, "t": 70, "b": 10},
             "font": {**FONT, "size": font},
-            "xaxis": {"title": x_title, "type": "category", "tickangle": -45 if w > 8 else 0},
-            "yaxis": {"title": y_title, "type": "category"},
+            "xaxis": _axis(x_title, font, type="category", tickangle=-45 if w > 8 else 0),
+            "yaxis": _axis(y_title, font, type="category"),
         },
     )
 
@@ -179,10 +184,11 @@ def copy_losses_bars(
             hovertemplate="%{x}: %{y:.3f} nats<extra></extra>",
         ),
         layout={
-            "title": top_title(title),
+            "title": _title(title, font),
             "height": height or 420,
             "margin": {"l": 10, "r": 10, "t": 80, "b": 10},
             "font": {**FONT, "size": font},
-            "yaxis": {"title": y_title, "rangemode": "tozero"},
+            "xaxis": _axis("", font),
+            "yaxis": _axis(y_title, font, rangemode="tozero"),
         },
     )

@@ -38,7 +38,7 @@ NEXT_SENTENCE = "After “…{tail}”, the model's first choice is **{token}** 
 # ---- generate --------------------------------------------------------------------------------------
 
 GEN_TOKENS_LABEL = "Tokens to generate (1–{most})"
-GEN_SAMPLE_LABEL = "Sample instead of taking the likeliest token"
+GEN_SAMPLE_LABEL = "Sample (seeded)"
 GEN_SAMPLE_HELP = (
     "Off: greedy, always the likeliest token. On: draw each token from softmax(scores / temperature) "
     "with a seeded random generator, so the same seed gives the same text."

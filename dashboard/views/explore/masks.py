@@ -9,6 +9,7 @@ import streamlit as st
 
 from core.models.masked_lm import MASK_MODELS, NoMaskedLMHead, fill_masks
 from core.models.result import AttentionResult
+from dashboard.content import decoder as decoder_text
 from dashboard.content import explore as text
 from dashboard.engines import load_engine
 from dashboard.widgets import md
@@ -16,8 +17,13 @@ from dashboard.widgets import md
 TOP = 5
 
 
-def masks_ui(result: AttentionResult, model_key: str, engine: str) -> None:
-    """The guesses for every [MASK] of `result`, or the one line saying why there are none."""
+def masks_ui(result: AttentionResult, model_key: str, engine: str, text_typed: str = "") -> None:
+    """The guesses for every [MASK] of `result`, or the one line saying why there are none (a
+    decoder, whose tokenizer cuts "[MASK]" into pieces: found in the typed text)."""
+    if result.decoder:
+        if "[MASK]" in text_typed:
+            st.caption(decoder_text.MASK_DECODER)
+        return
     if "[MASK]" not in result.tokens:
         return
     if engine != "numpy":  # the head is computed by the NumPy engine only

@@ -206,7 +206,7 @@ def _render(limits: Limits) -> None:
     with st.sidebar:
         loading.parity_ui(spec.key, engine, text, limits, result)
     if _notices(result, limits):
-        masks_ui(result, spec.key, engine)
+        masks_ui(result, spec.key, engine, text)
         _show(result, spec, engine, text, limits, options, controls)
     links.write_url(limits)
     with st.sidebar:  # after write_url: the link names what is on screen

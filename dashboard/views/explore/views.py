@@ -22,6 +22,7 @@ from dashboard.content.explore import EXAMPLES
 from dashboard.presenter import presenting
 from dashboard.pronoun import pronoun_test_ui
 from dashboard.views.explore import find_head, flow, links, neuron
+from dashboard.views.explore.decoder import sink_line
 from dashboard.views.explore.results import link_ranking, model_grid_data
 from dashboard.views.explore.widgets import (
     bound_key,
@@ -93,6 +94,8 @@ def head_view(
         hidden=text.HEAD_CAPTION_HIDDEN if view.renormalised else "",
     )
     st.caption(flow.head_caption(norms, caption) + (text.HEAD_CAPTION_PAIR if highlight else ""))
+    if result.decoder and (sink := sink_line(result, layer, head)):
+        st.caption(sink)  # the attention-sinks view's number, for this head
     neuron.neuron_ui(result, view, layer, head, norms)  # where the chosen cell's weight comes from
 
 
