@@ -21,6 +21,20 @@ tokens are non-special tokens made only of Unicode punctuation (category P*, "##
 Roles name a head after the largest share when it is at least ROLE_SHARE, else "broad" when its
 entropy_norm is at least BROAD_ENTROPY, else "mixed" (head_roles).
 
+A decoder (GPT-2) has no [CLS] or [SEP] and sees no next token, so its atlas has other statistics
+(DECODER_STATS) and roles (DECODER_ROLES), measured with decoder=True:
+- its first token's row is left out of every average: it can attend only to itself (its row is
+  always [1]), so it says nothing about the head. Each sentence gives T - 1 rows;
+- entropy_norm divides each row's entropy by log2 of the tokens that row can see (i + 1), not log2 T:
+  an even spread over what a token sees is 1, as it is for an encoder;
+- to_first: the share on the first token, the decoder's attention sink (Xiao et al. 2023, "Efficient
+  Streaming Language Models with Attention Sinks"): core.measures.decoder_reads.first_token_share;
+- induction: each head's prefix-matching score on a seeded sequence of random tokens repeated twice
+  (Olsson et al. 2022; core.measures.induction), a test of its own rather than an average over the
+  corpus: INDUCTION_LENGTH tokens (at most half the context) from INDUCTION_SEED, so it reproduces.
+A head whose induction score is at least INDUCTION_SCORE is named "induction" whatever its shares
+on the corpus; otherwise the share rule above applies to DECODER_SHARE_ROLES.
+
 The disk cache (load_or_compute) keeps one .npz per (model key, model fingerprint, corpus text,
 STATS_VERSION) under $XDG_CACHE_HOME/attention-explorer/atlas (or ~/.cache/...). The fingerprint
 (model_fingerprint) changes when the model's files do (a local folder retrained in place, a Hub id
@@ -28,50 +42,33 @@ whose weights were replaced), so an old atlas is never shown for new weights. Th
 the key: both engines give the same numbers (within 1e-5), so an atlas is the model's, whichever
 engine computed it (HeadAtlas.engine says which; the page shows it). A file that cannot be read is
 ignored and recomputed; a directory that cannot be written leaves the atlas in memory only (logged).
+A decoder's file also holds to_first, induction and the test's length and seed; a decoder's file
+without them (written before the atlas measured them) is ignored too, and recomputed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import os
-import tempfile
-import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from core.measures.analysis import piece_text
+from core.measures.atlas_rows import is_punctuation, row_sums
+from core.measures.cache_files import cache_dir, corpus_hash, model_fingerprint, write_npz_atomically
+from core.measures.induction import Induction, induction
 from core.models.result import AttentionResult
 
 LOG = logging.getLogger(__name__)
 
-__all__ = [
-    "BROAD",
-    "BROAD_ENTROPY",
-    "MIXED",
-    "ROLES",
-    "ROLE_SHARE",
-    "SHARE_ROLES",
-    "STATS",
-    "STATS_VERSION",
-    "AtlasAccumulator",
-    "HeadAtlas",
-    "cache_dir",
-    "cache_path",
-    "compute_atlas",
-    "corpus_hash",
-    "head_roles",
-    "is_punctuation",
-    "load_atlas",
-    "load_or_compute",
-    "measure_sentences",
-    "model_fingerprint",
-    "save_atlas",
-    "write_npz_atomically",
-]
+__all__ = ["ALL_ROLES", "ALL_STATS", "BROAD", "BROAD_ENTROPY", "DECODER_ROLES", "DECODER_SHARE_ROLES"]
+__all__ += ["DECODER_STATS", "FIRST_TOKEN", "INDUCTION", "INDUCTION_LENGTH", "INDUCTION_SCORE"]
+__all__ += ["INDUCTION_SEED", "MIXED", "ROLES", "ROLE_SHARE", "SHARE_ROLES", "STATS", "STATS_VERSION"]
+__all__ += ["AtlasAccumulator", "HeadAtlas", "cache_dir", "cache_path", "compute_atlas", "corpus_hash"]
+__all__ += ["head_roles", "is_punctuation", "load_atlas", "load_or_compute", "measure_induction"]
+__all__ += ["measure_sentences", "model_fingerprint", "save_atlas", "write_npz_atomically"]
 
 # Bump when a statistic's definition changes: old cache files then no longer match any key.
 STATS_VERSION = 1
@@ -101,6 +98,27 @@ SHARE_ROLES = (  # (role, the share it is read from); on a tie the earlier one w
 BROAD, MIXED = "broad", "mixed"
 ROLES = (*(role for role, _ in SHARE_ROLES), BROAD, MIXED)
 
+# A decoder's: no [CLS], no [SEP], no next token (the causal mask hides it: its share is always 0).
+DECODER_STATS = ("to_first", "induction", "to_punct", "to_self", "to_prev", *STATS[-3:])
+ALL_STATS = (*STATS, "to_first", "induction")
+FIRST_TOKEN, INDUCTION = "first-token sink", "induction"
+DECODER_SHARE_ROLES = (  # the same rule as SHARE_ROLES; the first token is where a decoder's heads park
+    (FIRST_TOKEN, "to_first"),
+    ("punctuation", "to_punct"),
+    ("self", "to_self"),
+    ("previous token", "to_prev"),
+)
+# The induction test: one copy's length and the seed of its random tokens (the CLI's defaults).
+INDUCTION_LENGTH, INDUCTION_SEED = 50, 0
+# The induction score is a share of attention too (from the second copy, on the token that followed
+# the same token last time), so the same "half or more" rule names a head after it; an even spread
+# over what a token of the second copy sees gives about ln 2 / n there (0.014 for n = 50). It wins
+# over the corpus's shares: in prose an induction head mostly has nothing to copy and parks its
+# attention elsewhere (often on the first token), so on the corpus alone it can look like a sink.
+INDUCTION_SCORE = 0.5
+DECODER_ROLES = (INDUCTION, *(role for role, _ in DECODER_SHARE_ROLES), BROAD, MIXED)
+ALL_ROLES = (*ROLES, INDUCTION, FIRST_TOKEN)  # every role of either kind (the role map's colours)
+
 
 @dataclass(frozen=True, eq=False)
 class HeadAtlas:
@@ -120,15 +138,36 @@ class HeadAtlas:
     model: str  # the model key it was measured on
     corpus_hash: str  # corpus_hash() of the sentences
     engine: str = ""  # the engine that computed it ("numpy", "torch")
+    # a decoder's (None for an encoder; both or neither):
+    to_first: np.ndarray | None = None  # share on the first token (rows 1..T-1): the attention sink
+    induction: np.ndarray | None = None  # prefix-matching score on repeated random tokens
+    induction_length: int = 0  # one copy's length in that test
+    induction_seed: int = 0  # the seed of its random tokens
 
     def __post_init__(self) -> None:
-        shapes = {np.shape(self.stat(name)) for name in STATS}
+        if (self.to_first is None) != (self.induction is None):
+            raise ValueError("a decoder's atlas has both to_first and induction; an encoder's neither")
+        shapes = {np.shape(getattr(self, name)) for name in (*STATS, *self.stats)}
         if len(shapes) != 1 or len(next(iter(shapes))) != 2:
             raise ValueError(f"every statistic must be one (L, H) array; got shapes {sorted(shapes)}")
 
+    @property
+    def decoder(self) -> bool:
+        return self.to_first is not None
+
+    @property
+    def stats(self) -> tuple[str, ...]:
+        """The statistics that mean something for this kind of model, in the page's order."""
+        return DECODER_STATS if self.decoder else STATS
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """The roles head_roles can give this kind of model."""
+        return DECODER_ROLES if self.decoder else ROLES
+
     def stat(self, name: str) -> np.ndarray:
-        if name not in STATS:
-            raise KeyError(f"unknown statistic {name!r}; one of {', '.join(STATS)}")
+        if name not in self.stats:
+            raise KeyError(f"unknown statistic {name!r}; one of {', '.join(self.stats)}")
         return getattr(self, name)
 
     @property
@@ -143,29 +182,15 @@ class HeadAtlas:
 # ---- measuring ---------------------------------------------------------------------------------
 
 
-def is_punctuation(token: str) -> bool:
-    """A token made only of Unicode punctuation (categories Pc, Pd, Pe, Pf, Pi, Po, Ps), once the
-    WordPiece "##" or a BPE space mark is removed: ".", ",", "'", "##!", "«"."""
-    text = piece_text(token)
-    return bool(text) and all(unicodedata.category(ch).startswith("P") for ch in text)
-
-
-def token_classes(result: AttentionResult) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(cls, sep, punct) boolean masks over the T tokens of a result."""
-    special = np.asarray(result.special_mask, dtype=bool)
-    cls = special & (np.arange(len(special)) == 0)
-    sep = special & ~cls
-    punct = ~special & np.array([is_punctuation(t) for t in result.tokens], dtype=bool)
-    return cls, sep, punct
-
-
 class AtlasAccumulator:
     """Running sums over sentences; `finish` divides by the row counts. Sentences of fewer than two
-    tokens have no neighbours and no spread to measure: they are skipped (counted in `skipped`)."""
+    tokens have no neighbours and no spread to measure: they are skipped (counted in `skipped`).
+    decoder=True: a causal model's statistics (see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, decoder: bool = False) -> None:
+        self.decoder = decoder
         self.sums: dict[str, np.ndarray] = {}
-        self.n_rows = 0  # rows, for every statistic but to_prev / to_next
+        self.n_rows = 0  # rows, for every statistic but to_prev / to_next (a decoder: T - 1 a sentence)
         self.n_adjacent = 0  # rows with a previous (equally: a next) token
         self.n_sentences = 0
         self.skipped = 0
@@ -181,35 +206,26 @@ class AtlasAccumulator:
         if t < 2:
             self.skipped += 1
             return
-        cls, sep, punct = token_classes(result)
-        pos = np.arange(t)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            plogp = np.where(a > 0, a * np.log2(np.where(a > 0, a, 1.0)), 0.0)
-        row_entropy = -plogp.sum(axis=-1)  # (L, H, T) bits
-        sums = {  # each (L, H): a per-row quantity summed over this sentence's rows
-            "to_cls": a[..., cls].sum(axis=(-2, -1)),
-            "to_sep": a[..., sep].sum(axis=(-2, -1)),
-            "to_punct": a[..., punct].sum(axis=(-2, -1)),
-            "to_self": np.diagonal(a, axis1=-2, axis2=-1).sum(axis=-1),
-            "to_prev": np.diagonal(a, offset=-1, axis1=-2, axis2=-1).sum(axis=-1),  # a[i, i-1]
-            "to_next": np.diagonal(a, offset=1, axis1=-2, axis2=-1).sum(axis=-1),  # a[i, i+1]
-            "entropy": row_entropy.sum(axis=-1),
-            "entropy_norm": row_entropy.sum(axis=-1) / np.log2(t),
-            "distance": (a * np.abs(pos[:, None] - pos[None, :])).sum(axis=(-2, -1)),
-        }
-        for name, value in sums.items():
+        for name, value in row_sums(a, result, self.decoder).items():
             self.sums[name] = self.sums[name] + value if name in self.sums else value
-        self.n_rows += t
+        self.n_rows += t - 1 if self.decoder else t
         self.n_adjacent += t - 1
         self.n_sentences += 1
 
-    def finish(self, *, model: str, corpus_hash: str, engine: str = "") -> HeadAtlas:
+    def finish(
+        self, *, model: str, corpus_hash: str, engine: str = "", induction: Induction | None = None
+    ) -> HeadAtlas:
+        """The atlas; a decoder's needs `induction` (measure_induction's), an encoder's none."""
         if not self.n_sentences:
             raise ValueError("no sentence of at least two tokens was measured")
+        if self.decoder != (induction is not None):
+            raise ValueError("a decoder's atlas needs its induction scores; an encoder's takes none")
         per_row = {
             name: value / (self.n_adjacent if name in ("to_prev", "to_next") else self.n_rows)
             for name, value in self.sums.items()
         }
+        if induction is not None:
+            per_row["induction"] = np.asarray(induction.scores, dtype=np.float64)
         return HeadAtlas(
             **per_row,
             n_sentences=self.n_sentences,
@@ -217,17 +233,30 @@ class AtlasAccumulator:
             model=model,
             corpus_hash=corpus_hash,
             engine=engine,
+            induction_length=0 if induction is None else induction.length,
+            induction_seed=0 if induction is None else induction.seed,
         )
 
 
+def measure_induction(engine) -> Induction:
+    """The atlas's induction test on a decoder engine (forward, unembed): core.measures.induction
+    on INDUCTION_LENGTH random tokens (at most half the model's context) from INDUCTION_SEED, twice."""
+    return induction(engine, min(INDUCTION_LENGTH, engine.max_tokens // 2), INDUCTION_SEED)
+
+
 def compute_atlas(
-    results: Iterable[AttentionResult], *, model: str, corpus_hash: str, engine: str = ""
+    results: Iterable[AttentionResult],
+    *,
+    model: str,
+    corpus_hash: str,
+    engine: str = "",
+    induction: Induction | None = None,
 ) -> HeadAtlas:
-    """The atlas of the given results (all from one model)."""
-    acc = AtlasAccumulator()
+    """The atlas of the given results (all from one model); `induction` given for a decoder's."""
+    acc = AtlasAccumulator(decoder=induction is not None)
     for result in results:
         acc.add(result)
-    return acc.finish(model=model, corpus_hash=corpus_hash, engine=engine)
+    return acc.finish(model=model, corpus_hash=corpus_hash, engine=engine, induction=induction)
 
 
 Progress = Callable[[int, int], None]  # (sentences done, sentences in all)
@@ -241,60 +270,38 @@ def measure_sentences(
     engine: str = "",
     progress: Progress | None = None,
     partial: AtlasAccumulator | None = None,
+    induction: Induction | None = None,
 ) -> HeadAtlas:
     """Run every sentence through `run` (an engine's run) and measure the atlas, reporting progress
     after each sentence. `partial`: an accumulator that already holds the first `partial.seen`
     sentences (of these same sentences, by this model); it is filled in place and the work goes on
-    from there, so a measurement interrupted by an exception (a page rerun) resumes where it stopped."""
-    acc = AtlasAccumulator() if partial is None else partial
+    from there, so a measurement interrupted by an exception (a page rerun) resumes where it stopped.
+    `induction`: a decoder's induction test (measure_induction); then `partial` has decoder=True."""
+    acc = AtlasAccumulator(decoder=induction is not None) if partial is None else partial
     total = len(sentences)
     for done in range(acc.seen + 1, total + 1):
         acc.add(run(sentences[done - 1]))  # added whole or not at all: run() raises before any change
         if progress is not None:
             progress(done, total)
-    return acc.finish(model=model, corpus_hash=corpus_hash(sentences), engine=engine)
+    return acc.finish(model=model, corpus_hash=corpus_hash(sentences), engine=engine, induction=induction)
 
 
 def head_roles(atlas: HeadAtlas) -> np.ndarray:
-    """(L, H) role names: the largest share among SHARE_ROLES when it is at least ROLE_SHARE (the
-    earlier role on a tie), else BROAD when entropy_norm >= BROAD_ENTROPY, else MIXED."""
-    shares = np.stack([atlas.stat(stat) for _, stat in SHARE_ROLES])  # (6, L, H)
-    named = np.array([role for role, _ in SHARE_ROLES], dtype=object)[shares.argmax(axis=0)]
+    """(L, H) role names: the largest share among SHARE_ROLES (a decoder's: DECODER_SHARE_ROLES)
+    when it is at least ROLE_SHARE (the earlier role on a tie), else BROAD when entropy_norm >=
+    BROAD_ENTROPY, else MIXED; a decoder's head whose induction score is at least INDUCTION_SCORE
+    is INDUCTION whatever its shares."""
+    share_roles = DECODER_SHARE_ROLES if atlas.decoder else SHARE_ROLES
+    shares = np.stack([atlas.stat(stat) for _, stat in share_roles])  # (roles, L, H)
+    named = np.array([role for role, _ in share_roles], dtype=object)[shares.argmax(axis=0)]
     spread = np.where(atlas.entropy_norm >= BROAD_ENTROPY, BROAD, MIXED)
-    return np.where(shares.max(axis=0) >= ROLE_SHARE, named, spread).astype(object)
+    roles = np.where(shares.max(axis=0) >= ROLE_SHARE, named, spread).astype(object)
+    if atlas.decoder:
+        roles[atlas.induction >= INDUCTION_SCORE] = INDUCTION
+    return roles
 
 
 # ---- the disk cache ----------------------------------------------------------------------------
-
-
-def corpus_hash(sentences: Sequence[str]) -> str:
-    """sha256 of the sentences, one per line: any edit of the corpus gives another atlas."""
-    return hashlib.sha256("\n".join(sentences).encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def model_fingerprint(model_dir: Path) -> str:
-    """sha256 of a model folder's config.json bytes and its weights files' names, sizes and
-    modification times (*.safetensors): cheap (no weights read), and it changes when the model is
-    retrained or re-downloaded in place. A file that cannot be read counts as absent."""
-    digest = hashlib.sha256()
-    model_dir = Path(model_dir)
-    try:
-        digest.update((model_dir / "config.json").read_bytes())
-    except OSError:
-        digest.update(b"no config.json")
-    for path in sorted(model_dir.glob("*.safetensors")):
-        try:
-            info = path.stat()  # follows the Hub cache's symlinks to the blob
-        except OSError:
-            continue
-        digest.update(f"\n{path.name}\t{info.st_size}\t{info.st_mtime_ns}".encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()
-
-
-def cache_dir() -> Path:
-    """$XDG_CACHE_HOME/attention-explorer/atlas, or ~/.cache/attention-explorer/atlas."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "attention-explorer" / "atlas"
 
 
 def cache_path(model: str, corpus: str, *, fingerprint: str, directory: Path | None = None) -> Path:
@@ -304,44 +311,29 @@ def cache_path(model: str, corpus: str, *, fingerprint: str, directory: Path | N
 
 
 _META = ("n_sentences", "n_rows", "model", "corpus_hash", "engine")
-
-
-def write_npz_atomically(path: Path, arrays: dict[str, np.ndarray]) -> bool:
-    """Write `arrays` to `path` as .npz through a temporary file in the same folder and os.replace,
-    so a reader never sees half a file. False, logged, when the folder cannot be written."""
-    tmp = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".cache-", suffix=".tmp", delete=False) as f:
-            tmp = f.name
-            np.savez(f, **arrays)
-        os.replace(tmp, path)
-        return True
-    except OSError as err:
-        LOG.warning("cannot write the cache file %s (%s); keeping it in memory only", path, err)
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
-        return False
+_DECODER_ARRAYS, _DECODER_META = ("to_first", "induction"), ("induction_length", "induction_seed")
 
 
 def save_atlas(atlas: HeadAtlas, path: Path) -> bool:
     """Write the atlas atomically; False, logged, when the folder cannot be written."""
-    arrays = {name: atlas.stat(name) for name in STATS}
-    meta = {name: np.asarray(getattr(atlas, name)) for name in _META}
-    return write_npz_atomically(path, {"version": np.asarray(STATS_VERSION), **arrays, **meta})
+    names = (*STATS, *_DECODER_ARRAYS, *_DECODER_META) if atlas.decoder else STATS
+    arrays = {name: np.asarray(getattr(atlas, name)) for name in (*names, *_META)}
+    return write_npz_atomically(path, {"version": np.asarray(STATS_VERSION), **arrays})
 
 
-def load_atlas(path: Path, *, model: str, corpus: str) -> HeadAtlas | None:
-    """The cached atlas at `path` if it is readable, whole, and of this model, corpus and
-    STATS_VERSION; otherwise None (logged), and the caller recomputes."""
+def load_atlas(path: Path, *, model: str, corpus: str, decoder: bool = False) -> HeadAtlas | None:
+    """The cached atlas at `path` if it is readable, whole, and of this model, corpus, STATS_VERSION
+    and kind (a decoder's file holds to_first and induction: one written before it had them is not
+    used); otherwise None (logged), and the caller recomputes."""
     if not path.is_file():
         return None
     try:
         with np.load(path, allow_pickle=False) as data:
             if int(data["version"]) != STATS_VERSION:
                 raise ValueError(f"stats version {int(data['version'])}")
-            arrays = {name: np.array(data[name], dtype=np.float64) for name in STATS}
-            meta = {name: data[name].item() for name in _META}
+            names = (*STATS, *_DECODER_ARRAYS) if decoder else STATS
+            arrays = {name: np.array(data[name], dtype=np.float64) for name in names}
+            meta = {name: data[name].item() for name in (*_META, *(_DECODER_META if decoder else ()))}
         atlas = HeadAtlas(
             **arrays,
             n_sentences=int(meta["n_sentences"]),
@@ -349,10 +341,12 @@ def load_atlas(path: Path, *, model: str, corpus: str) -> HeadAtlas | None:
             model=str(meta["model"]),
             corpus_hash=str(meta["corpus_hash"]),
             engine=str(meta["engine"]),
+            induction_length=int(meta.get("induction_length", 0)),
+            induction_seed=int(meta.get("induction_seed", 0)),
         )
         if atlas.model != model or atlas.corpus_hash != corpus:
             raise ValueError("another model or corpus")
-        if atlas.n_rows < 1 or not all(np.isfinite(atlas.stat(name)).all() for name in STATS):
+        if atlas.n_rows < 1 or not all(np.isfinite(getattr(atlas, name)).all() for name in names):
             raise ValueError("empty or not finite")
         return atlas
     except Exception as err:  # a damaged file of any kind: zip, npy header, key, type, value
@@ -367,12 +361,14 @@ def load_or_compute(
     *,
     fingerprint: str,
     directory: Path | None = None,
+    decoder: bool = False,
 ) -> tuple[HeadAtlas, str]:
-    """The atlas of `model` (whose files have `fingerprint`) on `sentences` from the disk cache, or
-    from compute() (then saved). Returns (atlas, where from): "disk", "computed" or "computed, not saved"."""
+    """The atlas of `model` (whose files have `fingerprint`; `decoder`: a causal model's) on
+    `sentences` from the disk cache, or from compute() (then saved). Returns (atlas, where from):
+    "disk", "computed" or "computed, not saved"."""
     corpus = corpus_hash(sentences)
     path = cache_path(model, corpus, fingerprint=fingerprint, directory=directory)
-    cached = load_atlas(path, model=model, corpus=corpus)
+    cached = load_atlas(path, model=model, corpus=corpus, decoder=decoder)
     if cached is not None:
         return cached, "disk"
     atlas = compute()
