@@ -1,0 +1,179 @@
+"""The explore page on a decoder (a GPT-2 checkpoint built here): every view it offers draws, the
+numbers each decoder view shows are core's (next word, generation, logit lens, sinks, induction),
+the step control walks a generation, a view of the other kind says so in one line, and bad link
+values get a message and the nearest valid value."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.measures.decoder_reads import first_token_share, likeliest, logit_lens
+from core.measures.induction import induction
+from core.models.gpt2 import GPT2Numpy
+from dashboard.charts.decoder import shown_token
+from dashboard.charts.explore import escape_label
+from dashboard.content import decoder as text
+from dashboard.views.explore.decoder import views_for
+from dashboard.views.explore.induction import top_scoring
+from dashboard.widgets import md
+from tests.dashboard.harness import (
+    assert_no_crash,
+    chart_specs,
+    messages,
+    n_charts,
+    page_script,
+    plotly_array,
+)
+from tests.tiny_gpt2 import make_tiny_gpt2
+
+pytestmark = pytest.mark.usefixtures("fast_apptest")
+
+SCRIPT = page_script("explore")
+TEXT = "The trophy would not fit in the suitcase because it was too large."
+
+
+@pytest.fixture(scope="module")
+def gpt2_dir(tmp_path_factory):
+    return make_tiny_gpt2(
+        tmp_path_factory.mktemp("explore_gpt2"), n_layer=2, n_head=3, n_embd=24, n_positions=64
+    )
+
+
+@pytest.fixture(scope="module")
+def engine(gpt2_dir):
+    return GPT2Numpy.from_pretrained(gpt2_dir)
+
+
+def open_page(gpt2_dir, **params) -> AppTest:
+    at = AppTest.from_string(SCRIPT, default_timeout=120)
+    at.query_params.update({"model": str(gpt2_dir), "text": TEXT, **params})
+    at.run()
+    assert_no_crash(at, params)
+    return at
+
+
+def shown(at: AppTest) -> str:
+    return " ".join(str(m.value) for kind in ("markdown", "caption", "info") for m in at.get(kind))
+
+
+@pytest.mark.parametrize("view", views_for(True))
+def test_every_decoder_view_draws(gpt2_dir, view):
+    at = open_page(gpt2_dir, view=view)
+    assert not at.error, messages(at)
+    assert at.session_state["explore_view"] == view
+    assert n_charts(at) >= 1, messages(at)
+
+
+def test_next_word_shows_the_engines_five_likeliest(gpt2_dir, engine):
+    at = open_page(gpt2_dir, view="nextword")
+    ids, probs = likeliest(engine.run(TEXT).next_token_logits, 5)
+    bars = chart_specs(at)[0]["data"][0]
+    np.testing.assert_allclose(plotly_array(bars["x"]), probs, atol=1e-6)
+    assert bars["y"][0] == escape_label(shown_token(engine.decode(ids[0])))
+    assert f"({probs[0]:.1%})" in shown(at)
+
+
+def test_generation_is_the_engines_and_the_step_control_walks_it(gpt2_dir, engine):
+    at = open_page(gpt2_dir, view="generate", tokens="6")
+    expected = engine.generate(TEXT, 6)
+    assert "**Step 1 of 6:**" in shown(at)
+    first = expected.steps[0]
+    np.testing.assert_allclose(
+        plotly_array(chart_specs(at)[0]["data"][0]["x"]), [p for _t, p in first.top], atol=1e-6
+    )
+    layer = at.session_state["explore_gen_layer"]
+    np.testing.assert_allclose(
+        plotly_array(chart_specs(at)[1]["data"][0]["z"]), first.attentions[layer], atol=1e-6
+    )
+    at.button(key="explore_gen_next").click().run()
+    assert at.session_state["explore_gen_step"] == 2
+    second = expected.steps[1]
+    assert f"**Step 2 of 6:** {md(''.join(expected.prompt) + first.token)}" in shown(at)
+    assert len(chart_specs(at)[1]["data"][0]["x"]) == len(expected.prompt) + 1  # one more token seen
+    np.testing.assert_allclose(
+        plotly_array(chart_specs(at)[1]["data"][0]["z"]), second.attentions[layer], atol=1e-6
+    )
+
+
+def test_sampling_with_a_seed_is_reproduced_by_the_link(gpt2_dir, engine):
+    at = open_page(gpt2_dir, view="generate", tokens="5", temperature="1.5", seed="7", step="5")
+    expected = engine.generate(TEXT, 5, temperature=1.5, seed=7)
+    assert "**Step 5 of 5:**" in shown(at) and "seed 7" in shown(at)
+    np.testing.assert_allclose(
+        plotly_array(chart_specs(at)[0]["data"][0]["x"]), [p for _t, p in expected.steps[4].top], atol=1e-6
+    )
+    assert at.query_params["temperature"] == "1.5" and at.query_params["seed"] == "7"
+
+
+def test_the_logit_lens_is_cores(gpt2_dir, engine):
+    longer = TEXT + " It did not fit at all."
+    at = open_page(gpt2_dir, view="lens", text=longer)
+    result = engine.run(longer)
+    lens = logit_lens(engine, result.hidden_states[:, -16:])
+    heat = chart_specs(at)[0]["data"][0]
+    np.testing.assert_allclose(plotly_array(heat["z"]), lens.top_probs, atol=1e-6)
+    assert heat["text"][-1][-1] == shown_token(engine.decode(lens.top_ids[-1, -1])).replace("&", "&amp;")
+    assert text.LENS_LONG.format(n=16, total=result.n_tokens) in shown(at)
+
+
+def test_sinks_are_the_first_token_shares(gpt2_dir, engine):
+    at = open_page(gpt2_dir, view="sinks")
+    shares = first_token_share(engine.run(TEXT).attentions)
+    np.testing.assert_allclose(plotly_array(chart_specs(at)[0]["data"][0]["z"]), shares, atol=1e-6)
+    head_view = open_page(gpt2_dir, view="head", layer="1", head="2")
+    assert f"sends {shares[1, 2]:.0%} of its attention" in shown(head_view)
+
+
+def test_induction_switches_off_the_top_heads(gpt2_dir, engine):
+    at = open_page(gpt2_dir, view="induction", length="20", seed="3", top="2")
+    found = induction(engine, 20, 3)
+    cut = induction(engine, 20, 3, top_scoring(found.scores, 2))
+    np.testing.assert_allclose(plotly_array(chart_specs(at)[0]["data"][0]["z"]), found.scores, atol=1e-6)
+    np.testing.assert_allclose(
+        plotly_array(chart_specs(at)[1]["data"][0]["y"]),
+        [found.loss_first, found.loss_repeat, cut.loss_repeat],
+        atol=1e-9,
+    )
+    assert f"{found.loss_first:.2f}" in shown(at)
+
+
+def test_a_view_of_the_other_kind_says_so(gpt2_dir):
+    decoder_on_encoder = AppTest.from_string(SCRIPT, default_timeout=120)
+    decoder_on_encoder.query_params.update({"view": "generate", "text": TEXT})
+    decoder_on_encoder.run()
+    assert text.DECODER_ONLY.format(view="Generate") in messages(decoder_on_encoder)
+    assert decoder_on_encoder.session_state["explore_view"] == "head" and n_charts(decoder_on_encoder)
+    at = open_page(gpt2_dir, view="qk")
+    assert text.ENCODER_ONLY.format(view="Q/K space") in messages(at)
+    at = open_page(gpt2_dir, view="head", text="The [MASK] sat on the mat.")
+    assert text.MASK_DECODER in shown(at)
+
+
+@pytest.mark.parametrize(
+    ("params", "note", "state"),
+    [
+        ({"tokens": "0"}, "below 1; using 1", ("explore_gen_tokens", 1)),
+        ({"tokens": "99"}, "above 50; using 50", ("explore_gen_tokens", 50)),
+        ({"temperature": "-1"}, "0 or below; using 0.1", ("explore_gen_temperature", 0.1)),
+        ({"temperature": "9"}, "above 2.0; using 2", ("explore_gen_temperature", 2.0)),
+        ({"temperature": "nan"}, "not a number; generating greedily", ("explore_gen_temperature", None)),
+        ({"length": "1000"}, "above 256; using 256", ("explore_ind_length", 32)),
+    ],
+)
+def test_bad_link_values_get_the_nearest_valid_value(gpt2_dir, params, note, state):
+    view = "induction" if "length" in params else "generate"
+    at = open_page(gpt2_dir, view=view, **params)
+    assert any(note in m for m in messages(at)), messages(at)
+    assert at.session_state[state[0]] == state[1]
+    assert n_charts(at) >= 1 and not at.error
+
+
+def test_a_prompt_near_the_context_generates_what_fits(gpt2_dir, engine):
+    long_text = "the cat sat on the mat " * 12  # past 64 tokens: the model reads the first 64
+    at = open_page(gpt2_dir, view="generate", tokens="10", text=long_text)
+    n_prompt = len(engine.encode(long_text).ids)
+    kept = max(1, 64 - n_prompt + 1)
+    assert text.GEN_CUT.format(prompt=n_prompt, context=64, asked=10, kept=kept) in messages(at)
+    assert f"of {kept}:**" in shown(at)
