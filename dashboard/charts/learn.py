@@ -1,5 +1,6 @@
 """Figures of the learn page beyond the step heatmaps (dashboard.charts.heatmap.matrix_heatmap):
-short token labels, and the softmax-saturation curves.
+short token labels, the softmax-saturation curves, a decoder's causal-mask matrices (−∞ and exact
+zeros written in their cells) and activation curves (the decoder's GELU).
 
 Pure Plotly: arrays in, go.Figure out, so they test without Streamlit. Token labels arrive
 shortened by short_labels(); the tokenizer already splits "<", ">" and "&" into tokens of their
@@ -13,7 +14,9 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-__all__ = ["saturation_figure", "short_labels"]
+from dashboard.charts.heatmap import PAGE, Sizing, matrix_heatmap_spec
+
+__all__ = ["activation_figure", "causal_figure", "saturation_figure", "short_labels"]
 
 SCALED_COLOR = "#1f77b4"
 UNSCALED_COLOR = "#ff7f0e"
@@ -72,6 +75,78 @@ def saturation_figure(
         "margin": {"l": 10, "r": 10, "t": 60, "b": 10},
         "font": {"size": 14},
         "legend": {"orientation": "h", "y": -0.3, "x": 0.5, "xanchor": "center"},
+    }
+    return go.Figure(data=traces, layout=layout)
+
+
+MASKED_COLOR = "#d9d9d9"  # a cell the causal mask hides: grey, so it is not read as a score of 0
+ZERO_COLOR = "#ffffff"
+
+
+def causal_figure(
+    values: np.ndarray,
+    hidden: np.ndarray,
+    rows: Sequence[str],
+    cols: Sequence[str],
+    *,
+    hidden_text: str,
+    sizing: Sizing = PAGE,
+    **kwargs,
+) -> go.Figure:
+    """A matrix whose `hidden` cells (bool, like values; True above the diagonal) are written out as
+    `hidden_text` whatever their size: "−∞" for the masked scores (grey, never a number), "0" for the
+    softmax's exact zeros. The other cells are matrix_heatmap's (kwargs go to it); the cells' values
+    stay in the first trace, the hidden ones NaN there."""
+    hidden = np.asarray(hidden, dtype=bool)
+    trace, layout = matrix_heatmap_spec(values, rows, cols, masked=hidden, sizing=sizing, **kwargs)
+    color = MASKED_COLOR if hidden_text != "0" else ZERO_COLOR
+    cover = {
+        "z": np.where(hidden, 0.0, np.nan),
+        "x": trace["x"],
+        "y": trace["y"],
+        "text": np.where(hidden, hidden_text, ""),
+        "texttemplate": "%{text}",
+        "textfont": {"size": max(trace["textfont"]["size"], sizing.min_number), "color": "#333333"},
+        "colorscale": [[0.0, color], [1.0, color]],
+        "showscale": False,
+        "hoverongaps": False,
+        # the cell's row and column as the matrix's hover says them, then what the mask made of it
+        "hovertemplate": trace["hovertemplate"].rsplit("<br>", 1)[0] + f"<br>{hidden_text}: the causal mask's"
+        "<extra></extra>",
+        "xgap": 1,
+        "ygap": 1,
+    }
+    return go.Figure(data=[go.Heatmap(**trace), go.Heatmap(**cover)], layout=layout)
+
+
+ACTIVATION_COLORS = (SCALED_COLOR, UNSCALED_COLOR, "#7f7f7f")
+
+
+def activation_figure(x: np.ndarray, curves: dict[str, np.ndarray], height: int = 320) -> go.Figure:
+    """Activation functions against their input: one line per curve (name -> values at x), the
+    first drawn bold (the one in use)."""
+    traces = [
+        go.Scatter(
+            x=np.asarray(x),
+            y=np.asarray(y),
+            mode="lines",
+            name=name,
+            line={
+                "color": ACTIVATION_COLORS[i % 3],
+                "width": 4 if i == 0 else 2,
+                "dash": "solid" if i == 0 else "dot",
+            },
+            hovertemplate=f"u = %{{x:.2f}}<br>{name}: %{{y:.4f}}<extra></extra>",
+        )
+        for i, (name, y) in enumerate(curves.items())
+    ]
+    layout = {
+        "xaxis": {"title": {"text": "u (the input of the activation)"}, "zeroline": True},
+        "yaxis": {"title": {"text": "activation"}, "zeroline": True},
+        "height": height,
+        "margin": {"l": 10, "r": 10, "t": 20, "b": 10},
+        "font": {"size": 14},
+        "legend": {"orientation": "h", "y": 1.02, "x": 0.0, "yanchor": "bottom"},
     }
     return go.Figure(data=traces, layout=layout)
 

@@ -19,10 +19,11 @@ SENTENCES = {
 }
 DEFAULT_TEXT = SENTENCES["cat"][1]
 
-MODES = ("sentence", "bert", *EXAMPLES)  # the URL's ?example= is one of these but "sentence"
+MODES = ("sentence", "bert", "gpt2", *EXAMPLES)  # the URL's ?example= is one of these but "sentence"
 MODE_LABELS = {
     "sentence": "Your sentence",
     "bert": "Your sentence in a real BERT",
+    "gpt2": "Your sentence in a real GPT-2",
     "cat-mat": "Worked example: “The cat sat on the mat”",
     "i-love-nlp": "Worked example: “I love NLP”",
 }
@@ -57,6 +58,10 @@ STEP_VIEW_LABELS = {
     "7": "7 · Output",
     "heads": "All heads",
     "all": "All steps",
+    # a decoder's extra stops (dashboard/content/learn_decoder.py: DECODER_VIEWS)
+    "ln": "LayerNorm first",
+    "mask": "Causal mask",
+    "mlp": "MLP (GELU)",
 }
 
 # ---- the seven steps: (title, formula, the standard explanation) --------------------------------
@@ -136,7 +141,7 @@ HEADS_TEXT = (
 # What a chart of each trace name is called (core/lesson/trace.py's names).
 CHART_TITLES = {
     "embeddings": "token embeddings e(w)",
-    "positions": "positional encoding PE",
+    "positions": "position vectors PE (sine waves, or learned in GPT-2)",
     "x": "X, the layer's input",
     "query": "Q",
     "key": "K",

@@ -1,5 +1,6 @@
-"""The learn page's cached computations: the three sources' traces, the worked examples' checks and
-the figures. Nothing here draws; the real BERT comes from dashboard.engines, as on every page."""
+"""The learn page's cached computations: the sources' traces, the worked examples' checks and the
+figures. Nothing here draws; the real BERT and the decoder come from dashboard.engines, as on every
+page."""
 
 from __future__ import annotations
 
@@ -9,13 +10,15 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
+from core.lesson.attention import causal_mask
+from core.lesson.layers import gelu, gelu_tanh
 from core.lesson.toy import SaturationCurve, ToySettings, softmax_saturation
 from core.lesson.toy import trace as toy_trace
 from core.lesson.trace import LayerTrace
 from core.lesson.worked_examples import EXAMPLES, StepCheck
 from core.models.registry import BUNDLED_KEY, BUNDLED_SPEC
 from dashboard.charts.heatmap import matrix_heatmap
-from dashboard.charts.learn import saturation_figure
+from dashboard.charts.learn import activation_figure, causal_figure, saturation_figure
 from dashboard.engines import load_engine, load_with_progress
 
 MAX_BERT_TOKENS = 64  # as for the toy model: every T x T matrix still fits on the screen
@@ -52,6 +55,47 @@ def bert_trace(text: str, layer: int) -> tuple[LayerTrace, int]:
     return engine.trace(text, layer), total
 
 
+# cache_resource, as bert_trace: the trace holds the layer's weights, shared rather than copied
+@st.cache_resource(max_entries=8, show_spinner=False)
+def decoder_trace(model_key: str, text: str, layer: int) -> tuple[LayerTrace, int]:
+    """One block (0-indexed) of the GPT-2 `model_key` (loaded on the NumPy engine beforehand) on the
+    first MAX_BERT_TOKENS tokens of text, and the text's full count of tokens. Every array is the
+    engine's own: forward(ids, trace_layers=[layer]).steps, the block's weights, and for the first
+    block the two embedding tables' rows that X sums."""
+    engine = load_engine(model_key, "numpy")
+    ids = list(engine.encode(text).ids)
+    total, ids = len(ids), ids[:MAX_BERT_TOKENS]
+    steps = dict(engine.forward(ids, trace_layers=[layer]).steps[layer])
+    # the engine's "normed" is LayerNorm_2 (the MLP's input), not BERT's post-LN result of step 7
+    steps["ln2"] = steps.pop("normed")
+    weights = engine.layers[layer]
+    arrays = {**steps, "w_o": weights.w_o, "b_o": weights.b_o, "w_1": weights.w_1}
+    arrays |= {"ln_gamma": weights.ln1_gamma, "ln_beta": weights.ln1_beta}
+    for name in ("w_q", "w_k", "w_v", "b_q", "b_k", "b_v"):
+        arrays[name] = getattr(weights, name)
+    if layer == 0:  # learned positions: X is the sum of these two rows
+        arrays["embeddings"] = engine.token_embeddings[ids]
+        arrays["positions"] = engine.position_embeddings[: len(ids)]
+    tokens = tuple(_token_label(engine.decode(i)) for i in ids)
+    trace = LayerTrace(
+        query_tokens=tokens,
+        key_tokens=tokens,
+        arrays=arrays,
+        n_heads=engine.config.n_head,
+        d_k=engine.config.n_embd // engine.config.n_head,
+        scale=bool(engine.config.scale_attn_weights),
+        mask=causal_mask(len(ids)),
+        ln_eps=engine.config.layer_norm_epsilon,
+        given=("w_q", "w_k", "w_v", "b_q", "b_k", "b_v", "w_o", "b_o", "w_1", "ln_gamma", "ln_beta"),
+    )
+    return trace, total
+
+
+def _token_label(text: str) -> str:
+    """A decoded token as an axis label: its leading space left out (a token of spaces kept)."""
+    return text.strip() or text
+
+
 @st.cache_data(max_entries=16, show_spinner=False)
 def saturation(seed: int) -> SaturationCurve:
     return softmax_saturation(seed)
@@ -63,6 +107,12 @@ def saturation(seed: int) -> SaturationCurve:
 def heatmap(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], **kwargs) -> go.Figure:
     """dashboard.charts.heatmap.matrix_heatmap, cached."""
     return matrix_heatmap(values, rows, cols, **kwargs)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def causal_chart(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], **kwargs) -> go.Figure:
+    """dashboard.charts.learn.causal_figure, cached."""
+    return causal_figure(values, rows=rows, cols=cols, **kwargs)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -77,4 +127,21 @@ def saturation_chart(seed: int, d_k: int, scaling_on: bool) -> go.Figure:
         n_keys=curve.n_keys,
         current_d_k=d_k,
         scaling_on=scaling_on,
+    )
+
+
+GELU_RANGE = np.linspace(-4.0, 4.0, 161)  # the activation curves' inputs
+
+
+def gelu_gap() -> float:
+    """The largest gap between GELU's tanh form and its exact (erf) form over GELU_RANGE."""
+    return float(np.abs(gelu_tanh(GELU_RANGE) - gelu(GELU_RANGE)).max())
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def gelu_chart() -> go.Figure:
+    """GPT-2's GELU (tanh form) beside the exact form and ReLU, computed by core.lesson.layers."""
+    x = GELU_RANGE
+    return activation_figure(
+        x, {"GELU, tanh form (GPT-2)": gelu_tanh(x), "GELU, exact (BERT)": gelu(x), "ReLU": np.maximum(x, 0)}
     )

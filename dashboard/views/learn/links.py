@@ -1,8 +1,10 @@
 """The learn page's link: URL query parameters <-> session state, so a copied link reproduces a slide.
 
-Parameters: `example` (cat-mat, i-love-nlp or bert; none = your sentence), `text`, the toy model's
-`d_model`, `d_k`, `heads`, `seed`, `scale`, `mask`, `window`, `pe`, `head`, the real BERT's `layer`
-and `head`, and `step` (1 to 7, heads, all). Layers and heads are 0-indexed in links, shown from 1.
+Parameters: `example` (cat-mat, i-love-nlp, bert or gpt2; none = your sentence), `text`, the toy
+model's `d_model`, `d_k`, `heads`, `seed`, `scale`, `mask`, `window`, `pe`, `head`, the real model's
+`layer` and `head`, the decoder's `model` (a Hub id or a folder; default distilbert/distilgpt2), and
+`step` (1 to 7, heads, all; a decoder adds ln, mask, mlp). Layers and heads are 0-indexed in links,
+shown from 1.
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ import streamlit as st
 from core.lesson.attention import MASK_KINDS
 from core.lesson.toy import clean_text
 from core.lesson.worked_examples import EXAMPLES
+from core.models.registry import MAX_CHOICE_CHARS
+from core.text import clean_input
 from dashboard.content.learn import D_K_CHOICES, DEFAULT_TEXT, STEP_VIEWS
+from dashboard.content.learn_decoder import DECODER_VIEWS, DEFAULT_DECODER
 from dashboard.state import (
     PageLinks,
     Parsed,
@@ -40,16 +45,18 @@ DEFAULTS = {
     "learn_head": 0,
     "learn_layer": 0,
     "learn_bert_head": 0,
+    "learn_decoder": DEFAULT_DECODER,
     "learn_edit_version": 0,
     "learn_step": "1",
 }
 
 
 TOY_PARAMS = ("d_model", "d_k", "heads", "seed", "scale", "mask", "window", "pe")  # the toy model's
+REAL_MODES = ("bert", "gpt2")  # a real model's layer: `layer` and its own `head`
 
 
 def _parse_mode(raw: str) -> Parsed:
-    if raw == "" or raw in EXAMPLES or raw == "bert":
+    if raw == "" or raw in EXAMPLES or raw in REAL_MODES:
         return raw or "sentence", None
     return "sentence", (
         "The link asks for a worked example this page does not have; showing your own "
@@ -64,16 +71,26 @@ def _parse_d_k(raw: str) -> Parsed:
     return d_k, note
 
 
+def _parse_decoder(raw: str) -> Parsed:
+    """The decoder a link names: cleaned and capped here, validated when it is loaded (its message
+    is then said on the page)."""
+    return clean_input(raw, MAX_CHOICE_CHARS + 1)[0].strip() or DEFAULT_DECODER, None
+
+
 def _links(mode: str) -> PageLinks:
-    """The page's URL table. `head` is the toy model's head, or in the real-BERT mode (which also
-    has `layer`) the real model's, checked against it once it is loaded."""
-    if mode == "bert":
+    """The page's URL table. `head` is the toy model's head, or in a real model's mode (which also
+    has `layer`) the real model's, checked against it once it is loaded; the decoder mode adds `model`
+    and its extra steps."""
+    if mode in REAL_MODES:
         heads = (
             int_param("layer", "learn_layer", 0, 0, MAX_LAYERS - 1),
             int_param("head", "learn_bert_head", 0, 0, MAX_BERT_HEADS - 1),
         )
     else:
         heads = (int_param("head", "learn_head", 0, 0, 7),)
+    if mode == "gpt2":
+        heads += (UrlParam("model", "learn_decoder", DEFAULT_DECODER, _parse_decoder),)
+    views = DECODER_VIEWS if mode == "gpt2" else STEP_VIEWS
     return PageLinks(
         "learn",
         (
@@ -88,7 +105,7 @@ def _links(mode: str) -> PageLinks:
             int_param("window", "learn_window", DEFAULTS["learn_window"], 0, 16),
             flag_param("pe", "learn_pe", False, strict=True),
             *heads,
-            choice_param("step", "learn_step", DEFAULTS["learn_step"], STEP_VIEWS),
+            choice_param("step", "learn_step", DEFAULTS["learn_step"], views),
         ),
         keep=tuple(DEFAULTS),
     )
@@ -101,7 +118,7 @@ def init_state() -> list[str]:
     links = _links(_parse_mode(st.query_params.get("example") or "")[0])
     first_run = not links.url_was_read()
     notes = links.read_url()
-    if first_run and ss["learn_mode"] != "bert" and ss["learn_head"] >= ss["learn_heads"]:
+    if first_run and ss["learn_mode"] not in REAL_MODES and ss["learn_head"] >= ss["learn_heads"]:
         notes.append(
             f"The link's `head` value {ss['learn_head']} is past its {ss['learn_heads']} head(s) "
             "(links count from 0); showing head 1."
@@ -121,10 +138,13 @@ def write_url(mode: str, text: str) -> None:
     """Mirror what is on screen into the link (defaults left out)."""
     ss = st.session_state
     links = _links(mode)
-    if mode == "bert":  # the real model reads the text
-        links.write_url(example=mode, text=text, **dict.fromkeys(TOY_PARAMS))
+    if mode in REAL_MODES:  # the real model reads the text; the decoder's mode names its model
+        model = {} if mode == "gpt2" else {"model": None}
+        links.write_url(example=mode, text=text, **model, **dict.fromkeys(TOY_PARAMS))
     elif mode != "sentence":
-        links.write_url(example=mode, text=None, head=None, layer=None, **dict.fromkeys(TOY_PARAMS))
+        links.write_url(
+            example=mode, text=None, head=None, layer=None, model=None, **dict.fromkeys(TOY_PARAMS)
+        )
     else:
         window = ss["learn_window"] if ss["learn_mask"] in ("local", "strided") else None
-        links.write_url(example=mode, text=text, window=window, layer=None)
+        links.write_url(example=mode, text=text, window=window, layer=None, model=None)

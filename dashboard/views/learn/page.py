@@ -1,9 +1,10 @@
 """The learn page put together: the mode, then its source of numbers, its trace, and the one
 renderer of the seven steps (steps.py).
 
-Three sources fill one core.lesson.trace.LayerTrace: the seeded toy model of core.lesson.toy on the user's
-sentence, an article's worked example (core.lesson.worked_examples, inputs editable in tables), and one
-layer of the bundled BERT (core.models.bert, through dashboard.engines). User text is shown only through
+Four sources fill one core.lesson.trace.LayerTrace: the seeded toy model of core.lesson.toy on the user's
+sentence, an article's worked example (core.lesson.worked_examples, inputs editable in tables), one
+layer of the bundled BERT (core.models.bert, through dashboard.engines), and one block of a GPT-2 the
+user loads (decoder.py). User text is shown only through
 st.text, dataframes and Plotly labels, never through markdown (which would interpret *, $ and
 :colour[...]) or HTML. Nothing here imports torch or transformers, so the page opens fast.
 """
@@ -31,13 +32,16 @@ from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text
 from dashboard.views.learn import compute, links
 from dashboard.views.learn.checks import draw_summary
+from dashboard.views.learn.decoder import decoder_mode
 from dashboard.views.learn.sources import BERT_VIEWS, SHOWN_DIMS, bert_source, example_source, sentence_source
 from dashboard.views.learn.steps import draw_steps
 from dashboard.views.learn.widgets import (
+    head_shown,
     head_ui,
     inputs_ui,
     layer_ui,
     mode_ui,
+    past_the_end,
     reset_ui,
     sentence_ui,
     settings_ui,
@@ -72,12 +76,14 @@ def _render() -> None:
         if note := clean_widget_text("learn_text", links.MAX_CHARS, "sentence"):
             st.warning(note, icon=":material/content_cut:")
         text = st.session_state.get("learn_text") or ""
-        if mode in ("sentence", "bert"):
+        if mode in ("sentence", "bert", "gpt2"):
             text = sentence_ui()
     if mode == "sentence":
         _sentence(text, controls)
     elif mode == "bert":
         _bert(text, controls)
+    elif mode == "gpt2":
+        decoder_mode(text, controls)
     else:
         _example(EXAMPLES[mode], controls)
     links.write_url(mode, text)
@@ -118,7 +124,7 @@ def _sentence(text: str, controls) -> None:
         trace = compute.sentence_trace(tok.tokens, settings)
         source = sentence_source(tok.tokens, settings)
         step_picker_ui(source.views)
-        head = head_ui(settings.n_heads) if _head_shown() else 0
+        head = head_ui(settings.n_heads) if head_shown() else 0
     draw_steps(trace, source, head)
     _to_explore(text)
     step_pager_ui(source.views)
@@ -174,7 +180,7 @@ def _bert_controls(text: str):
         return None
     try:
         config = compute.bert_engine().config
-        _past_the_end("learn_layer", config.num_hidden_layers, "layer", "layers")
+        past_the_end("learn_layer", config.num_hidden_layers, "layer", "layers")
         layer = layer_ui(config.num_hidden_layers)
         trace, total = compute.bert_trace(text, layer)
     except Exception as err:  # a model that cannot load or a text it cannot read: say so, keep the page
@@ -197,27 +203,8 @@ def _bert_controls(text: str):
     st.caption(f"Word pieces (T = {len(trace.key_tokens)}), as plain text:")
     st.text(" · ".join(trace.key_tokens))
     step_picker_ui(BERT_VIEWS)
-    _past_the_end("learn_bert_head", trace.n_heads, "head", "heads")
+    past_the_end("learn_bert_head", trace.n_heads, "head", "heads")
     head = (
-        head_ui(trace.n_heads, key="learn_bert_head")
-        if _head_shown()
-        else st.session_state["learn_bert_head"]
+        head_ui(trace.n_heads, key="learn_bert_head") if head_shown() else st.session_state["learn_bert_head"]
     )
     return trace, layer, config.num_hidden_layers, head
-
-
-def _head_shown() -> bool:
-    """Whether a step that shows one head (2 to 6) is on screen: only then is the head picker."""
-    return any(shown(n) for n in range(2, 7))
-
-
-def _past_the_end(key: str, n: int, noun: str, nouns: str) -> None:
-    """A link's layer or head past the model's last: say so, and show the first."""
-    ss = st.session_state
-    if ss.get(key, 0) >= n:
-        st.warning(
-            f"The link's `{noun}` value {ss[key]} is past the model's {n} {nouns} (links count from 0); "
-            f"showing {noun} 1.",
-            icon=":material/link:",
-        )
-        ss[key] = 0

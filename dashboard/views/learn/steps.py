@@ -1,18 +1,17 @@
 """The one renderer of the seven steps (and the heads side by side), whatever made the numbers.
 
 `draw_steps(trace, source, head)` reads a core.lesson.trace.LayerTrace by its names (x, query, key, value,
-scores, scaled, probs, context, concat, w_o, output, residual, normed) and draws the steps the
-view shows. What differs between the toy model, a worked example and a real BERT layer is said by
-a StepSource: texts and formulas that replace the standard ones, notes, steps the source lacks,
-the article's printed numbers to check, and how many dimensions of a wide matrix to print.
-
-Chart keys are the trace's names ("scores", "probs", ...), so a test finds a step's chart by name.
-User text reaches the page only as Plotly labels (plain text there), never through markdown.
+scores, scaled, probs, context, concat, w_o, output, residual, normed) and draws the steps the view
+shows. What differs between the sources (toy model, worked example, real BERT or GPT-2 layer) is said
+by a StepSource: texts and formulas that replace the standard ones, notes, steps the source lacks,
+the article's numbers to check, how many dimensions of a wide matrix to print, views drawn between
+steps (a decoder's). Chart keys are the trace's names ("scores", "probs", ...), so a test finds a
+step's chart by name. User text reaches the page only as Plotly labels, never through markdown.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -46,7 +45,7 @@ from dashboard.widgets import chart, chart_filename, csv_download
 # the step each chart belongs to, for the names of saved images and tables
 STEP_OF = {"x": 1, "embeddings": 1, "positions": 1, "query": 2, "key": 2, "value": 2, "scores": 3}
 STEP_OF |= {"scaled": 4, "probs": 5, "probs_scaled": 5, "saturation": 5, "context": 6}
-STEP_OF |= {"output": 7, "residual": 7, "normed": 7}
+STEP_OF |= dict.fromkeys(("output", "residual", "normed"), 7)
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,6 +53,7 @@ class StepSource:
     """What is special about where a trace's numbers came from."""
 
     views: tuple[str, ...]  # the step views offered, in order (content.learn.STEP_VIEWS or fewer)
+    titles: Mapping[int, str] = field(default_factory=dict)  # step -> title replacing the standard
     texts: Mapping[int, str] = field(default_factory=dict)  # step -> explanation replacing the standard
     formulas: Mapping[int, str] = field(default_factory=dict)  # step -> LaTeX replacing the standard
     notes: Mapping[int, str] = field(default_factory=dict)  # step -> said after the explanation
@@ -62,6 +62,7 @@ class StepSource:
     shown_dims: int | None = None  # print only the first n dimensions of a wider matrix (a real model)
     compare_probs: np.ndarray | None = None  # (H, T, T) with scaling, beside unscaled probs (toy model)
     saturation_seed: int | None = None  # show why scaling matters, with this seed's curves (toy model)
+    after: Mapping[int, Callable[[], None]] = field(default_factory=dict)  # step -> more, drawn after it
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,12 +94,12 @@ class _Step:
         return values[..., :n], _numbers(n), f"{DIM_TITLE} (first {n} of {width})"
 
 
-def _numbers(n: int, prefix: str = "") -> list[str]:
-    return [f"{prefix}{j + 1}" for j in range(n)]
+def _numbers(n: int) -> list[str]:
+    return [str(j + 1) for j in range(n)]
 
 
 def _shape(name: str, shape: tuple[int, ...]) -> str:
-    return f"{name}: ({' × '.join(str(s) for s in shape)})"
+    return f"{name}: ({' × '.join(map(str, shape))})"
 
 
 def _heatmap(values: np.ndarray, rows: list[str], cols: list[str], **kwargs):
@@ -125,6 +126,7 @@ def draw_steps(trace: LayerTrace, source: StepSource, head: int) -> None:
     for number, draw in enumerate(steps, 1):
         if shown(number):
             draw(step)
+        source.after.get(number, lambda: None)()  # a decoder's extra stop, if any (it checks shown())
     if "heads" in source.views and shown("heads"):
         _heads(step)
 
@@ -142,7 +144,7 @@ def _intro(s: _Step, number: int, shapes: list[str]) -> None:
     """Header, then the formula (with the shapes under it) beside the explanation, full width: the
     matrices go below, where they get the whole screen."""
     title, formula, text = STEP_TEXT[number]
-    text = s.src.texts.get(number, text)
+    title, text = s.src.titles.get(number, title), s.src.texts.get(number, text)
     if note := s.src.notes.get(number):
         text = f"{text} {note}"
     st.divider()
@@ -158,9 +160,6 @@ def _intro(s: _Step, number: int, shapes: list[str]) -> None:
 def _missing(s: _Step, number: int, shapes: list[str]) -> None:
     _intro(s, number, shapes)
     st.info(s.src.missing.get(number, "This source has no numbers for this step."), icon=":material/info:")
-
-
-# ---- the steps ------------------------------------------------------------------------------------
 
 
 def _embeddings(s: _Step) -> None:

@@ -139,6 +139,24 @@ def shown(step: int | str) -> bool:
     return view == "all" or view == str(step)
 
 
+def head_shown() -> bool:
+    """Whether a view that shows one head (steps 2 to 6, a decoder's causal mask) is on screen: only
+    then is the head picker."""
+    return any(shown(n) for n in (2, 3, 4, 5, 6, "mask"))
+
+
+def past_the_end(key: str, n: int, noun: str, nouns: str) -> None:
+    """A link's layer or head past the model's last: say so, and show the first."""
+    ss = st.session_state
+    if ss.get(key, 0) >= n:
+        st.warning(
+            f"The link's `{noun}` value {ss[key]} is past the model's {n} {nouns} (links count from 0); "
+            f"showing {noun} 1.",
+            icon=":material/link:",
+        )
+        ss[key] = 0
+
+
 def step_picker_ui(views: tuple[str, ...]) -> None:
     """The row of steps above the matrices; the choice is kept in the URL (`step`)."""
     if st.session_state.get("learn_step") not in views:
@@ -212,7 +230,7 @@ def scroll_to_step(view: str) -> None:
     run = st.session_state.pop("learn_scroll", None)
     if run is None:
         return
-    anchor = "multi-head" if view == "heads" else f"step-{int(view)}"
+    anchor = "multi-head" if view == "heads" else f"step-{view}"  # a decoder's extra stops: step-mask
     st.html(_SCROLL.format(run=int(run), anchor=anchor), unsafe_allow_javascript=True)
 
 

@@ -1,0 +1,268 @@
+"""The learn page's decoder mode: one block of a GPT-2 on the user's sentence, drawn by the same
+renderer as a BERT layer (steps.py), with the decoder's differences where they happen: learned
+positions in step 1, then stops of its own (decoder_views.py) for the LayerNorm that comes first
+(pre-LN), the causal mask (the scores, the upper triangle set to −∞, the softmax's exact zeros) and
+the MLP with GELU's tanh form.
+
+No decoder ships with the product yet: the user names one (a curated Hub id, or where custom models
+are allowed any Hub id or local folder), loaded by dashboard.engines on the NumPy engine like every
+model. When none can be loaded (offline), one line says what to load when the network is there.
+The model's name and its errors reach the page escaped (md, error_md), never as markdown.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+import streamlit as st
+
+from core.lesson.trace import LayerTrace
+from core.models.errors import ModelError, ModelInputError
+from core.models.gpt2 import GPT2Numpy
+from core.models.registry import MAX_CHOICE_CHARS, ModelSpec, parse_model_choice
+from dashboard.content.learn import BERT_LAYER_INPUT_FORMULA, BERT_NOTES
+from dashboard.content.learn_decoder import (
+    DECODER_ABOUT,
+    DECODER_EMPTY,
+    DECODER_PICKER,
+    DECODER_TRUNCATED,
+    DECODER_TYPED,
+    DECODER_TYPED_HINT,
+    DECODER_VIEWS,
+    DECODERS,
+    DEFAULT_DECODER,
+    EMBEDDINGS_FORMULA,
+    EMBEDDINGS_TEXT,
+    HOSTED_NONE,
+    HOSTED_ONLY,
+    LAYER_INPUT_TEXT,
+    NOT_A_DECODER,
+    OFFLINE,
+    OTHER_DECODER,
+    OTHER_LABEL,
+    OUTPUT_FORMULA,
+    OUTPUT_TEXT,
+    OUTPUT_TITLE,
+    PROJECTIONS_FORMULA,
+    PROJECTIONS_TEXT,
+    SCALED_NOTE,
+    SOFTMAX_NOTE,
+    TOKENS_CAPTION,
+)
+from dashboard.engines import allowed_models, load_with_progress
+from dashboard.hosted import Limits, current_limits
+from dashboard.state import clean_widget_text
+from dashboard.views.learn import compute
+from dashboard.views.learn.decoder_views import ln_view, mask_view, mlp_view
+from dashboard.views.learn.sources import SHOWN_DIMS
+from dashboard.views.learn.steps import StepSource, draw_steps
+from dashboard.views.learn.widgets import (
+    head_shown,
+    head_ui,
+    layer_ui,
+    past_the_end,
+    step_pager_ui,
+    step_picker_ui,
+)
+from dashboard.widgets import error_md, md
+
+LOG = logging.getLogger(__name__)
+
+
+def decoder_mode(text: str, controls) -> None:
+    """The decoder's controls (in `controls`), then its steps, or one line saying why there are none."""
+    with controls:
+        found = _controls(text)
+    if found is None:
+        return
+    trace, layer, config, head = found
+    source = decoder_source(trace, layer, config.n_layer, head, config.n_positions)
+    # step 4 shows the scores as the model scaled them, every one; the mask stop hides the upper triangle
+    draw_steps(replace(trace, mask=None), source, head)
+    step_pager_ui(DECODER_VIEWS)
+
+
+def _controls(text: str):
+    """The decoder picker, layer and head: (trace, layer, the model's config, head), or None (said on
+    the page)."""
+    model = decoder_ui(current_limits())
+    if model is None:
+        return None
+    loaded = load_decoder(model, current_limits())
+    if loaded is None:
+        return None
+    spec, engine = loaded
+    if not text.strip():
+        st.info(DECODER_EMPTY, icon=":material/edit_note:")
+        return None
+    config = engine.config
+    past_the_end("learn_layer", config.n_layer, "layer", "layers")
+    layer = layer_ui(config.n_layer)
+    try:
+        trace, total = compute.decoder_trace(spec.key, text, layer)
+    except Exception as err:  # a text the tokenizer refuses: say so, keep the page
+        LOG.warning("the decoder could not run: %s", err)
+        st.error(f"The decoder could not run on this text: {type(err).__name__}: {error_md(str(err)[:300])}")
+        return None
+    if total > len(trace.key_tokens):
+        st.warning(DECODER_TRUNCATED.format(total=total, kept=len(trace.key_tokens)))
+    sizes = {"d_model": config.n_embd, "n_heads": config.n_head, "d_k": trace.d_k}
+    about = DECODER_ABOUT.format(
+        model=md(spec.label), n_layers=config.n_layer, layer=layer + 1, dims=SHOWN_DIMS, **sizes
+    )
+    st.info(about, icon=":material/model_training:")
+    st.caption(TOKENS_CAPTION.format(t=len(trace.key_tokens)))
+    st.text(" · ".join(trace.key_tokens))
+    step_picker_ui(DECODER_VIEWS)
+    past_the_end("learn_bert_head", trace.n_heads, "head", "heads")
+    ss = st.session_state
+    head = head_ui(trace.n_heads, key="learn_bert_head") if head_shown() else ss["learn_bert_head"]
+    return trace, layer, config, head
+
+
+# ---- which decoder ---------------------------------------------------------------------------------
+
+
+def _label(key: str) -> str:
+    return OTHER_LABEL if key == OTHER_DECODER else f"{key} (Hub)"
+
+
+def _chose() -> None:
+    """A curated decoder picked: it is the one shown, and a failure of it is tried again."""
+    ss = st.session_state
+    choice = ss.get("learn_decoder_choice")
+    if choice in DECODERS:
+        ss["learn_decoder"] = choice
+        ss.setdefault("learn_decoder_failures", {}).pop(choice, None)
+
+
+def decoder_ui(limits: Limits) -> str | None:
+    """The decoder picker: the curated GPT-2s, and where custom models are allowed a box for a Hub
+    id or a local folder. Returns the model to load (session key `learn_decoder`, the link's `model`),
+    or None when this server offers none (said on the page)."""
+    ss = st.session_state
+    allowed = allowed_models(limits)
+    options = [key for key in DECODERS if allowed is None or key in allowed]
+    if limits.allow_custom_models:
+        options.append(OTHER_DECODER)
+    if not options:
+        st.info(HOSTED_NONE, icon=":material/cloud_off:")
+        return None
+    current = ss.get("learn_decoder") or DEFAULT_DECODER
+    if current not in options and not limits.allow_custom_models:
+        st.warning(HOSTED_ONLY.format(model=md(options[0])), icon=":material/link:")
+        current = ss["learn_decoder"] = options[0]
+    if ss.get("learn_decoder_choice") not in options:  # first run, or dropped while another mode showed
+        ss["learn_decoder_choice"] = current if current in DECODERS else OTHER_DECODER
+    choice = st.selectbox(
+        DECODER_PICKER, options, format_func=_label, key="learn_decoder_choice", on_change=_chose, width=420
+    )
+    if choice in DECODERS:
+        st.caption(DECODERS[choice])
+    elif choice == OTHER_DECODER:
+        _typed_ui(current)
+    return ss.get("learn_decoder", current)
+
+
+def _typed_ui(current: str) -> None:
+    """The free-text box and its Load button: a Hub id or a local folder becomes the decoder shown."""
+    ss = st.session_state
+    if "learn_decoder_typed" not in ss:
+        ss["learn_decoder_typed"] = "" if current in DECODERS else current
+    if note := clean_widget_text("learn_decoder_typed", MAX_CHOICE_CHARS, "model name"):
+        st.warning(note, icon=":material/content_cut:")
+    with st.form("learn_decoder_form", border=False):
+        st.text_input(
+            DECODER_TYPED,
+            key="learn_decoder_typed",
+            max_chars=MAX_CHOICE_CHARS,
+            placeholder="owner/name, or /path/to/folder",
+            width=420,
+        )
+        if st.form_submit_button("Load", key="learn_decoder_load"):
+            typed = ss.get("learn_decoder_typed", "").strip()
+            if typed:
+                ss["learn_decoder"] = typed
+                ss.setdefault("learn_decoder_failures", {}).pop(typed, None)
+    if current in DECODERS:
+        st.caption(DECODER_TYPED_HINT)
+
+
+def _offline(err: BaseException) -> bool:
+    """Whether a Hub model failed because the Hub cannot be reached (and it is not in the cache)."""
+    try:
+        from huggingface_hub.errors import LocalEntryNotFoundError
+    except ImportError:  # no huggingface_hub: nothing could have been downloaded
+        return False
+    return isinstance(err.__cause__, LocalEntryNotFoundError)
+
+
+def load_decoder(model: str, limits: Limits) -> tuple[ModelSpec, GPT2Numpy] | None:
+    """The decoder `model` on the NumPy engine, or None after saying why not in one line. A failure
+    is remembered for the session (choosing the model again, or Load, retries it)."""
+    failures: dict[str, tuple[str, str]] = st.session_state.setdefault("learn_decoder_failures", {})
+    if model not in failures:
+        loaded = _try_load(model, limits)
+        if isinstance(loaded[0], ModelSpec):
+            return loaded
+        failures[model] = loaded
+    kind, message = failures[model]
+    if kind == "offline":
+        st.info(OFFLINE, icon=":material/cloud_off:")
+    else:
+        st.error(
+            f"Could not load the decoder “{md(model[:MAX_CHOICE_CHARS])}”: {error_md(message.rstrip('.'))}."
+        )
+    return None
+
+
+def _try_load(model: str, limits: Limits):
+    """(spec, engine), or (kind, message) with kind "offline" or "error"."""
+    slot = st.empty()  # the loading stages; on a failure, the page's one line says it instead
+    try:
+        spec = parse_model_choice(model, allow_local=limits.allow_custom_models)
+        if spec.kind == "bundled":
+            return "error", NOT_A_DECODER.format(model="the bundled all-MiniLM-L6-v2")
+        allowed = allowed_models(limits)
+        if allowed is not None and spec.key not in allowed:
+            raise ModelInputError("this public demo loads only the models in its picker")
+        with slot.container():
+            engine = load_with_progress(spec, "numpy")
+    except ModelError as err:
+        slot.empty()
+        return ("offline", str(err)) if _offline(err) else ("error", str(err))
+    except Exception as err:  # never a traceback in the page; the log keeps the details
+        slot.empty()
+        LOG.exception("loading the decoder %r failed", model)
+        return "error", f"loading failed unexpectedly ({type(err).__name__})"
+    if not isinstance(engine, GPT2Numpy):
+        return "error", NOT_A_DECODER.format(model=spec.label)
+    return spec, engine
+
+
+# ---- what the decoder adds to the steps --------------------------------------------------------------
+
+
+def decoder_source(trace: LayerTrace, layer: int, n_layers: int, head: int, n_positions: int) -> StepSource:
+    """One GPT-2 block (0-indexed): BERT's steps with the decoder's texts and formulas, and its own
+    stops after step 1 (LayerNorm first), step 4 (the causal mask) and step 7 (the MLP)."""
+    sizes = {"n_heads": trace.n_heads, "d_k": trace.d_k, "d_model": trace.d_model}
+    if layer == 0:
+        formula_1, text_1 = EMBEDDINGS_FORMULA, EMBEDDINGS_TEXT.format(n_positions=n_positions)
+    else:
+        formula_1 = BERT_LAYER_INPUT_FORMULA.format(previous=layer)
+        text_1 = LAYER_INPUT_TEXT.format(layer=layer + 1, previous=layer)
+    return StepSource(
+        views=DECODER_VIEWS,
+        titles={7: OUTPUT_TITLE},
+        texts={1: text_1, 2: PROJECTIONS_TEXT.format(**sizes), 7: OUTPUT_TEXT.format(**sizes)},
+        formulas={1: formula_1, 2: PROJECTIONS_FORMULA, 7: OUTPUT_FORMULA},
+        notes={3: BERT_NOTES[3], 4: SCALED_NOTE, 5: SOFTMAX_NOTE},
+        shown_dims=SHOWN_DIMS,
+        after={
+            1: lambda: ln_view(trace),
+            4: lambda: mask_view(trace, head),
+            7: lambda: mlp_view(trace, layer, n_layers),
+        },
+    )
