@@ -17,7 +17,16 @@ from pathlib import Path
 
 import numpy as np
 
-from core.measures.atlas import BROAD, BROAD_ENTROPY, MIXED, ROLE_SHARE, SHARE_ROLES
+from core.measures.atlas import (
+    BROAD,
+    BROAD_ENTROPY,
+    FIRST_TOKEN,
+    INDUCTION,
+    INDUCTION_SCORE,
+    MIXED,
+    ROLE_SHARE,
+    SHARE_ROLES,
+)
 
 CORPUS_FILE = Path(__file__).with_name("atlas_corpus.txt")
 
@@ -102,11 +111,40 @@ STAT_TEXT: dict[str, StatText] = {
         "heads that read across the sentence.",
         share=False,
     ),
+    "to_first": StatText(
+        "→ first",
+        "Share of attention to the first token",
+        "%.3f",
+        "the share that goes to the text's first token. A decoder has no \\[CLS\\]; many of its heads "
+        "park attention they do not need on the first token instead, an *attention sink* (Xiao et "
+        "al. 2023).",
+    ),
+    "induction": StatText(
+        "induction",
+        "Induction score on random tokens repeated twice",
+        "%.3f",
+        "a test of its own, not an average over the corpus: on random tokens repeated twice, the "
+        "share of attention a token of the second copy puts on the token that followed it in the "
+        "first copy (prefix matching, Olsson et al. 2022): the head that completes a pattern.",
+    ),
+}
+# A decoder's tokens see only what came before them: two statistics read differently there.
+DECODER_EXPLAIN = {
+    "entropy_norm": "the entropy divided by its largest possible value for what the token can see "
+    "(log₂ of the tokens up to it), so short and long contexts compare: 0 = one token, 1 = an even "
+    "split over everything before it.",
+    "distance": "how far back, in tokens, the attention lands on average (Σⱼ aᵢⱼ·(i − j)): about 1 "
+    "for a previous-token head, large for a head that reads the first token.",
 }
 ROLE_STAT = "role"  # the picker's entry for the map of roles
 
 # The statistics a role is read from, and the threshold it is compared with (core.measures.atlas.head_roles).
-THRESHOLDS = {**{stat: ROLE_SHARE for _, stat in SHARE_ROLES}, "entropy_norm": BROAD_ENTROPY}
+THRESHOLDS = {
+    **{stat: ROLE_SHARE for _, stat in SHARE_ROLES},
+    "to_first": ROLE_SHARE,
+    "induction": INDUCTION_SCORE,
+    "entropy_norm": BROAD_ENTROPY,
+}
 
 
 def printed(name: str, values: np.ndarray | float) -> np.ndarray:
@@ -149,6 +187,8 @@ ROLE_TEXT: dict[str, RoleText] = {
     "self": RoleText("self", "self", "#fb8072"),
     "previous token": RoleText("prev", "prev.", "#80b1d3"),
     "next token": RoleText("next", "next", "#fdb462"),
+    INDUCTION: RoleText("induction", "induct.", "#fccde5"),
+    FIRST_TOKEN: RoleText("first", "first", "#8dd3c7"),  # the decoder's [CLS]: the same colour
     BROAD: RoleText("broad", "broad", "#b3de69"),
     MIXED: RoleText("mixed", "mixed", "#e0e0e0"),
 }
@@ -178,6 +218,22 @@ ROLE_RULE_LINES = (
     "nearly evenly across the sentence (a bag-of-words average).",
     "**mixed**: neither: the head's attention depends on the words, which is where the interesting "
     "heads are. Open one on the explore page to see what it links.",
+)
+DECODER_ROLE_RULE_LINES = (
+    f"**induction**: an induction score of at least {INDUCTION_SCORE:.2f}: from the second copy of "
+    "a random sequence, half or more of the head's attention goes to the token that came next last "
+    "time (an even spread would give about ln 2 / n, 0.014 for 50 tokens). It wins over the "
+    "shares below: with nothing to copy, an induction head parks its attention elsewhere.",
+    f"**Sink or position role** (first-token sink, punctuation, self, previous token): at least "
+    f"{ROLE_SHARE:.0%} of the attention goes there on average. A decoder has no \\[CLS\\] or "
+    "\\[SEP\\] and cannot see the next token, so those roles are not measured.",
+    ROLE_RULE_LINES[1],
+    ROLE_RULE_LINES[2],
+)
+DECODER_CAPTION = (
+    "A decoder: each token sees only the tokens before it, so each sentence's first token (which "
+    "sees only itself) is left out of the averages. The induction score is measured on {n} random "
+    "tokens repeated twice (seed {seed}), the same test as the explore page's induction view."
 )
 SENTENCE_CAPTION = (
     "Measured on **your sentence only** ({n} tokens): one sentence is a small sample, so the "

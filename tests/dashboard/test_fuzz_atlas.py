@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from core.measures.atlas import STATS
+from core.measures.atlas import ALL_STATS
 from dashboard.state import clean_input
 from tests.dashboard.harness import (
     CASES,
@@ -102,7 +102,7 @@ def test_sentence_box_survives_every_input(sentence_app):
 
 # ---- the link --------------------------------------------------------------------------------------
 
-ROLE_SLUGS = ["cls", "sep", "punct", "self", "prev", "next", "broad", "mixed"]
+ROLE_SLUGS = ["cls", "sep", "punct", "self", "prev", "next", "broad", "mixed", "first", "induction"]
 
 
 def _or_bad(*values: str, size: int = 20):
@@ -115,7 +115,7 @@ LINK_VALUES = {
     "engine": _or_bad("numpy", "torch", "", "NUMPY"),
     "text": bad_texts(max_size=60, longest=10_001),
     "on": _or_bad("corpus", "sentence", "", "Sentence"),
-    "stat": _or_bad("role", *STATS, "", "to_cls;"),
+    "stat": _or_bad("role", *ALL_STATS, "", "to_cls;"),
     "roles": st.one_of(
         st.lists(st.sampled_from([*ROLE_SLUGS, "bogus", "", " prev "]), max_size=12).map(",".join),
         bad_texts(max_size=30, longest=10_001),

@@ -13,6 +13,10 @@ gets a new atlas when the engine is loaded again.
 
 A computation interrupted by a rerun (any click while the bar runs: Streamlit raises its rerun
 exception at the next bar update) leaves its partial sums in the store; the next run resumes there.
+
+A decoder's atlas also holds each head's induction score (core.measures.atlas.measure_induction).
+That test feeds token ids, not text, so it runs on the NumPy engine (loaded beside the torch one when
+the torch engine is chosen; the two agree within 1e-5).
 """
 
 from __future__ import annotations
@@ -30,8 +34,11 @@ from core.measures.atlas import (
     compute_atlas,
     corpus_hash,
     load_or_compute,
+    measure_induction,
     measure_sentences,
 )
+from core.measures.induction import Induction
+from core.models.architectures import is_decoder
 from core.models.result import AttentionResult
 from dashboard.content import atlas as content
 from dashboard.engines import compute_attention, engine_fingerprint, load_engine
@@ -43,6 +50,10 @@ PROGRESS_EVERY = 5  # sentences between progress-bar updates
 
 class NoWords(ValueError):
     """The tokenizer kept no token of the text: only [CLS] and [SEP] would be measured."""
+
+
+class TooShort(ValueError):
+    """A decoder's sentence of one token: its only row sees only itself, so nothing is measured."""
 
 
 def _bounded_put(entries: OrderedDict, key: tuple, value: object) -> None:
@@ -74,11 +85,11 @@ class Store:
             _bounded_put(self.atlases, key, atlas)
             self.partials.pop(key, None)
 
-    def partial(self, key: tuple) -> AtlasAccumulator:
+    def partial(self, key: tuple, decoder: bool) -> AtlasAccumulator:
         """The unfinished sums of `key` (new and empty the first time). Only the holder of
         lock_for(key) adds to them."""
         with self.guard:
-            acc = self.partials.get(key) or AtlasAccumulator()
+            acc = self.partials.get(key) or AtlasAccumulator(decoder=decoder)
             _bounded_put(self.partials, key, acc)
             return acc
 
@@ -109,19 +120,28 @@ def corpus_atlas(model_key: str, engine: str, sentences: tuple[str, ...] | None 
         atlas = store.get(key)
         if atlas is not None:
             return Measured(atlas, "memory", time.perf_counter() - start)
-        acc = store.partial(key)
+        decoder = is_decoder(engine_obj)
+        acc = store.partial(key, decoder)
         resumed_at = acc.seen
 
         def compute() -> HeadAtlas:
-            return _compute(engine_obj.run, model_key, engine, sentences, acc)
+            test = induction_test(model_key, engine) if decoder else None
+            return _compute(engine_obj.run, model_key, engine, sentences, acc, test)
 
-        atlas, source = load_or_compute(model_key, sentences, compute, fingerprint=fingerprint)
+        atlas, source = load_or_compute(
+            model_key, sentences, compute, fingerprint=fingerprint, decoder=decoder
+        )
         store.put(key, atlas)
     return Measured(atlas, source, time.perf_counter() - start, resumed_at if source != "disk" else 0)
 
 
 def _compute(
-    run, model_key: str, engine: str, sentences: tuple[str, ...], acc: AtlasAccumulator
+    run,
+    model_key: str,
+    engine: str,
+    sentences: tuple[str, ...],
+    acc: AtlasAccumulator,
+    induction: Induction | None,
 ) -> HeadAtlas:
     n = len(sentences)
     first = f"Measuring every head on {n} sentences (once per model)…"
@@ -133,15 +153,34 @@ def _compute(
         if done == total or done % PROGRESS_EVERY == 0:
             bar.progress(done / total, text=f"Measuring every head: sentence {done} of {total}…")
 
-    atlas = measure_sentences(run, sentences, model=model_key, engine=engine, progress=progress, partial=acc)
+    atlas = measure_sentences(
+        run, sentences, model=model_key, engine=engine, progress=progress, partial=acc, induction=induction
+    )
     bar.empty()
     return atlas
+
+
+def induction_test(model_key: str, engine: str) -> Induction:
+    """The decoder's induction test, on its NumPy engine (the test feeds token ids: see above)."""
+    engine_obj = load_engine(model_key, engine)
+    if not hasattr(engine_obj, "forward"):  # the torch reference runs text only
+        engine_obj = load_engine(model_key, "numpy")
+    return _induction(model_key, engine_fingerprint(model_key, engine_obj), engine_obj)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _induction(model_key: str, fingerprint: str, _engine_obj) -> Induction:
+    """Kept per model files (the fingerprint), so a folder retrained in place is measured again."""
+    return measure_induction(_engine_obj)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def _sentence_atlas(model_key: str, engine: str, text: str, max_tokens: int) -> HeadAtlas:
     result = compute_attention(model_key, engine, text, max_tokens)
-    return compute_atlas([result], model=model_key, corpus_hash=corpus_hash([text]), engine=engine)
+    decoder = is_decoder(load_engine(model_key, engine))
+    test = induction_test(model_key, engine) if decoder else None
+    hashed = corpus_hash([text])
+    return compute_atlas([result], model=model_key, corpus_hash=hashed, engine=engine, induction=test)
 
 
 def sentence_atlas(
@@ -149,10 +188,12 @@ def sentence_atlas(
 ) -> tuple[HeadAtlas, AttentionResult]:
     """The atlas of one sentence, and the result it was measured on. Raises TooManyTexts past
     `per_minute` new sentences, NoWords when the tokenizer keeps no token of it (the torch engine
-    returns [CLS] [SEP] alone where the NumPy one raises), and what the engine raises (ModelError,
-    TextError)."""
+    returns [CLS] [SEP] alone where the NumPy one raises), TooShort for a decoder's single token, and
+    what the engine raises (ModelError, TextError)."""
     count_new_text("atlas", (model_key, engine, text, max_tokens), per_minute)
     result = compute_attention(model_key, engine, text, max_tokens)
     if result.special_mask.all():
         raise NoWords("no words")
+    if result.n_tokens < 2:
+        raise TooShort("one token")
     return _sentence_atlas(model_key, engine, text, max_tokens), result

@@ -2,21 +2,22 @@
 
 URL parameters: model, engine (dashboard.model_pick), text (the user's own sentence), on ("corpus"
 or "sentence": what the numbers are measured on), stat (the grid shown: "role" or a statistic of
-core.measures.atlas.STATS), roles (the role filter: comma-separated slugs such as "cls,prev"). A link with a
-text and no `on` opens on that sentence. Read on the session's first run; written on every run.
+core.measures.atlas.ALL_STATS), roles (the role filter: comma-separated slugs such as "cls,prev").
+A link with a text and no `on` opens on that sentence. Read on the session's first run; written on
+every run.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from core.measures.atlas import STATS
+from core.measures.atlas import ALL_STATS
 from dashboard.content.atlas import ROLE_BY_SLUG, ROLE_STAT
 from dashboard.hosted import Limits
 from dashboard.model_pick import model_url_params
 from dashboard.state import PageLinks, Parsed, UrlParam, choice_param, text_param
 
-STAT_CHOICES = (ROLE_STAT, *STATS)
+STAT_CHOICES = (ROLE_STAT, *ALL_STATS)  # a link may name either kind's; stat_ui keeps the model's
 ON_CHOICES = ("corpus", "sentence")
 MAX_ROLE_CHARS = 200  # a roles list in a link: longer ones are cut before reading
 

@@ -10,15 +10,17 @@ import numpy as np
 import streamlit as st
 
 from core.measures.atlas import HeadAtlas, head_roles
+from core.models.architectures import is_decoder
 from core.models.errors import ModelError
 from core.models.registry import ModelSpec
 from dashboard.content import atlas as text
+from dashboard.engines import load_engine
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, current_limits
 from dashboard.model_pick import model_pick_ui
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text
 from dashboard.views.atlas import links
-from dashboard.views.atlas.compute import NoWords, corpus_atlas, sentence_atlas
+from dashboard.views.atlas.compute import NoWords, TooShort, corpus_atlas, sentence_atlas
 from dashboard.views.atlas.widgets import (
     explain_ui,
     grid_ui,
@@ -85,6 +87,9 @@ def _measure(
     except TooManyTexts:
         st.warning(TOO_MANY_TEXTS.format(limit=limits.max_texts_per_minute))
         return None
+    except TooShort:
+        st.info("The model reads this as a single token, which sees only itself: type a longer sentence.")
+        return None
     except NoWords:
         st.info(
             "The model finds no words in this sentence: its tokenizer drops control characters and "
@@ -97,6 +102,16 @@ def _measure(
     if result.truncated:
         st.warning(f"Only the sentence's first {result.n_tokens} tokens were measured.")
     return atlas, text.SENTENCE_CAPTION.format(n=result.n_tokens)
+
+
+def _decoder(picked: tuple[ModelSpec, str] | None) -> bool:
+    """Whether the picked model is a decoder (its engine is loaded by now; a failure is said later)."""
+    if picked is None:
+        return False
+    try:
+        return is_decoder(load_engine(picked[0].key, picked[1]))
+    except ModelError:
+        return False
 
 
 def _render(limits: Limits) -> None:
@@ -113,7 +128,7 @@ def _render(limits: Limits) -> None:
         with left:
             on = source_ui()
         with right:
-            stat = stat_ui()
+            stat = stat_ui(_decoder(picked))
         roles_slot = st.container()
         sentence = sentence_ui(limits.max_text_chars) if on == "sentence" else ""
     if picked is None:
@@ -125,9 +140,11 @@ def _render(limits: Limits) -> None:
         links.write_url(limits, model=spec.key)
         return
     atlas, caption = measured
+    if atlas.decoder:
+        caption += " " + text.DECODER_CAPTION.format(n=atlas.induction_length, seed=atlas.induction_seed)
     roles = head_roles(atlas)
     with roles_slot:
-        chosen = roles_ui(roles)
+        chosen = roles_ui(roles, atlas.roles)
     shown = np.isin(roles, chosen) if chosen else np.ones(roles.shape, dtype=bool)
     measured_on = "your sentence" if on == "sentence" else f"{atlas.n_sentences} sentences"
     grid_ui(atlas, roles, shown, stat, f"{spec.label} · {measured_on}")
@@ -139,9 +156,9 @@ def _render(limits: Limits) -> None:
     table_ui(atlas, roles, shown, spec.key, engine, link_text)
     if presenting():
         with st.expander(text.EXPLAIN_LABEL):
-            explain_ui()
+            explain_ui(atlas)
     else:
-        explain_ui()
+        explain_ui(atlas)
     links.write_url(limits, model=spec.key)
     with st.sidebar:  # after write_url: the link names what is on screen
         st.caption(f"{atlas.n_layers} layers × {atlas.n_heads} heads · {md(spec.label)}")

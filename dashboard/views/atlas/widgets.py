@@ -11,13 +11,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.measures.atlas import ROLES, STATS, HeadAtlas
+from core.measures.atlas import ALL_ROLES, DECODER_STATS, STATS, HeadAtlas
 from dashboard.charts.atlas import role_grid, stat_grid
 from dashboard.charts.explore import escape_label
 from dashboard.charts.heatmap import PAGE, PRESENTER
 from dashboard.content import atlas as text
 from dashboard.presenter import presenting
-from dashboard.views.atlas.links import STAT_CHOICES
 from dashboard.widgets import chart, chart_filename
 
 EXPLORE_TEXT_CHARS = 2000  # a sentence carried to the explore page is cut to this many characters
@@ -44,11 +43,21 @@ def source_ui() -> str:
     )
 
 
-def stat_ui() -> str:
+def stat_ui(decoder: bool) -> str:
+    """The grid's statistic, among those of this kind of model (a decoder has no [CLS], [SEP] or
+    next token; an encoder no first-token sink or induction score). A choice the model lacks (from a
+    link, or kept from the last model) falls back to the role map, with a line that says so."""
+    choices = (text.ROLE_STAT, *(DECODER_STATS if decoder else STATS))
+
     def label(name: str) -> str:
         return text.ROLE_STAT_LABEL.capitalize() if name == text.ROLE_STAT else text.STAT_TEXT[name].title
 
-    return st.selectbox("Grid shows", STAT_CHOICES, format_func=label, key="atlas_stat")
+    ss = st.session_state
+    if ss.get("atlas_stat", text.ROLE_STAT) not in choices:
+        kind = "a decoder" if decoder else "an encoder"
+        st.caption(f"{_md_brackets(label(ss['atlas_stat']))} is not measured on {kind}: showing roles.")
+        ss["atlas_stat"] = text.ROLE_STAT
+    return st.selectbox("Grid shows", choices, format_func=label, key="atlas_stat")
 
 
 def sentence_ui(max_chars: int) -> str:
@@ -74,12 +83,12 @@ def _on_roles_change() -> None:
     ss["atlas_roles"] = [t.slug for t in text.ROLE_TEXT.values() if t.slug in kept]
 
 
-def roles_ui(roles: np.ndarray) -> list[str]:
-    """The role filter (pills with each role's head count, for the roles this model has); returns the
-    roles chosen among them (none = all). Chosen roles the model lacks stay chosen in "atlas_roles"
-    (and the link), and come back with a model that has them."""
+def roles_ui(roles: np.ndarray, order: tuple[str, ...]) -> list[str]:
+    """The role filter (pills with each role's head count, for the roles this model has, in `order`:
+    the atlas's roles); returns the roles chosen among them (none = all). Chosen roles the model
+    lacks stay chosen in "atlas_roles" (and the link), and come back with a model that has them."""
     counts = Counter(roles.ravel())
-    slugs = [text.ROLE_TEXT[role].slug for role in ROLES if counts[role]]
+    slugs = [text.ROLE_TEXT[role].slug for role in order if counts[role]]
     ss = st.session_state
     wanted = list(ss.get("atlas_roles") or [])
     ss[ROLES_OFFERED] = slugs
@@ -106,12 +115,12 @@ def explore_url(model: str, engine: str, layer: int, head: int, sentence: str | 
 
 
 def _hover(atlas: HeadAtlas, roles: np.ndarray) -> list[str]:
-    shown = {name: text.printed_text(name, atlas.stat(name)) for name in STATS}
+    shown = {name: text.printed_text(name, atlas.stat(name)) for name in atlas.stats}
     lines = []
     for layer in range(atlas.n_layers):
         for head in range(atlas.n_heads):
             numbers = "<br>".join(
-                f"{text.STAT_TEXT[name].label}: {shown[name][layer, head]}" for name in STATS
+                f"{text.STAT_TEXT[name].label}: {shown[name][layer, head]}" for name in atlas.stats
             )
             lines.append(f"<b>Layer {layer + 1}, head {head + 1}</b> · {roles[layer, head]}<br>{numbers}")
     return lines
@@ -127,7 +136,7 @@ def grid_ui(atlas: HeadAtlas, roles: np.ndarray, shown: np.ndarray, stat: str, m
             roles,
             shown,
             hover,
-            order=ROLES,
+            order=ALL_ROLES,
             cells={r: t.cell for r, t in text.ROLE_TEXT.items()},
             colors={r: t.color for r, t in text.ROLE_TEXT.items()},
             title=escape_label(title),
@@ -187,7 +196,7 @@ def head_table(
         for head in range(atlas.n_heads):
             row = {"layer": layer + 1, "head": head + 1, "role": roles[layer, head]}
             # printed(): a value just under a role threshold never prints as the threshold
-            row |= {name: float(text.printed(name, atlas.stat(name)[layer, head])) for name in STATS}
+            row |= {name: float(text.printed(name, atlas.stat(name)[layer, head])) for name in atlas.stats}
             row["explore"] = explore_url(model, engine, layer, head, sentence)
             rows.append(row)
     return pd.DataFrame(rows)
@@ -210,28 +219,36 @@ def table_ui(
                 help=text.STAT_TEXT[name].title,
                 width="small",
             )
-            for name in STATS
+            for name in atlas.stats
         },
         "explore": st.column_config.LinkColumn("explore", display_text="Open ↗", width=72),
     }
     st.dataframe(
         table,
         column_config=config,
-        column_order=("layer", "head", "role", "explore", *STATS),  # the link in view at any width
+        column_order=("layer", "head", "role", "explore", *atlas.stats),  # the link in view at any width
         hide_index=True,
         key="atlas_table",
         height=min(38 + 35 * len(table), 460),
     )
 
 
-def explain_ui() -> None:
-    """What each statistic means and how roles are named (the thresholds, one line each)."""
+def explain_ui(atlas: HeadAtlas) -> None:
+    """What each of the atlas's statistics means and how roles are named (the thresholds, one line
+    each): a decoder's statistics and roles for a decoder, an encoder's for an encoder."""
     left, right = st.columns(2)
+    overrides = text.DECODER_EXPLAIN if atlas.decoder else {}
     with left:
-        st.markdown("**What the numbers mean** (per head, averaged over every token)")
-        lines = (f"- **{_md_brackets(t.label)}**: {t.explain}" for t in text.STAT_TEXT.values())
+        every = "every token after the first" if atlas.decoder else "every token"
+        st.markdown(f"**What the numbers mean** (per head, averaged over {every})")
+        lines = (
+            f"- **{_md_brackets(text.STAT_TEXT[name].label)}**: "
+            f"{overrides.get(name, text.STAT_TEXT[name].explain)}"
+            for name in atlas.stats
+        )
         st.markdown("\n".join(lines))
     with right:
         st.markdown("**How a head's role is named**")
-        st.markdown("\n".join(f"- {line}" for line in text.ROLE_RULE_LINES))
+        rules = text.DECODER_ROLE_RULE_LINES if atlas.decoder else text.ROLE_RULE_LINES
+        st.markdown("\n".join(f"- {line}" for line in rules))
         st.caption(text.INTRO_SOURCE)
