@@ -52,7 +52,7 @@ def explore_page() -> None:
 
 
 EXPLORE = st.Page(
-    explore_page, title="Explore: a pretrained BERT", icon=":material/biotech:", url_path="explore"
+    explore_page, title="Explore: a pretrained model", icon=":material/biotech:", url_path="explore"
 )
 
 
@@ -84,7 +84,7 @@ with st.sidebar:
     presenter.presenter_toggle_ui()
     image_format_ui()
     st.caption(
-        "Attention Explorer computes attention step by step in NumPy and shows the heads of a real "
-        "BERT. Layers and heads are numbered from 1 on screen."
+        "Attention Explorer computes attention step by step in NumPy and shows the heads of real "
+        "models: BERT encoders and GPT-2 decoders. Layers and heads are numbered from 1 on screen."
     )
 page.run()

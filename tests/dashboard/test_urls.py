@@ -230,7 +230,7 @@ def check_explore_link(at: AppTest, params: dict, tiny_model: str) -> None:
     from dashboard.engines import ENGINES
 
     assert_answered(at, params)
-    assert at.title[0].value == "Explore: a pretrained BERT's attention"
+    assert at.title[0].value == "Explore: a pretrained model's attention"
     values = as_read(params)
     model = values.get("model", "bundled").strip()
     if model not in ("", "bundled", tiny_model):

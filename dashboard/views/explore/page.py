@@ -36,7 +36,7 @@ LOG = logging.getLogger(__name__)
 
 def render() -> None:
     if not presenting():  # on a projector the view's chart comes first
-        st.title("Explore: a pretrained BERT's attention")
+        st.title("Explore: a pretrained model's attention")
     if not presenting():  # a room sees the chart; the reader alone gets the primer
         with st.expander(HOW_TO_READ_LABEL):
             st.markdown(HOW_TO_READ)
