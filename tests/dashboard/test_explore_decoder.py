@@ -5,6 +5,8 @@ values get a message and the nearest valid value."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -177,3 +179,14 @@ def test_a_prompt_near_the_context_generates_what_fits(gpt2_dir, engine):
     kept = max(1, 64 - n_prompt + 1)
     assert text.GEN_CUT.format(prompt=n_prompt, context=64, asked=10, kept=kept) in messages(at)
     assert f"of {kept}:**" in shown(at)
+
+
+@pytest.mark.parametrize("engine_name", ["numpy", "torch"])
+def test_the_parity_badge_on_a_decoder(gpt2_dir, engine_name):
+    at = open_page(gpt2_dir, view="head", engine=engine_name)
+    if any(t.key == "explore_parity" for t in at.toggle):
+        at.toggle(key="explore_parity").set_value(True).run()
+    badges = [m.value for m in at.markdown if "NumPy vs PyTorch" in m.value]
+    assert badges, messages(at)
+    assert float(re.search(r"max \|Δ\| = ([0-9.e+-]+)", badges[0]).group(1)) <= 1e-5
+    assert "green-badge" in badges[0]
