@@ -61,11 +61,10 @@ def tiny_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def gpt2_dir(tmp_path_factory):
-    from transformers import GPT2Config
-
-    path = tmp_path_factory.mktemp("gpt2")
-    GPT2Config(n_layer=1, n_head=2, n_embd=8).save_pretrained(path)
+def seq2seq_dir(tmp_path_factory):
+    """An encoder-decoder's config (T5): refused by architecture, before any weights are read."""
+    path = tmp_path_factory.mktemp("t5")
+    (path / "config.json").write_text(json.dumps({"model_type": "t5", "is_encoder_decoder": True}))
     return path
 
 
@@ -238,12 +237,12 @@ def test_bad_model_input_shows_an_error_and_keeps_the_model(choice, says):
     assert_healthy(at, 2)
 
 
-def test_non_encoder_and_pickled_and_file_paths_are_refused(gpt2_dir, pickle_dir, tmp_path):
+def test_other_architectures_and_pickled_and_file_paths_are_refused(seq2seq_dir, pickle_dir, tmp_path):
     afile = tmp_path / "model.txt"
     afile.write_text("x")
     at = open_page()
     for choice, says in (
-        (gpt2_dir, "not an encoder"),
+        (seq2seq_dir, "an encoder-decoder"),
         (pickle_dir, "safetensors"),
         (afile, "not a directory"),
     ):
