@@ -130,16 +130,19 @@ def mask_view(tr: LayerTrace, head: int) -> None:
     scaled, masked, probs = tr["scaled"][head], tr["masked"][head], tr["probs"][head]
     # two decimals: the three matrices print their numbers on a projector
     # no colour bars: the cells get the room (each matrix has its own scale, the caption says so)
-    axes = {"row_title": ROW_TITLE, "col_title": COL_TITLE, "decimals": 2, "show_colorbar": False}
+    axes = {"col_title": COL_TITLE, "decimals": 2, "show_colorbar": False}
     zeros = ~allowed & (probs == 0.0)  # written "0" only where the engine's weight is exactly zero
     charts = (
         ("mask_scaled", scaled, {}),
         ("masked", masked, {"hidden": ~allowed, "hidden_text": "−∞"}),  # grey, and read "−∞"
         ("mask_probs", probs, {"probabilities": True, "hidden": zeros, "hidden_text": "0"}),
     )
-    for col, (key, values, extra), title in zip(st.columns(3), charts, MASK_CHARTS, strict=True):
-        with col:
-            _matrix("mask", key, title, values, rows, cols, share=1 / 3, **axes, **extra)
+    for i, (col, (key, values, extra), title) in enumerate(
+        zip(st.columns(3), charts, MASK_CHARTS, strict=True)
+    ):
+        with col:  # the row axis' title once, on the first: the others' cells get the room
+            rows_named = {"row_title": ROW_TITLE if i == 0 else ""}
+            _matrix("mask", key, title, values, rows, cols, share=1 / 3, **axes, **rows_named, **extra)
     above = probs[~allowed]
     sums = probs.sum(axis=-1)
     largest = float(above.max(initial=0.0))
