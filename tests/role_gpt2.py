@@ -12,7 +12,8 @@ dimensions each):
 - layer 1, head 2, first-token sink: a constant query (a bias) against a key that only position 0's
   code lights up; it writes nothing;
 - layer 2, head 1, induction: its query reads the token, its key the previous-token block, so a token
-  looks at the position after an earlier copy of itself (Olsson et al. 2022's two-head circuit);
+  looks at the position after an earlier copy of itself (Olsson et al. 2022's two-head circuit), and
+  its value copies that position's token into the token block, which the unembedding reads;
 - layer 2, head 2, self: query and key both read the position code, so the score peaks at j = i.
 """
 
@@ -27,6 +28,7 @@ from tests.tiny_gpt2 import make_tiny_gpt2
 N_POSITIONS, D, D_HEAD = 64, 128, 64
 POS, TOK, PREV = slice(0, 64), slice(64, 96), slice(96, 128)
 SHARP = 4.0  # scales every query: large enough that each head's peak takes nearly all its weight
+COPY = 6.0  # the induction head's output gain
 
 
 def _weights(vocab: int, seed: int) -> dict[str, np.ndarray]:
@@ -59,9 +61,13 @@ def _weights(vocab: int, seed: int) -> dict[str, np.ndarray]:
     # layer 1, head 2: first-token sink
     first["bq"][D_HEAD] = SHARP * 8.0
     first["k"][0, D_HEAD] = 1.0
-    # layer 2, head 1: induction
+    # layer 2, head 1: induction, and it copies: the attended token (the one that came next last
+    # time) is written into the token block, strongly enough to outweigh the position's own token
+    # there, so the tied unembedding predicts it (the second copy's loss falls far below the first's)
     second["q"][TOK, 0:32] = SHARP * 3 * np.eye(32)
     second["k"][PREV, 0:32] = np.eye(32)
+    second["v"][TOK, 0:32] = np.eye(32) / 8.0
+    second["proj"][0:32, TOK] = COPY * np.eye(32)
     # layer 2, head 2: self
     second["q"][POS, h1] = SHARP * np.eye(N_POSITIONS)
     second["k"][POS, h1] = np.eye(N_POSITIONS)

@@ -127,17 +127,18 @@ IND_LOSS_Y = "mean cross-entropy (nats)"
 IND_LOSS_NAMES = {
     "first": "first copy (fresh random tokens)",
     "repeat": "second copy",
-    "ablated": "second copy, top {k} heads off",
+    "ablated": "second copy, top {k} off",
 }
 IND_SUMMARY = (
     "Random tokens cannot be predicted the first time: loss **{first:.2f}** nats (chance is "
     "ln {vocab:,} = {chance:.2f}). The second time the model has seen them: loss **{repeat:.2f}**. "
-    "With the {k} highest-scoring heads switched off ({heads}), the second copy's loss is "
+    "With the {k} highest-scoring {heads_word} switched off ({heads}), the second copy's loss is "
     "**{ablated:.2f}**, {change}."
 )
 IND_CHANGE = "{rise:+.2f} nats, which takes back {undone:.0%} of what seeing the tokens before had gained"
 IND_NO_COPY = (
     "This model does not predict the second copy better than the first ({first:.2f} vs {repeat:.2f} "
-    "nats): it shows no induction behaviour on these tokens."
+    "nats): whatever its heads' scores, it does not use the repetition here. A head's attention "
+    "pattern is not yet the model's behaviour."
 )
 IND_TOO_LONG = "Two copies of {asked} tokens pass the model's {context}-token context; using {kept}."

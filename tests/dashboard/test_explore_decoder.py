@@ -190,3 +190,20 @@ def test_the_parity_badge_on_a_decoder(gpt2_dir, engine_name):
     assert badges, messages(at)
     assert float(re.search(r"max \|Δ\| = ([0-9.e+-]+)", badges[0]).group(1)) <= 1e-5
     assert "green-badge" in badges[0]
+
+
+def test_induction_on_a_model_that_copies(tmp_path_factory):
+    """The hand-built GPT-2 whose layer 2, head 1 is an induction head that copies: its score is
+    the top one, the second copy's loss falls, and switching that head off takes it back up."""
+    from tests.role_gpt2 import make_role_gpt2
+
+    model = make_role_gpt2(tmp_path_factory.mktemp("role_gpt2"))
+    found = induction(GPT2Numpy.from_pretrained(model), 30, 0)
+    cut = induction(GPT2Numpy.from_pretrained(model), 30, 0, [(1, 0)])
+    assert top_scoring(found.scores, 1) == ((1, 0),) and found.loss_repeat < found.loss_first - 1
+    at = open_page(model, view="induction", length="30", top="1")
+    said = shown(at)
+    assert f"loss **{found.loss_repeat:.2f}**" in said and "switched off (2.1)" in said
+    rise = cut.loss_repeat - found.loss_repeat
+    undone = rise / (found.loss_first - found.loss_repeat)
+    assert text.IND_CHANGE.format(rise=rise, undone=undone) in said

@@ -29,6 +29,8 @@ from dashboard.widgets import chart, chart_filename, csv_download
 LENGTH_KEY, SEED_KEY, TOP_KEY = "explore_ind_length", "explore_gen_seed", "explore_ind_top"
 MAX_LENGTH = 256  # one copy; two must also fit the model's context
 DEFAULT_LENGTH, DEFAULT_TOP, MAX_TOP = 50, 5, 10
+# Below this gain (nats) the two copies' losses print alike at two decimals: no copying to speak of.
+MIN_GAIN = 0.05
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -63,7 +65,7 @@ def _options_ui(n_heads_total: int, context: int) -> tuple[int, int, int]:
 
 def summary(found: Induction, cut: Induction, vocab: int) -> str:
     """The sentence under the charts: both copies' losses, and what switching the heads off did."""
-    if not found.loss_repeat < found.loss_first:
+    if found.loss_first - found.loss_repeat < MIN_GAIN:
         return text.IND_NO_COPY.format(first=found.loss_first, repeat=found.loss_repeat)
     rise = cut.loss_repeat - found.loss_repeat
     gained = found.loss_first - found.loss_repeat
@@ -74,6 +76,7 @@ def summary(found: Induction, cut: Induction, vocab: int) -> str:
         chance=math.log(vocab),
         repeat=found.loss_repeat,
         k=len(cut.ablated),
+        heads_word="heads" if len(cut.ablated) > 1 else "head",
         heads=heads,
         ablated=cut.loss_repeat,
         change=text.IND_CHANGE.format(rise=rise, undone=rise / gained),
