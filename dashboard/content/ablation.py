@@ -35,7 +35,7 @@ GRID_CAPTION_DECODER = (
     "boxes are the heads chosen to be switched off together."
 )
 GRID_TITLE = "Effect of switching off one head at a time"
-GRID_BAR_DECODER = "probability moved"
+GRID_BAR_DECODER = "share moved"
 GRID_BAR = "effect, 1 − cos"
 LAYER_AXIS = "layer (1–{n})"
 HEAD_AXIS = "head (1–{n})"
