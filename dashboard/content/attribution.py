@@ -49,7 +49,7 @@ RHO_NONE = (
     "Spearman's ρ is not defined for this input: it needs at least 3 scored tokens whose values "
     "are not all equal."
 )
-BEST = "Of the three, **{name}** orders the tokens most like leave-one-out does here."
+BEST = "Of the {count}, **{name}** orders the tokens most like leave-one-out does here."
 TOP_SAME = (
     "Removing “{loo}” moves the output most ({value:.3f}), and it is also the token the last "
     "layer's attention gives most weight to."

@@ -13,6 +13,7 @@ import numpy as np
 import streamlit as st
 
 from core.export import attribution_csv
+from core.measures.analysis import piece_text
 from core.measures.attribution import MEASURES, Attribution, attribution
 from core.models.errors import ModelError
 from core.models.registry import BUNDLED_KEY
@@ -59,8 +60,10 @@ def _fmt(rho: float | None) -> str:
     return text.RHO_UNDEFINED if rho is None else f"{rho:.2f}"
 
 
-def rho_statement(found: Attribution, scored: np.ndarray) -> str:
-    """The ρ values in one sentence, which measure agrees best, and the top token of each side."""
+def rho_statement(found: Attribution, scored: np.ndarray, tokens: list[str] | None = None) -> str:
+    """The ρ values in one sentence, which measure agrees best, and the top token of each side
+    (named as in `tokens`, default the tokenizer's own strings)."""
+    tokens = found.tokens if tokens is None else tokens
     rho = {name: found.rho[name] for name in MEASURES if name in found.rho}
     if all(value is None for value in rho.values()):
         return text.RHO_NONE
@@ -68,14 +71,13 @@ def rho_statement(found: Attribution, scored: np.ndarray) -> str:
     parts = [text.RHO.format(n=len(scored), values=values)]
     defined = {name: r for name, r in rho.items() if r is not None}
     if len(defined) > 1:
-        parts.append(text.BEST.format(name=text.NAMES[max(defined, key=defined.get)]))
+        count = {2: "two", 3: "three"}.get(len(defined), str(len(defined)))
+        parts.append(text.BEST.format(count=count, name=text.NAMES[max(defined, key=defined.get)]))
     loo_top = int(scored[np.argmax(found.loo[scored])])
     attention_top = int(scored[np.argmax(found.columns["attention"][scored])])
     top = text.TOP_SAME if loo_top == attention_top else text.TOP_DIFFERENT
     parts.append(
-        top.format(
-            loo=md(found.tokens[loo_top]), value=found.loo[loo_top], attention=md(found.tokens[attention_top])
-        )
+        top.format(loo=md(tokens[loo_top]), value=found.loo[loo_top], attention=md(tokens[attention_top]))
     )
     return " ".join(parts)
 
@@ -94,7 +96,9 @@ def attribution_view(result: AttentionResult, view, limits: Limits, controls=Non
     found = _measure(limits, int(scored.size))
     if found is None:
         return
-    st.markdown(rho_statement(found, scored))
+    # a decoder's byte-level tokens carry their space as "Ġ": shown as the reader would write them
+    tokens = [piece_text(t) for t in found.tokens] if result.decoder else found.tokens
+    st.markdown(rho_statement(found, scored, tokens))
     names = text.PANELS
     if result.decoder:
         names = {**names, "loo": text.PANEL_LOO_DECODER, **text.PANELS_DECODER}
@@ -102,7 +106,7 @@ def attribution_view(result: AttentionResult, view, limits: Limits, controls=Non
     panels += [(names[name], found.columns[name][scored]) for name in MEASURES if name in found.columns]
     big = presenting()
     fig = attribution_bars(
-        [found.tokens[i] for i in scored],
+        [tokens[i] for i in scored],
         panels,
         title=text.TITLE,
         x_title=text.X_TITLE,
