@@ -12,11 +12,9 @@ from __future__ import annotations
 # ---- which decoder -------------------------------------------------------------------------------
 
 DEFAULT_DECODER = "distilbert/distilgpt2"
-# The decoders offered in the picker, with the download said before it starts (the safetensors files).
-DECODERS = {
-    "distilbert/distilgpt2": "DistilGPT2: 6 layers × 12 heads, d_model 768; about 350 MB to download once",
-    "gpt2": "GPT-2 small: 12 layers × 12 heads, d_model 768; about 550 MB to download once",
-}
+# The decoders offered in the picker; what each is and its download size come from the registry
+# (core.models.registry.CURATED_HUB_MODELS), said before the download starts.
+DECODERS = ("distilbert/distilgpt2", "gpt2")
 OTHER_DECODER = "__other__"  # the picker's "type a Hub id or a folder" entry; never in a link
 OTHER_LABEL = "Other: a Hub id or a local folder…"
 DECODER_PICKER = "Decoder (a GPT-2 checkpoint)"
@@ -120,7 +118,8 @@ OUTPUT_TEXT = (
 MLP_TITLE = "After attention: the MLP, with GELU in its tanh form"
 MLP_FORMULA = (  # three lines: on fewer, the formula is wider than its half of a 1280 px screen
     r"\begin{gathered} Y = X' + \operatorname{MLP}(X') \\"
-    r" \operatorname{MLP}(x) = \operatorname{GELU}\bigl(\operatorname{LN}_2(x)\, W_1 + b_1\bigr)\, W_2 + b_2 \\"
+    r" \operatorname{MLP}(x) = \operatorname{GELU}\bigl(\operatorname{LN}_2(x)\, W_1 + b_1\bigr)\, W_2"
+    r" + b_2 \\"
     r" \operatorname{GELU}(u) \approx \tfrac{u}{2}\bigl(1 + \tanh(\sqrt{2/\pi}\,(u + 0.044715\, u^3))\bigr)"
     r" \end{gathered}"
 )

@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.models.gpt2 import GPT2Numpy
 from core.text import clean_input
-from dashboard.content.learn_decoder import DEFAULT_DECODER
+from dashboard.content.learn_decoder import DEFAULT_DECODER, HOSTED_NONE
 from tests.dashboard.harness import (
     FUZZ,
     NAMED_LINK_VALUES,
@@ -283,3 +283,13 @@ def test_any_link_gives_a_message_never_a_traceback(linked_gpt2):
 
     case()
     assert len(tried) >= 2 * len(NAMED_LINK_VALUES)
+
+
+def test_hosted_mode_loads_no_folder_and_says_so(gpt2_dir, monkeypatch):
+    monkeypatch.setenv("ATTENTION_EXPLORER_HOSTED", "1")
+    at = AppTest.from_string(SCRIPT, default_timeout=60)
+    at.query_params.update({"example": "gpt2", "model": str(gpt2_dir), "step": "mask"})
+    at.run()
+    assert_no_crash(at)
+    assert not at.get("plotly_chart")  # a local folder never loads on the public demo
+    assert messages(at) == [HOSTED_NONE]  # the curated decoders do not fit the demo's memory

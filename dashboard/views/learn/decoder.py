@@ -20,7 +20,7 @@ import streamlit as st
 from core.lesson.trace import LayerTrace
 from core.models.errors import ModelError, ModelInputError
 from core.models.gpt2 import GPT2Numpy
-from core.models.registry import MAX_CHOICE_CHARS, ModelSpec, parse_model_choice
+from core.models.registry import CURATED_HUB_MODELS, MAX_CHOICE_CHARS, ModelSpec, parse_model_choice
 from dashboard.content.learn import BERT_LAYER_INPUT_FORMULA, BERT_NOTES
 from dashboard.content.learn_decoder import (
     DECODER_ABOUT,
@@ -158,8 +158,8 @@ def decoder_ui(limits: Limits) -> str | None:
     choice = st.selectbox(
         DECODER_PICKER, options, format_func=_label, key="learn_decoder_choice", on_change=_chose, width=420
     )
-    if choice in DECODERS:
-        st.caption(DECODERS[choice])
+    if info := CURATED_HUB_MODELS.get(choice):
+        st.caption(f"{info.summary}; {info.download} to download the first time.")
     elif choice == OTHER_DECODER:
         _typed_ui(current)
     return ss.get("learn_decoder", current)
@@ -209,7 +209,9 @@ def load_decoder(model: str, limits: Limits) -> tuple[ModelSpec, GPT2Numpy] | No
         failures[model] = loaded
     kind, message = failures[model]
     if kind == "offline":
-        st.info(OFFLINE, icon=":material/cloud_off:")
+        info = CURATED_HUB_MODELS.get(DEFAULT_DECODER)
+        size = info.download if info else "a few hundred MB"
+        st.info(OFFLINE.format(model=DEFAULT_DECODER, size=size), icon=":material/cloud_off:")
     else:
         st.error(
             f"Could not load the decoder “{md(model[:MAX_CHOICE_CHARS])}”: {error_md(message.rstrip('.'))}."
