@@ -13,6 +13,12 @@
 
 Figures: the install's seconds, the environment's size on disk, the server's peak RSS (VmHWM, with
 its child processes), and the seconds until the explore page's first heatmap was drawn.
+
+The curated decoders (`run_decoders`): the stand-in Hub also serves random GPT-2 checkpoints of their
+real sizes (tests/real_size_gpt2.py); a fresh hosted server draws the explore page on the bundled
+model (the default page), then on each decoder with a prompt past the hosted token cap, and the
+server's peak and current RSS are read after each. ATTENTION_EXPLORER_HOSTED_MODELS names the
+decoders, so a decoder that hosted mode leaves out of its picker can still be measured.
 """
 
 from __future__ import annotations
@@ -24,13 +30,16 @@ import re
 import subprocess
 import sys
 import time
+import urllib.parse
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dashboard.hosted import HOSTED, MORE_MODELS_SETTING
 from tests.e2e.harness import ROOT, StreamlitServer, browser, chromium_available, wait_charts
 from tests.hub_standin import HubStandIn
 
-__all__ = ["CloudEnv", "CloudRun", "build_env", "chromium_available", "run_app"]
+__all__ = ["CloudEnv", "CloudRun", "DecoderRun", "build_env", "chromium_available", "run_app", "run_decoders"]
 
 MB = 2**20
 # No package of the PyTorch stack and no model package may be installed by requirements.txt.
@@ -58,6 +67,8 @@ PAGES = [
 PROBLEMS = "[data-testid='stException'], [data-testid='stAlertContentError']"
 HEATMAP = ".js-plotly-plot .main-svg :is(g.hm, image)"
 SCREENSHOTS = Path(__file__).parent / "screenshots"
+# Longer than the hosted token cap with any GPT-2 tokenizer, shorter than hosted mode's 2,000 characters.
+DECODER_PROMPT = "The trophy would not fit in the suitcase because it was too large. " * 25
 
 
 @dataclass
@@ -186,3 +197,90 @@ def run_app(env: CloudEnv, workdir: Path, check_page=None, chromium=None) -> Clo
         if hub.downloads("model.safetensors") != 1:
             raise AssertionError(f"the weights were fetched {hub.downloads('model.safetensors')} times")
     return CloudRun(env, first_heatmap_s, rss, page_s)
+
+
+# ---- the curated decoders -------------------------------------------------------------------------
+
+
+@dataclass
+class DecoderRun:
+    models: tuple[str, ...]  # the decoders opened, in order, after the bundled model
+    # VmHWM with children after each page (the bundled model, then each decoder); empty off Linux
+    peak_rss_mb: list[float]
+    rss_mb: list[float]  # VmRSS with children at the same moments: what stays resident
+    page_s: list[float]  # each page's seconds until drawn (a decoder's download and load included)
+
+
+def explore_url(model: str) -> str:
+    query = urllib.parse.urlencode({"model": model, "text": DECODER_PROMPT, "view": "head"})
+    return f"/explore?{query}"
+
+
+def _status_mb(pid: int, field_name: str) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field_name + ":"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no {field_name} for process {pid}")
+
+
+def current_rss_mb(server: StreamlitServer) -> float:
+    """The server's resident memory now (VmRSS), with its child processes'."""
+    pids = [server.proc.pid]
+    for task in Path(f"/proc/{server.proc.pid}/task").iterdir():
+        with contextlib.suppress(FileNotFoundError):
+            pids += [int(child) for child in (task / "children").read_text().split()]
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(FileNotFoundError, RuntimeError):
+            total += _status_mb(pid, "VmRSS")
+    return total
+
+
+def _check_decoder_page(page, model: str, n_layer: int) -> None:
+    """The decoder answered, at the hosted token cap (the sidebar's shape and token count)."""
+    shape = f"{n_layer} layers × 12 heads · {HOSTED.max_tokens} tokens"
+    if page.get_by_text(shape, exact=True).count() != 1:
+        SCREENSHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=SCREENSHOTS / "cloud-decoder-failed.png")
+        raise AssertionError(f"{model}: the page does not say “{shape}”; see cloud-decoder-failed.png")
+
+
+def run_decoders(
+    env: CloudEnv, workdir: Path, checkpoints: dict[str, Path], models: Sequence[str], chromium=None
+) -> DecoderRun:
+    """A fresh hosted server, the stand-in Hub serving the bundled model and `checkpoints` (Hub id ->
+    folder): the explore page on the bundled model, then on each of `models` in turn with
+    DECODER_PROMPT. The server's RSS is read after each page (see DecoderRun)."""
+    from core.models.registry import read_config
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    hf_home = workdir / "hf-home-decoders"
+    with HubStandIn(repos=checkpoints) as hub:
+        server = StreamlitServer(
+            python=str(env.python),
+            env={
+                "ATTENTION_EXPLORER_HOSTED": "1",
+                MORE_MODELS_SETTING: ",".join(models),
+                "HF_ENDPOINT": hub.url,
+                "HF_HOME": str(hf_home),
+                "HF_HUB_OFFLINE": "0",
+                "HF_HUB_DISABLE_TELEMETRY": "1",
+                "XDG_CACHE_HOME": str(workdir / "cache"),
+                "PYTHONPATH": "",
+            },
+            log_path=workdir / "streamlit-decoders.log",
+        )
+        with server, contextlib.ExitStack() as stack:
+            chromium = chromium or stack.enter_context(browser())
+            context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+            page = context.new_page()
+            peaks, resident, seconds = [], [], []
+            for model in (None, *models):
+                seconds.append(_open(page, server.url + (explore_url(model) if model else EXPLORE_TROPHY), 1))
+                if model:
+                    _check_decoder_page(page, model, read_config(checkpoints[model])["n_layer"])
+                if Path("/proc/self/status").exists():
+                    peaks.append(server.peak_rss_mb())
+                    resident.append(current_rss_mb(server))
+            context.close()
+    return DecoderRun(tuple(models), peaks, resident, seconds)
