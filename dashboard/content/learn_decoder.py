@@ -21,9 +21,7 @@ DECODER_PICKER = "Decoder (a GPT-2 checkpoint)"
 DECODER_TYPED = "Hub id or local folder of a GPT-2"
 DECODER_TYPED_HINT = "Type a GPT-2's Hub id (owner/name) or the path of a folder with its files, then Load."
 # One line, when no decoder can be loaded because the Hub is out of reach: what to load later.
-OFFLINE = (
-    "No decoder offline: when the network is there, load `distilbert/distilgpt2` here (about 350 MB, once)."
-)
+OFFLINE = "No decoder offline: when the network is there, load `{model}` here ({size}, once)."
 NOT_A_DECODER = (
     "{model} is not a decoder: “Your sentence in a real BERT” shows an encoder's layers. Give a GPT-2 "
     "checkpoint here."
@@ -116,12 +114,11 @@ OUTPUT_TEXT = (
 )
 
 MLP_TITLE = "After attention: the MLP, with GELU in its tanh form"
-MLP_FORMULA = (  # three lines: on fewer, the formula is wider than its half of a 1280 px screen
-    r"\begin{gathered} Y = X' + \operatorname{MLP}(X') \\"
-    r" \operatorname{MLP}(x) = \operatorname{GELU}\bigl(\operatorname{LN}_2(x)\, W_1 + b_1\bigr)\, W_2"
-    r" + b_2 \\"
-    r" \operatorname{GELU}(u) \approx \tfrac{u}{2}\bigl(1 + \tanh(\sqrt{2/\pi}\,(u + 0.044715\, u^3))\bigr)"
-    r" \end{gathered}"
+MLP_FORMULA = (  # four short lines: a longer one is wider than its half of a 1280 px screen
+    r"\begin{gathered} Y = X' + \operatorname{GELU}(H' W_1 + b_1)\, W_2 + b_2 \\"
+    r" H' = \operatorname{LayerNorm}_2(X') \\"
+    r" \operatorname{GELU}(u) \approx \tfrac{u}{2}\,(1 + \tanh a) \\"
+    r" a = \sqrt{2/\pi}\;(u + 0.044715\, u^3) \end{gathered}"
 )
 MLP_TEXT = (
     "Each token then goes through the same two-layer network on its own: normalised first again "
