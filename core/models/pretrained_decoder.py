@@ -99,6 +99,11 @@ class PretrainedDecoder:
         ablate = check_heads(ablate, self.n_layers, self.n_heads)
         return output_arrays(self._forward_ids(input_ids, ablate), self.name)[1]
 
+    def decode(self, token_id: int) -> str:
+        """One token as text (" Paris" for "ĠParis"), as the NumPy engine decodes it."""
+        with self._lock:
+            return self._backend.decode([int(token_id)])
+
     def unembed(self, final_hidden: np.ndarray) -> np.ndarray:
         """(..., D) after ln_f -> (..., V) logits through the model's own (tied) lm_head."""
         weight = self.model.lm_head.weight.detach().numpy()  # (V, D): logits = h W_E^T
