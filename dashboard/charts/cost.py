@@ -228,7 +228,7 @@ def next_token_chart(
     fig.update_yaxes(title_text=f"{memory_title}, MB", row=1, col=2)
     fig.update_layout(
         title=top_title(title) | {"font": {"size": sizing.font + 2}},
-        height=440 if sizing is PAGE else 470,
+        height=440 if sizing is PAGE else 560,
         margin={"t": 50 + sizing.font, "b": 60, "l": 70, "r": 20},
         legend={"orientation": "h", "y": -0.2, "font": {"size": sizing.font}},
         font={"size": sizing.font},

@@ -238,12 +238,13 @@ NEXT_TITLE = "One more token at context n ({n_layers} layers, {n_heads} heads, d
 NEXT_CACHE_TITLE = "KV cache"
 NEXT_LABELS = {"with the KV cache": "with the KV cache", "recomputing the context": "recomputing the context"}
 NEXT_MEASURING = "Timing one more token at context n = {n} ({done} of {total} lengths; once per server)…"
-NEXT_BUTTON = "Measure n = {first} … {last} (about {seconds:.0f} s)"
+NEXT_BUTTON = "Measure n = {first} … {last} (about {seconds})"
 NEXT_COST = (
-    "Timing every context takes about **{seconds:.0f} s** of this server's time (a full pass at "
-    "n = {first}, measured already, took {probe_ms:.0f} ms; scaled by each length's work): {passes} passes "
-    "through the model of up to {longest:,} tokens, which keep up to {mb:,.0f} MB of attention "
-    "weights. It is measured once per server, then every visitor sees it."
+    "Measured so far: n = {measured} (n = {done} took {wall:.1f} s). The rest, n up to "
+    "{last:,}, takes **about {seconds}** of this server's time (that last time scaled with n; a "
+    "rough guide): {passes} passes through the model of up to {longest:,} "
+    "tokens, keeping up to {mb:,.0f} MB of attention weights. It is measured once per server, "
+    "then every visitor sees it."
 )
 NEXT_ONE_CONTEXT = (
     "This model holds {max_tokens} positions: too few context lengths for a curve. At n = {n}, one "

@@ -1,8 +1,9 @@
 """AppTests of the cost page on the bundled model: the three parts draw, the numbers the page prints
 are recomputed here independently (the head's Q, K, V from the traced layer, the variant's error
 with loop sums, the window sweep, the n × n weights' size by hand), links with bad parameters get
-messages naming the nearest valid value, presenter mode shows one part at a time, and hosted mode
-stops the measurement at n = 1024 and says so."""
+messages naming the nearest valid value, presenter mode shows one part at a time, part 4 (one more
+token, a decoder's: tests/dashboard/test_cost_decoder.py) is one line here, and hosted mode stops the
+measurement at n = 1024 and says so."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.cost.variants import Variant
 from core.models.bert import BertNumpy
-from dashboard.content.cost import DEFAULT_TEXT
+from dashboard.content.cost import DEFAULT_TEXT, NEXT_ENCODER_ONLY, NEXT_HEADER
 from tests.dashboard.harness import assert_no_crash, chart_specs, messages, n_charts, page_script
 
 SCRIPT = page_script("cost")
@@ -45,6 +46,8 @@ def test_every_part_draws_with_numbers_recomputed_here(bundled):
     assert not at.error and not at.warning, messages(at)
     # price (1), the two maps, timing (3), layer changes, window and Performer sweeps (3)
     assert n_charts(at) == 7
+    # part 4 is a decoder's (tests/dashboard/test_cost_decoder.py): one line for an encoder
+    assert at.header[-1].value == NEXT_HEADER and messages(at) == [NEXT_ENCODER_ONLY]
     text = markdown(at)
     # the head's error, recomputed from the traced layer 6 with loops over rows
     result = bundled.run(DEFAULT_TEXT, trace_layers=[5])
@@ -111,6 +114,12 @@ def test_linformer_k_past_the_sentence_is_said():
 def test_presenter_mode_shows_one_part(part, charts):
     at = open_page(present="1", part=part)
     assert not at.error and n_charts(at) == charts, messages(at)
+
+
+def test_presenter_part_4_on_an_encoder_says_it_is_for_decoders():
+    at = open_page(present="1", part="next")
+    assert messages(at) == [NEXT_ENCODER_ONLY] and n_charts(at) == 1  # and the price instead
+    assert at.session_state["cost_part"] == "price"
 
 
 def test_an_empty_sentence_keeps_the_price():

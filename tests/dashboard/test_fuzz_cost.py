@@ -6,6 +6,8 @@ and draw them again once a good sentence is back.
 
 The page runs a 2-layer random BERT that carries the bundled model's tokenizer (the harness's
 make_tiny_bundled_tokenizer_bert): every case sees the real tokenization at microseconds a pass.
+Then the same links on a tiny random GPT-2 (tests/tiny_gpt2.py), where `n` (the KV cache's context)
+and part 4 are read, in page and in presenter mode.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from tests.dashboard.harness import (
     set_text,
     utf8_safe,
 )
+from tests.tiny_gpt2 import make_tiny_gpt2
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fast_apptest")]
 
@@ -82,9 +85,11 @@ def test_the_sentence_box_survives_every_input(cost_app):
     assert len(tried) >= len(NAMED_TEXTS) + CASES, len(tried)
 
 
-PARAMS = ["text", "layer", "head", "variant", "w", "s", "r", "m", "k", "part", "engine"]
+PARAMS = ["text", "layer", "head", "variant", "w", "s", "r", "m", "k", "part", "engine", "n"]
 URL_VALUE = st.one_of(
-    st.sampled_from(["", "window", "bigbird", "linformer", "price", "model", "numpy", "torch", "None"]),
+    st.sampled_from(
+        ["", "window", "bigbird", "linformer", "price", "model", "next", "numpy", "torch", "None"]
+    ),
     bad_ints(-2, 10**6).map(str),
     bad_texts(max_size=30, longest=10_001),
 ).filter(utf8_safe)  # a URL carries UTF-8: lone surrogates arrive percent-decoded as U+FFFD at most
@@ -106,6 +111,40 @@ def test_link_parameters_survive_every_value(tiny_model):
         at.run()
         assert_answered(at, params)
         assert n_charts(at) >= 1, ("the price is always drawn", params, messages(at))
+
+    case()
+    assert len(tried) >= len(NAMED_LINK_VALUES) + CASES, len(tried)
+
+
+@pytest.fixture(scope="module")
+def tiny_decoder(tmp_path_factory):
+    # width 16 and 2 heads, as the tiny BERT above: the price curves are measured once
+    return make_tiny_gpt2(tmp_path_factory.mktemp("fuzz_cost_gpt2"), n_layer=2, n_head=2, n_embd=16)
+
+
+DECODER_PARAMS = ["n", "part", "text", "layer", "head", "variant", "engine"]
+
+
+def test_decoder_link_parameters_survive_every_value(tiny_decoder):
+    """A decoder reads `n` against its context and offers the parts it has; presenter mode comes
+    from session state (the page is run alone), as the `present` entry says."""
+    tried = []
+
+    @FUZZ
+    @named_links(DECODER_PARAMS, present=["1", ""])
+    @example({"n": "-0", "part": "head", "present": "1"})
+    @example({"n": "64", "part": "next", "present": "1"})
+    @given(params=st.dictionaries(st.sampled_from([*DECODER_PARAMS, "present"]), URL_VALUE, max_size=4))
+    def case(params):
+        tried.append(sorted(params))
+        at = AppTest.from_string(SCRIPT, default_timeout=120)
+        if params.get("present") == "1":
+            at.session_state["present"] = True
+        at.query_params.update({**params, "model": str(tiny_decoder)})
+        at.run()
+        assert_answered(at, params)
+        assert n_charts(at) >= 1, ("the price or one more token is always drawn", params, messages(at))
+        assert 1 <= at.session_state["cost_n"] <= 64, params
 
     case()
     assert len(tried) >= len(NAMED_LINK_VALUES) + CASES, len(tried)

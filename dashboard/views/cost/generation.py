@@ -80,26 +80,32 @@ def next_token_part(spec, engine, timing: NextTiming | None, limits: Limits, siz
 
 
 def _measure_button(engine, timing: NextTiming) -> None:
-    """The sweep is long for this model: say what it costs, and measure it on request."""
-    first, last = timing.contexts[0], timing.contexts[-1]
-    missing = len(timing.contexts) - len(timing.rows)
+    """The rest of the sweep is long for this machine: say what it costs, and measure it on request."""
+    (first, last), (done, wall) = (timing.contexts[0], timing.contexts[-1]), timing.longest
+    seconds = _duration(timing.estimate)
     st.markdown(
         text.NEXT_COST.format(
-            seconds=timing.estimate,
-            first=first,
-            probe_ms=timing.probe * 1e3,
-            passes=7 * missing,  # per context: the cache built once, three cached steps, three full passes
+            measured=f"{first}" if done == first else f"{first} … {done}",
+            done=done,
+            wall=wall,
+            last=last,
+            seconds=seconds,
+            passes=7 * (len(timing.contexts) - len(timing.rows)),  # a context: its cache, 3 cached, 3 full
             longest=last + 1,
             mb=weights_megabytes(engine.n_layers, engine.n_heads, last + 1),
         )
     )
     st.button(
-        text.NEXT_BUTTON.format(first=first, last=last, seconds=max(timing.estimate, 1.0)),
+        text.NEXT_BUTTON.format(first=first, last=last, seconds=seconds),
         key="cost_next_measure",
         on_click=st.session_state.__setitem__,
         args=(GO, True),
         icon=":material/timer:",
     )
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
 def _timing_chart(spec, engine, timing: NextTiming, n: int, sizing) -> None:

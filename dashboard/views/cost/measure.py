@@ -6,13 +6,14 @@ middle (any click: Streamlit stops the script at the next bar update) resumes wh
 a second session waits for the first instead of measuring at the same time (two measurements at
 once would time each other). Variant timings and the whole-model sweeps are cached too
 (st.cache_resource, bounded). For a decoder, one more token at each context n with the KV cache and
-without it is measured the same way (kept per model and n, resumable, under the same lock), the first
-context at once and the rest at once only when that first one predicts a short wait.
+without it is measured the same way (kept per model and n, resumable, under the same lock): a first
+visit times the short contexts within a couple of seconds, the rest on request.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -112,8 +113,8 @@ def sweeps(model_key: str, sentence: str, max_tokens: int) -> Sweeps:
 
 # ---- one more token (decoders) ---------------------------------------------------------------------
 
-AUTO_SECONDS = 2.0  # a sweep estimated to take longer waits for the button
-NEXT = "next"  # the price store's rows of one more token: (NEXT, model key, n) -> Row
+AUTO_SECONDS = 2.0  # what a first visit may spend timing; the rest of the sweep waits for a button
+NEXT = "next"  # the price store's rows of one more token: (NEXT, model key, n) -> (Row, wall seconds)
 RECOMPUTED = "recomputing the context"  # core.cost.generation's curve names
 CACHED = "with the KV cache"
 
@@ -132,27 +133,12 @@ def next_contexts(max_tokens: int, cap: int) -> tuple[int, ...]:
     return tuple(found)
 
 
-def _work(engine, new: int, past: int) -> float:
-    """FLOPs of a forward pass of `new` tokens after `past` cached ones, per layer 24·T·D² (the
-    projections and the MLP) and 4·T·(P + T)·D (scores and weighted sum), and the last position's
-    logits, 2·D·V: what the estimate scales by."""
-    d, config = engine.config.n_embd, engine.config
-    layer = 24 * new * d * d + 4 * new * (past + new) * d
-    return engine.n_layers * layer + 2 * d * config.vocab_size
-
-
-def _context_work(engine, n: int) -> float:
-    """What next_token_curves runs at context n: the cache built once, three cached steps, three
-    full passes over n + 1 positions."""
-    return _work(engine, n, 0) + 3 * _work(engine, 1, n) + 3 * _work(engine, n + 1, 0)
-
-
 @dataclass(frozen=True)
 class NextTiming:
     contexts: tuple[int, ...]  # every context to time
     rows: tuple[tuple[int, Row], ...]  # the ones measured so far, shortest first
-    probe: float  # seconds of one full pass at the first context (the fastest of its three)
-    estimate: float  # seconds the contexts not yet measured are expected to take
+    longest: tuple[int, float]  # the longest context measured and the wall seconds it took
+    estimate: float  # seconds the contexts not yet measured should take (estimate)
 
     @property
     def complete(self) -> bool:
@@ -164,40 +150,54 @@ class NextTiming:
         return found[CACHED], found[RECOMPUTED]
 
 
+def estimate(measured: tuple[int, float], contexts) -> float:
+    """Seconds that timing `contexts` should take: the wall time of the longest context measured
+    (n, seconds), scaled with n + 1. A rough guide: a pass's fixed costs, which dominate short
+    contexts, weigh less as n grows, and its n² part more."""
+    n, seconds = measured
+    return sum(seconds * (m + 1) / (n + 1) for m in contexts)
+
+
 def next_timing(model_key: str, engine, contexts: tuple[int, ...], everything: bool) -> NextTiming:
     """One more token at each context (core.cost.generation.next_token_curves, one context at a
-    time, kept in the price store as it is measured, under its lock: a rerun resumes, and two
-    measurements never time each other). The first context is always measured, as the probe that
-    the estimate scales; the rest when `everything` or when the estimate is under AUTO_SECONDS."""
+    time, shortest first, kept in the price store as it is measured, under its lock: a rerun
+    resumes, and two measurements never time each other). The first context is always measured;
+    the next ones while their estimate keeps a visit within AUTO_SECONDS, or all of them when
+    `everything` (with a progress bar)."""
     store = price_store()
-    key = (NEXT, model_key)
     with store.lock:
-        _measure_next(store, key, engine, contexts[:1], None)
-        if everything or _estimate(store, key, engine, contexts) <= AUTO_SECONDS:
-            _measure_next(store, key, engine, contexts[1:], text.NEXT_MEASURING)
-        rows = tuple((n, store.rows[(*key, n)]) for n in contexts if (*key, n) in store.rows)
-        probe = store.rows[(*key, contexts[0])][RECOMPUTED][0]
-        return NextTiming(contexts, rows, probe, _estimate(store, key, engine, contexts))
-
-
-def _estimate(store: PriceStore, key: tuple, engine, contexts) -> float:
-    """Seconds the contexts not yet measured should take: one full pass at the first context (the
-    fastest of three: the first call of a model pays for page faults), scaled by each one's work
-    (_context_work)."""
-    missing = [n for n in contexts if (*key, n) not in store.rows]
-    first = contexts[0]
-    seconds = store.rows[(*key, first)][RECOMPUTED][0]
-    return seconds * sum(_context_work(engine, n) for n in missing) / _work(engine, first + 1, 0)
-
-
-def _measure_next(store: PriceStore, key: tuple, engine, contexts, message: str | None) -> None:
-    """Time the contexts not yet in the store, with a progress bar when `message` is given."""
-    missing = [n for n in contexts if (*key, n) not in store.rows]
-    bar = st.progress(0.0) if message and missing else None
-    for done, n in enumerate(missing):
+        spent, missing = 0.0, [n for n in contexts if (NEXT, model_key, n) not in store.rows]
+        bar = st.progress(0.0) if everything and len(missing) > 1 else None
+        for done, n in enumerate(missing):
+            done_before = [m for m in contexts if (NEXT, model_key, m) in store.rows]
+            if done_before and not everything:
+                last = store.rows[(NEXT, model_key, done_before[-1])][1]
+                if spent + estimate((done_before[-1], last), [n]) > AUTO_SECONDS:
+                    break
+            if bar is not None:
+                bar.progress(
+                    done / len(missing), text=text.NEXT_MEASURING.format(n=n, done=done, total=len(missing))
+                )
+            spent += _measure_next(store, model_key, engine, n)
         if bar is not None:
-            bar.progress(done / len(missing), text=message.format(n=n, done=done, total=len(missing)))
-        cached, recomputed = next_token_curves(engine, contexts=(n,))
-        store.rows[(*key, n)] = {c.name: (c.seconds[0], c.peak_bytes[0]) for c in (cached, recomputed)}
-    if bar is not None:
-        bar.empty()
+            bar.empty()
+        found = [
+            (n, store.rows[(NEXT, model_key, n)]) for n in contexts if (NEXT, model_key, n) in store.rows
+        ]
+    longest = (found[-1][0], found[-1][1][1])
+    rest = [n for n in contexts if n > longest[0]]
+    return NextTiming(contexts, tuple((n, row) for n, (row, _) in found), longest, estimate(longest, rest))
+
+
+def _measure_next(store: PriceStore, model_key: str, engine, n: int) -> float:
+    """Time one more token at context n into the store; the wall seconds it took."""
+    if not any(key[:2] == (NEXT, model_key) for key in store.rows):
+        # once untimed: a model's first pass pays for page faults on its weights, which would
+        # inflate the first wall time, and the estimate scaled from it
+        engine.forward(np.zeros(1, dtype=np.int64))
+    start = time.perf_counter()
+    cached, recomputed = next_token_curves(engine, contexts=(n,))
+    row = {c.name: (c.seconds[0], c.peak_bytes[0]) for c in (cached, recomputed)}
+    wall = time.perf_counter() - start
+    store.rows[(NEXT, model_key, n)] = (row, wall)
+    return wall
