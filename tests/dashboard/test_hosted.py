@@ -132,7 +132,7 @@ def test_hosted_mode_offers_only_the_allowlist_and_no_torch_engine(hosted):
 
 @pytest.mark.parametrize(
     "model",
-    ["TINY", "../../etc", "/etc", "~", "https://huggingface.co/bert-base-uncased", "owner/name", "gpt2"],
+    ["TINY", "../../etc", "/etc", "~", "https://huggingface.co/bert-base-uncased", "owner/name", "gpt3"],
 )
 def test_hosted_mode_refuses_a_links_model_and_shows_the_bundled_one(hosted, tiny_model, model):
     at = open_explore(model=tiny_model if model == "TINY" else model, text="The cat sat on the mat.")
@@ -202,7 +202,7 @@ def test_local_mode_offers_every_curated_model(local, numpy_engine):
 @pytest.mark.parametrize("model", [k for k, m in CURATED_HUB_MODELS.items() if not m.hosted])
 def test_hosted_mode_refuses_a_link_to_a_curated_model_that_does_not_fit(hosted, model):
     at = open_explore(model=model)
-    assert "loads only the models in the picker" in shown(at)
+    assert "needs more memory than this public demo has" in shown(at) and "`make run`" in shown(at)
     assert at.selectbox(key="explore_model_choice").value == "bundled" and n_charts(at)
 
 

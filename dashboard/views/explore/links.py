@@ -187,8 +187,12 @@ def init_state(limits: Limits) -> list[str]:
     model = ss["explore_model"]
     known = [BUNDLED_KEY, *CURATED_HUB_MODELS]
     if (allowed := allowed_models(limits)) is not None and model not in allowed:
+        too_big = model in CURATED_HUB_MODELS  # curated, but measured past this demo's memory
         notes.append(
-            "This public demo loads only the models in the picker; the link's model is not one of "
+            f"The link's model `{model}` needs more memory than this public demo has; run the app on "
+            "your own machine (`make run`) to load it. The bundled model is shown."
+            if too_big
+            else "This public demo loads only the models in the picker; the link's model is not one of "
             "them, so the bundled model is shown."
         )
         model = BUNDLED_KEY
