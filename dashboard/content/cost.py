@@ -266,7 +266,7 @@ NEXT_METRIC = "KV cache at n = {n:,}"
 NEXT_CACHE_LINE = (
     "The cache holds a key and a value per layer, head and position: 2 · {n_layers} layers · "
     "{n_heads} heads · {d_head} (d_head) · {n:,} positions = **{numbers:,} numbers**, "
-    "**{mb:,.2f} MB** in float32."
+    "**{mb} MB** in float32."
 )
 NEXT_CAPTION = (
     "Measured on the NumPy GPT-2 engine itself (core/cost/generation.py), random token ids: at "

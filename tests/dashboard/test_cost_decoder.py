@@ -80,11 +80,11 @@ def test_one_more_token_shows_core_numbers(tiny_gpt2, engine):
     assert (marker["x"], marker["y"]) == ([40], [pytest.approx(cache_megabytes(engine, 40), rel=1e-12)])
     numbers = cache_numbers(2, 2, 8, 40)
     assert numbers == 2 * 2 * 2 * 8 * 40
+    mb = f"{cache_megabytes(engine, 40):.3g}"  # below 1 MB: three significant digits
+    assert mb == f"{numbers * 4 / 2**20:.3g}" == "0.00977"
     shown = markdown(at)
-    assert f"**{numbers:,} numbers**, **{cache_megabytes(engine, 40):,.2f} MB** in float32" in shown
-    assert [(m.label, m.value) for m in at.metric] == [
-        ("KV cache at n = 40", f"{cache_megabytes(engine, 40):,.2f} MB")
-    ]
+    assert f"**{numbers:,} numbers**, **{mb} MB** in float32" in shown
+    assert [(m.label, m.value) for m in at.metric] == [("KV cache at n = 40", f"{mb} MB")]
     # the sentence under the chart reads the longest context's points and the fitted exponents
     at_cache, at_full = curves[0].seconds[-1], curves[1].seconds[-1]
     assert f"At n = **63**, one more token takes **{at_cache * 1e3:.1f} ms** with the cache" in shown
@@ -98,7 +98,7 @@ def test_the_n_picker_moves_the_cache(tiny_gpt2, engine):
     at = open_page(tiny_gpt2)
     assert at.number_input(key="cost_n").value == POSITIONS  # unset: the whole context
     at.number_input(key="cost_n").set_value(7).run()
-    assert at.metric[0].value == f"{cache_megabytes(engine, 7):,.2f} MB"
+    assert at.metric[0].value == f"{cache_megabytes(engine, 7):.3g} MB"
     assert next_chart(at)["data"][3]["x"] == [7] and at.query_params["n"] == "7"
 
 

@@ -29,7 +29,7 @@ def measure_next(model_key: str, engine, limits: Limits) -> NextTiming:
     short or the button asked for it."""
     contexts = next_contexts(engine.max_tokens, limits.max_price_layer_n)
     if not contexts:
-        return NextTiming((), (), 0.0, 0.0)
+        return NextTiming((), (), (0, 0.0), 0.0)
     timing = next_timing(model_key, engine, contexts, everything=bool(st.session_state.get(GO)))
     if timing.complete:
         st.session_state.pop(GO, None)
@@ -104,6 +104,11 @@ def _measure_button(engine, timing: NextTiming) -> None:
     )
 
 
+def megabytes(mb: float) -> str:
+    """Two decimals, or three significant digits below 1 MB (a tiny model's cache)."""
+    return f"{mb:,.2f}" if mb >= 1 else f"{mb:.3g}"
+
+
 def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
@@ -151,7 +156,7 @@ def _cache_row(engine, n: int) -> None:
     with pick:
         n = n_ui(engine.max_tokens)
     with number:
-        st.metric(text.NEXT_METRIC.format(n=n), f"{cache_megabytes(engine, n):,.2f} MB")
+        st.metric(text.NEXT_METRIC.format(n=n), f"{megabytes(cache_megabytes(engine, n))} MB")
     with line:
         st.markdown(
             text.NEXT_CACHE_LINE.format(
@@ -160,6 +165,6 @@ def _cache_row(engine, n: int) -> None:
                 d_head=d_head,
                 n=n,
                 numbers=cache_numbers(engine.n_layers, engine.n_heads, d_head, n),
-                mb=cache_megabytes(engine, n),
+                mb=megabytes(cache_megabytes(engine, n)),
             )
         )
