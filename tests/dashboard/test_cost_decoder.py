@@ -2,8 +2,9 @@
 folder with `model=`): part 4, one more token with the KV cache and without, draws its measured
 curves with the exponents core.cost.price.Curve fits to the plotted points, and the cache's size at
 the chosen n as core.cost.generation computes it; the price still works, the variants say in one
-line why they are for encoders; a long sweep waits for its button; links with a bad `n` get the
-nearest valid value; presenter mode shows one part."""
+line why they are for encoders; a long sweep waits for its button (and times the page open's
+contexts again); links with a bad `n` get the nearest valid value; presenter mode shows one part; a
+model too short for a curve, or for any context, says so."""
 
 from __future__ import annotations
 
@@ -130,6 +131,8 @@ def test_a_long_sweep_waits_for_its_button(tiny_gpt2, monkeypatch):
     assert at.metric[0].label == "KV cache at n = 64"  # the formula needs no measurement
     button.click().run()
     assert n_charts(at) == 2 and not at.button, messages(at)
+    # the sweep timed the page open's context again, with the browser idle
+    assert [store.rows[(measure.NEXT, str(tiny_gpt2), n)][2] for n in (16, 32, 63)] == [False] * 3
     at.run()  # measured once: a later run keeps the chart without the button
     assert n_charts(at) == 2 and not at.button
 
@@ -141,3 +144,14 @@ def test_presenter_mode_shows_one_part(tiny_gpt2):
     at = open_page(tiny_gpt2, present="1", part="head")  # the variants' part: said, then the price
     assert text.VARIANTS_ENCODER_ONLY in messages(at)
     assert n_charts(at) == 1 and at.session_state["cost_part"] == "price"
+
+
+SHORT = "This model holds 3 positions: too few context lengths for a curve. At n = 2,"
+
+
+@pytest.mark.parametrize(("positions", "said"), [(3, SHORT), (1, text.NEXT_NO_CONTEXT)])
+def test_a_model_too_short_for_a_curve_says_so(tmp_path, positions, said):
+    short = make_tiny_gpt2(tmp_path, n_layer=1, n_head=2, n_embd=16, n_positions=positions)
+    at = open_page(short)
+    assert any(said in m for m in [*messages(at), markdown(at)]), (messages(at), markdown(at))
+    assert n_charts(at) == 1 and not at.error  # the price

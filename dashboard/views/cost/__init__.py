@@ -2,13 +2,15 @@
 article names, tried on a real head and in the whole model.
 
 Modules, one job each:
-- page.py     puts the page together: state, model, then the three parts (the price; one head;
-              the whole model), one at a time in presenter mode
+- page.py     puts the page together: state, model, then the parts (the price; one head; the
+              whole model; one more token, a decoder's), one at a time in presenter mode
+- generation.py  part 4: one more token with the KV cache and without, the cache's size at n
 - links.py    the page's URL parameters (a dashboard.state.PageLinks table) and the checks that
               wait for the model and the sentence
 - widgets.py  the sentence, layer/head, variant and parameter pickers, the presenter part switch
 - measure.py  the measurements, shared by every session of a server (st.cache_resource): the price
-              curves (resumable, a progress bar), each variant's timings, the whole-model sweeps
+              curves (resumable, a progress bar), each variant's timings, the whole-model sweeps,
+              a decoder's one more token
 The variants are core/cost/variants.py, their cost core/cost/price.py, the whole-model runs
 core/cost/variant_model.py; the figures dashboard/charts/cost.py; the text dashboard/content/cost.py.
 

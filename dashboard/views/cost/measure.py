@@ -114,7 +114,9 @@ def sweeps(model_key: str, sentence: str, max_tokens: int) -> Sweeps:
 # ---- one more token (decoders) ---------------------------------------------------------------------
 
 AUTO_SECONDS = 2.0  # what a first visit may spend timing; the rest of the sweep waits for a button
-NEXT = "next"  # the price store's rows of one more token: (NEXT, model key, n) -> (Row, wall seconds)
+# the price store's rows of one more token: (NEXT, model key, n) -> (Row, wall seconds, whether it
+# was measured while a page opened)
+NEXT = "next"
 RECOMPUTED = "recomputing the context"  # core.cost.generation's curve names
 CACHED = "with the KV cache"
 
@@ -161,35 +163,52 @@ def estimate(measured: tuple[int, float], contexts) -> float:
 def next_timing(model_key: str, engine, contexts: tuple[int, ...], everything: bool) -> NextTiming:
     """One more token at each context (core.cost.generation.next_token_curves, one context at a
     time, shortest first, kept in the price store as it is measured, under its lock: a rerun
-    resumes, and two measurements never time each other). The first context is always measured;
-    the next ones while their estimate keeps a visit within AUTO_SECONDS, or all of them when
-    `everything` (with a progress bar)."""
+    resumes, and two measurements never time each other). On a page's open, the first context is
+    always measured and the next ones while their estimate keeps the visit within AUTO_SECONDS;
+    `everything` measures the rest with a progress bar."""
     store = price_store()
     with store.lock:
-        spent, missing = 0.0, [n for n in contexts if (NEXT, model_key, n) not in store.rows]
-        bar = st.progress(0.0) if everything and len(missing) > 1 else None
-        for done, n in enumerate(missing):
-            done_before = [m for m in contexts if (NEXT, model_key, m) in store.rows]
-            if done_before and not everything:
-                last = store.rows[(NEXT, model_key, done_before[-1])][1]
-                if spent + estimate((done_before[-1], last), [n]) > AUTO_SECONDS:
-                    break
-            if bar is not None:
-                bar.progress(
-                    done / len(missing), text=text.NEXT_MEASURING.format(n=n, done=done, total=len(missing))
-                )
-            spent += _measure_next(store, model_key, engine, n)
-        if bar is not None:
-            bar.empty()
+        if everything:
+            _sweep(store, model_key, engine, contexts)
+        else:
+            _on_open(store, model_key, engine, contexts)
         found = [
             (n, store.rows[(NEXT, model_key, n)]) for n in contexts if (NEXT, model_key, n) in store.rows
         ]
     longest = (found[-1][0], found[-1][1][1])
     rest = [n for n in contexts if n > longest[0]]
-    return NextTiming(contexts, tuple((n, row) for n, (row, _) in found), longest, estimate(longest, rest))
+    return NextTiming(contexts, tuple((n, row) for n, (row, *_) in found), longest, estimate(longest, rest))
 
 
-def _measure_next(store: PriceStore, model_key: str, engine, n: int) -> float:
+def _on_open(store: PriceStore, model_key: str, engine, contexts) -> None:
+    """The first context, then each next one while the visit's timing stays within AUTO_SECONDS."""
+    spent = 0.0
+    for n in contexts:
+        measured = [m for m in contexts if (NEXT, model_key, m) in store.rows]
+        if n in measured:
+            continue
+        if measured:
+            last = measured[-1]
+            if spent + estimate((last, store.rows[(NEXT, model_key, last)][1]), [n]) > AUTO_SECONDS:
+                break
+        spent += _measure_next(store, model_key, engine, n, on_open=True)
+
+
+def _sweep(store: PriceStore, model_key: str, engine, contexts) -> None:
+    """Every context not yet measured, and again those a page's open measured: the browser was busy
+    drawing the page then, and its work counted in the clock (a button's sweep runs while it waits)."""
+    rows = store.rows
+    todo = [n for n in contexts if (NEXT, model_key, n) not in rows or rows[(NEXT, model_key, n)][2]]
+    bar = st.progress(0.0) if len(todo) > 1 else None
+    for done, n in enumerate(todo):
+        if bar is not None:
+            bar.progress(done / len(todo), text=text.NEXT_MEASURING.format(n=n, done=done, total=len(todo)))
+        _measure_next(store, model_key, engine, n, on_open=False)
+    if bar is not None:
+        bar.empty()
+
+
+def _measure_next(store: PriceStore, model_key: str, engine, n: int, on_open: bool) -> float:
     """Time one more token at context n into the store; the wall seconds it took."""
     if not any(key[:2] == (NEXT, model_key) for key in store.rows):
         # once untimed: a model's first pass pays for page faults on its weights, which would
@@ -199,5 +218,5 @@ def _measure_next(store: PriceStore, model_key: str, engine, n: int) -> float:
     cached, recomputed = next_token_curves(engine, contexts=(n,))
     row = {c.name: (c.seconds[0], c.peak_bytes[0]) for c in (cached, recomputed)}
     wall = time.perf_counter() - start
-    store.rows[(NEXT, model_key, n)] = (row, wall)
+    store.rows[(NEXT, model_key, n)] = (row, wall, on_open)
     return wall
