@@ -240,11 +240,11 @@ NEXT_LABELS = {"with the KV cache": "with the KV cache", "recomputing the contex
 NEXT_MEASURING = "Timing one more token at context n = {n} ({done} of {total} lengths; once per server)…"
 NEXT_BUTTON = "Measure n = {first} … {last} (about {seconds})"
 NEXT_COST = (
-    "Measured so far: n = {measured} (n = {done} took {wall:.1f} s). The rest, n up to "
-    "{last:,}, takes **about {seconds}** of this server's time (that last time scaled with n; a "
-    "rough guide): {passes} passes through the model of up to {longest:,} "
-    "tokens, keeping up to {mb:,.0f} MB of attention weights. It is measured once per server, "
-    "then every visitor sees it."
+    "Measured so far: n = {measured} (n = {done} took {wall:.1f} s). The whole sweep up to n = "
+    "{last:,}, these again included (the browser was drawing the page while they were timed), "
+    "takes **about {seconds}** of this server's time (that last time scaled with n; a rough "
+    "guide): {passes} passes through the model of up to {longest:,} tokens, keeping up to "
+    "{mb:,.0f} MB of attention weights. It is measured once per server, then every visitor sees it."
 )
 NEXT_ONE_CONTEXT = (
     "This model holds {max_tokens} positions: too few context lengths for a curve. At n = {n}, one "

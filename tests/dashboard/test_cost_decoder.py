@@ -128,6 +128,8 @@ def test_a_long_sweep_waits_for_its_button(tiny_gpt2, monkeypatch):
     (button,) = at.button
     assert button.label.startswith("Measure n = 16 … 63 (about ")
     assert "Measured so far: n = 16 (n = 16 took " in markdown(at)
+    # 16 again, 32 and 63: each its cache, three cached steps and three full passes
+    assert "21 passes through the model of up to 64 tokens" in markdown(at)
     assert at.metric[0].label == "KV cache at n = 64"  # the formula needs no measurement
     button.click().run()
     assert n_charts(at) == 2 and not at.button, messages(at)

@@ -29,7 +29,7 @@ def measure_next(model_key: str, engine, limits: Limits) -> NextTiming:
     short or the button asked for it."""
     contexts = next_contexts(engine.max_tokens, limits.max_price_layer_n)
     if not contexts:
-        return NextTiming((), (), (0, 0.0), 0.0)
+        return NextTiming((), (), (0, 0.0), 0.0, 0)
     timing = next_timing(model_key, engine, contexts, everything=bool(st.session_state.get(GO)))
     if timing.complete:
         st.session_state.pop(GO, None)
@@ -90,7 +90,7 @@ def _measure_button(engine, timing: NextTiming) -> None:
             wall=wall,
             last=last,
             seconds=seconds,
-            passes=7 * (len(timing.contexts) - len(timing.rows)),  # a context: its cache, 3 cached, 3 full
+            passes=7 * timing.to_time,  # a context: its cache, 3 cached steps, 3 full passes
             longest=last + 1,
             mb=weights_megabytes(engine.n_layers, engine.n_heads, last + 1),
         )

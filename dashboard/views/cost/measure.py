@@ -140,7 +140,8 @@ class NextTiming:
     contexts: tuple[int, ...]  # every context to time
     rows: tuple[tuple[int, Row], ...]  # the ones measured so far, shortest first
     longest: tuple[int, float]  # the longest context measured and the wall seconds it took
-    estimate: float  # seconds the contexts not yet measured should take (estimate)
+    estimate: float  # seconds the button's sweep should take (estimate; and the page open's again)
+    to_time: int  # contexts the button's sweep times: those not measured, and the page open's again
 
     @property
     def complete(self) -> bool:
@@ -177,7 +178,9 @@ def next_timing(model_key: str, engine, contexts: tuple[int, ...], everything: b
         ]
     longest = (found[-1][0], found[-1][1][1])
     rest = [n for n in contexts if n > longest[0]]
-    return NextTiming(contexts, tuple((n, row) for n, (row, *_) in found), longest, estimate(longest, rest))
+    again = [wall for _, (_, wall, on_open) in found if on_open]  # a sweep times these again
+    rows = tuple((n, row) for n, (row, *_) in found)
+    return NextTiming(contexts, rows, longest, estimate(longest, rest) + sum(again), len(rest) + len(again))
 
 
 def _on_open(store: PriceStore, model_key: str, engine, contexts) -> None:
