@@ -19,6 +19,7 @@ import pandas  # noqa: E402, F401
 import streamlit as st  # noqa: E402
 
 from dashboard import presenter  # noqa: E402
+from dashboard.decks import bar as deck_bar  # noqa: E402
 from dashboard.widgets import image_format_ui  # noqa: E402
 
 # a link with present=1 opens with the sidebar (the controls) folded away, the chart first
@@ -79,9 +80,25 @@ ATLAS = st.Page(atlas_page, title="Head atlas: what heads do", icon=":material/g
 
 COST = st.Page(cost_page, title="What attention costs", icon=":material/speed:", url_path="cost")
 
-page = st.navigation([LEARN, LEARN_LINK, EXPLORE, COMPARE, ATLAS, COST])
+
+def deck_page() -> None:
+    from dashboard.views import deck
+
+    deck.render(SLIDE_PAGES)
+
+
+DECK = st.Page(
+    deck_page, title="My deck: a lecture in one link", icon=":material/slideshow:", url_path="deck"
+)
+# every page a deck's slide may show, by the name slides give it (dashboard/decks/)
+SLIDE_PAGES = {"learn": LEARN_LINK, "explore": EXPLORE, "compare": COMPARE, "atlas": ATLAS, "cost": COST}
+
+page = st.navigation([LEARN, LEARN_LINK, EXPLORE, COMPARE, ATLAS, COST, DECK])
+shown = "learn" if page.url_path in ("", "home") else page.url_path
+deck_bar.deck_ui(SLIDE_PAGES, shown)  # a deck's bar above the page, or a move to its slide's page
 with st.sidebar:
     presenter.presenter_toggle_ui()
+    deck_bar.add_view_ui(shown if shown in SLIDE_PAGES else None, page.title)
     image_format_ui()
     st.caption(
         "Attention Explorer computes attention step by step in NumPy and shows the heads of real "

@@ -12,6 +12,7 @@ import streamlit as st
 from dashboard.state import PageLinks, flag_param
 
 KEY = "present"
+DECK_ON = "deck_on"  # set on every run by dashboard/decks/bar.py: a deck's slide is on screen
 LINKS = PageLinks("presenter", (flag_param("present", KEY),))
 
 # Fixed stylesheet (never user text). Presenter mode: larger body type, the sidebar's controls
@@ -36,8 +37,17 @@ def presenting() -> bool:
 def link_asks_to_present() -> bool:
     """Whether this session starts in presenter mode (read before the page is set up, so the
     sidebar can start folded)."""
+    first = not LINKS.url_was_read()
     LINKS.read_url()
+    if first and "deck" in st.query_params and "present" not in st.query_params:
+        st.session_state[KEY] = True  # a deck's link opens in presenter mode
     return presenting()
+
+
+def clicker_keys(keys: tuple[str, ...]) -> tuple[str | None, ...]:
+    """The keys a page's own previous / next button may take: all of `keys` (the button and its
+    hidden twins), or, while a deck is on (it moves between slides on them), none: (None,)."""
+    return (None,) if st.session_state.get(DECK_ON) else keys
 
 
 def presenter_toggle_ui() -> bool:

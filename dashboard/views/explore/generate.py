@@ -18,7 +18,7 @@ from dashboard.charts.decoder import next_token_bars, shown_token, step_attentio
 from dashboard.content import decoder as text
 from dashboard.engines import load_engine
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text
-from dashboard.presenter import presenting
+from dashboard.presenter import clicker_keys, presenting
 from dashboard.views.explore.results import shown_source
 from dashboard.widgets import chart, chart_filename, md
 
@@ -90,7 +90,7 @@ def step_ui(n: int) -> int:
             ("explore_gen_prev", text.GEN_PREV, ("ArrowLeft", "PageUp"), -1),
             ("explore_gen_next", text.GEN_NEXT, ("ArrowRight", "PageDown"), 1),
         ):
-            for twin, shortcut in enumerate(keys):
+            for twin, shortcut in enumerate(clicker_keys(keys)):  # none while a deck is on
                 st.button(
                     label,
                     key=key if twin == 0 else f"{key}_2",

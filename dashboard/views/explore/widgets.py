@@ -25,7 +25,7 @@ from dashboard.content.explore import (
     VIEWS,
 )
 from dashboard.hosted import Limits
-from dashboard.presenter import presenting
+from dashboard.presenter import clicker_keys, presenting
 
 MAX_TEXT_CHARS = 10_000
 
@@ -221,7 +221,7 @@ def step_ui(result: AttentionResult, by: str = "head") -> None:
             ("explore_prev", f"Previous {by}", ("ArrowLeft", "PageUp"), -1),
             ("explore_next", f"Next {by}", ("ArrowRight", "PageDown"), 1),
         ):
-            for twin, shortcut in enumerate(keys):
+            for twin, shortcut in enumerate(clicker_keys(keys)):  # none while a deck is on
                 st.button(
                     label,
                     key=key if twin == 0 else f"{key}_2",

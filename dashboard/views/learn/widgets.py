@@ -17,6 +17,7 @@ from dashboard.content.learn import (
     SENTENCES,
     STEP_VIEW_LABELS,
 )
+from dashboard.presenter import clicker_keys
 from dashboard.views.learn.links import DEFAULTS, MAX_CHARS
 
 INPUT_LIMIT = 1000.0  # edited numbers are clipped to ±this, so exp() and products stay finite
@@ -211,16 +212,22 @@ def step_pager_ui(views: tuple[str, ...]) -> None:
     # previous at the left edge, next at the right edge, whichever of them there is
     align = "distribute" if back and ahead else ("right" if ahead else "left")
     with st.container(horizontal=True, horizontal_alignment=align):
-        if back:
-            label = f"Back: {STEP_VIEW_LABELS[back]}"  # the shortcut's badge shows ←
-            st.button(label, key="learn_prev", on_click=_go_to, args=(back,), shortcut=PREV_KEYS[0])
-            st.button(label, key="learn_prev_2", on_click=_go_to, args=(back,), shortcut=PREV_KEYS[1])
-        if ahead:
-            label = f"Next: {STEP_VIEW_LABELS[ahead]}"  # the shortcut's badge shows →
-            st.button(
-                label, key="learn_next", on_click=_go_to, args=(ahead,), type="primary", shortcut=NEXT_KEYS[0]
-            )
-            st.button(label, key="learn_next_2", on_click=_go_to, args=(ahead,), shortcut=NEXT_KEYS[1])
+        for target, key, keys, name in (
+            (back, "learn_prev", PREV_KEYS, "Back"),
+            (ahead, "learn_next", NEXT_KEYS, "Next"),
+        ):
+            if not target:
+                continue
+            label = f"{name}: {STEP_VIEW_LABELS[target]}"  # the shortcut's badge shows ← or →
+            for twin, shortcut in enumerate(clicker_keys(keys)):  # none while a deck is on
+                st.button(
+                    label,
+                    key=key if twin == 0 else f"{key}_2",
+                    on_click=_go_to,
+                    args=(target,),
+                    type="primary" if name == "Next" and twin == 0 else "secondary",
+                    shortcut=shortcut,
+                )
     st.html(_HIDE_TWINS)
     scroll_to_step(view)
 

@@ -1,0 +1,1 @@
+"""Decks: a lecture as a sequence of the product's views (model.py: the format; bar.py: presenting)."""

@@ -1,0 +1,174 @@
+"""Presenting a deck: `?deck=NAME&slide=K` (1-based, as shown) on any page opens slide K in presenter
+mode, with a slim bar above the view: the deck's title, "Slide K of N", the slide's title and text.
+
+While a deck is on it owns the clicker: → / PageDown and ← / PageUp move between slides, across pages
+(presenter.clicker_keys tells the pages' own step buttons to leave those keys alone). Moving to a
+slide forgets the pages' state and opens the slide's own link, so a slide always shows what its link
+shows, computed live. The app calls `deck_ui` on every run, before the page draws.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import streamlit as st
+
+from dashboard import presenter
+from dashboard.decks import mine
+from dashboard.decks.model import LINK_PREFIX, Deck, builtin_deck, builtin_names, decode_link
+from dashboard.state import parse_clamped_int
+from dashboard.widgets import md
+
+# What a built-in deck may need besides its pages, and how to tell it is there. A deck that needs
+# something unlisted is not offered: "How a GPT picks the next word" waits for a decoder that loads
+# offline (issue 30), which adds its check here.
+CHECKS: dict[str, Callable[[], bool]] = {}
+# Session keys that survive a move to another slide: the deck's own, presenter mode, the sidebar's
+# image format, the hosted demo's rate limit. Everything else belongs to a page and is forgotten.
+KEEP_PREFIXES = ("deck_", "present", "image_format", "hosted_")
+_HIDE_TWINS = (
+    "<style>.st-key-deck_prev_2, .st-key-deck_next_2 { display: none !important; }"
+    " .st-key-deck_bar p { margin-bottom: 0 !important; }</style>"
+)
+
+
+def available() -> frozenset[str]:
+    return frozenset(name for name, check in CHECKS.items() if check())
+
+
+def offered(pages: Mapping[str, object]) -> dict[str, Deck]:
+    """The built-in decks this app can give now (their pages exist, their needs are met), by name."""
+    have = available()
+    decks = {name: builtin_deck(name, pages, have) for name in builtin_names()}
+    return {name: deck for name, deck in decks.items() if deck is not None}
+
+
+def read_deck(raw: str, pages: Mapping[str, object]) -> tuple[Deck | None, str | None]:
+    """The deck a link's `deck` value names or carries, or None with one message; parsed once per
+    session and value."""
+    ss = st.session_state
+    cached = ss.get("deck_parsed")
+    if cached and cached[0] == raw:
+        return cached[1], cached[2]
+    if raw.startswith(LINK_PREFIX):
+        deck, note = decode_link(raw, pages)
+    else:
+        decks = offered(pages)
+        deck = decks.get(raw)
+        names = ", ".join(f"`{name}`" for name in decks)
+        note = (
+            None
+            if deck
+            else f"The link asks for a deck {raw[:40]!r} that is not here; the decks are {names}."
+        )
+    ss["deck_parsed"] = (raw, deck, note)
+    return deck, note
+
+
+def _forget_page_state() -> None:
+    ss = st.session_state
+    for key in [k for k in ss if not (isinstance(k, str) and k.startswith(KEEP_PREFIXES))]:
+        del ss[key]
+
+
+def _open_slide(raw: str, deck: Deck, k: int, pages: Mapping[str, object]) -> None:
+    """Show slide k: the pages start afresh from its link, in the slide's page (ends this run)."""
+    slide = deck.slides[k - 1]
+    _forget_page_state()
+    st.session_state["deck_at"] = (raw, k)
+    query = {"deck": raw, "slide": str(k)}
+    if presenter.presenting():
+        query["present"] = "1"
+    st.switch_page(pages[slide.page], query_params={**query, **slide.query()})
+
+
+def deck_ui(pages: Mapping[str, object], current: str) -> None:
+    """The deck in the link, if any: open the slide it asks for when this page is not showing it yet,
+    else draw the bar. `pages` maps each page's name ("learn", "explore"…) to its st.Page; `current`
+    is the name of the page being run."""
+    ss = st.session_state
+    raw = st.query_params.get("deck")
+    deck, note = read_deck(raw, pages) if raw else (None, None)
+    ss[presenter.DECK_ON] = deck is not None
+    if deck is None:
+        ss.pop("deck_at", None)
+        if note:
+            st.warning(md(note), icon=":material/slideshow:")
+        return
+    k, slide_note = parse_clamped_int("slide", st.query_params.get("slide"), 1, 1, len(deck.slides))
+    k = ss.pop("deck_go", k)
+    if ss.get("deck_at") != (raw, k) or current != deck.slides[k - 1].page:
+        ss["deck_notes"] = [n for n in (note if ss.get("deck_last") != raw else None, slide_note) if n]
+        ss["deck_last"] = raw
+        _open_slide(raw, deck, k, pages)
+    _bar_ui(deck, k)
+
+
+def _go(k: int) -> None:
+    st.session_state["deck_go"] = k
+
+
+def _leave() -> None:
+    for name in ("deck", "slide"):
+        if name in st.query_params:
+            del st.query_params[name]
+    st.session_state[presenter.DECK_ON] = False
+
+
+def _bar_ui(deck: Deck, k: int) -> None:
+    n, slide = len(deck.slides), deck.slides[k - 1]
+    with st.container(horizontal=True, vertical_alignment="center", key="deck_bar", gap="small"):
+        for key, keys, target in (("deck_prev", ("ArrowLeft", "PageUp"), k - 1),):
+            _move_buttons(key, "Back", ":material/chevron_left:", keys, target, n)
+        st.markdown(f"{md(deck.title)} · **Slide {k} of {n}** · **{md(slide.title)}**", width="stretch")
+        _move_buttons("deck_next", "Next", ":material/chevron_right:", ("ArrowRight", "PageDown"), k + 1, n)
+        st.button(
+            "Leave", key="deck_leave", on_click=_leave, icon=":material/close:", type="tertiary",
+            help="Leave the deck and stay on this view (the clicker steps the page again).",
+        )  # fmt: skip
+    if slide.text:
+        st.caption("  \n".join(md(line) for line in slide.text.split("\n")))
+    st.html(_HIDE_TWINS)
+    for note in st.session_state.pop("deck_notes", []):
+        st.warning(md(note), icon=":material/slideshow:")
+
+
+def _move_buttons(key: str, label: str, icon: str, keys: tuple[str, str], target: int, n: int) -> None:
+    """One visible button on the arrow key, its hidden twin on the clicker's PageDown / PageUp."""
+    for twin, shortcut in enumerate(keys):
+        st.button(
+            label,
+            key=key if twin == 0 else f"{key}_2",
+            on_click=_go,
+            args=(target,),
+            shortcut=shortcut,
+            icon=icon,
+            type="tertiary",
+            disabled=not 1 <= target <= n,
+        )
+
+
+def start(raw: str, k: int = 1) -> None:
+    """Present the deck `raw` (a built-in name or a shared deck's value) from slide k (a callback)."""
+    st.query_params["deck"], st.query_params["slide"] = raw, str(k)
+    st.session_state["deck_go"] = k
+    st.session_state.pop("deck_at", None)
+    st.session_state["present"] = True
+
+
+def add_view_ui(page: str | None, page_title: str) -> None:
+    """The sidebar's "Add this view to my deck" (on every page but the deck editor)."""
+    if page is None:
+        return
+    count = len(mine.slides())
+    if st.button(
+        "Add this view to my deck",
+        key="deck_add",
+        icon=":material/add_to_queue:",
+        help="A slide of this view, as its link describes it; edit, order and share your deck on the "
+        "“My deck” page. Kept in this browser tab only, until you save it.",
+    ):
+        st.toast(mine.add_view(page, page_title, st.query_params.to_dict()), icon=":material/slideshow:")
+        count = len(mine.slides())
+    if count:
+        st.caption(f"Your deck: {count} slide{'s' * (count != 1)}, on the “My deck” page.")

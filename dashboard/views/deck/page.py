@@ -1,0 +1,199 @@
+"""The deck page put together: the ready-made lectures, the teacher's slides (order, title, text),
+then presenting, saving, opening and sharing."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+import streamlit as st
+
+from dashboard.content import deck as text
+from dashboard.decks import bar, mine
+from dashboard.decks.model import (
+    LINK_PREFIX,
+    MAX_JSON_BYTES,
+    MAX_LINK_CHARS,
+    MAX_TEXT,
+    MAX_TITLE,
+    Deck,
+    clean_text,
+    deck_from_json,
+    deck_to_json,
+    encode_link,
+)
+from dashboard.state import clean_widget_text
+from dashboard.widgets import md
+
+LOG = logging.getLogger(__name__)
+FILE_KEY = "deck_file"
+
+
+def render(pages: Mapping[str, object]) -> None:
+    try:
+        st.title(text.TITLE)
+        st.markdown(text.INTRO)
+        ready_ui(pages)
+        st.header(text.YOURS)
+        for note in st.session_state.pop("deck_page_notes", []):
+            st.warning(md(note), icon=":material/slideshow:")
+        title_ui()
+        slides_ui()
+        deck = mine.as_deck(pages)
+        actions_ui(deck)
+        open_ui(pages)
+    except Exception as err:  # the page never shows a traceback; the log keeps it
+        LOG.exception("deck page failed")
+        st.error(f"Something went wrong on the deck page ({type(err).__name__}). Your slides are kept.")
+
+
+def _copy(deck: Deck) -> None:
+    mine.replace(deck)
+    st.session_state["deck_page_notes"] = []
+
+
+def ready_ui(pages: Mapping[str, object]) -> None:
+    """The built-in lectures this app can give, each to present or to copy into the teacher's deck."""
+    st.header(text.READY)
+    decks = dict(bar.offered(pages))
+    last = st.session_state.get("deck_last")
+    if last and last.startswith(LINK_PREFIX):
+        shared, _ = bar.read_deck(last, pages)
+        if shared is not None:
+            decks[last] = shared
+    for raw, deck in decks.items():
+        with st.container(horizontal=True, vertical_alignment="center"):
+            label = f"**{md(deck.title)}** · {len(deck.slides)} slides"
+            if raw.startswith(LINK_PREFIX):
+                label = md(text.OPENED_FROM_LINK.format(title=deck.title, n=len(deck.slides)))
+            else:
+                label += f" · `?deck={raw}`"
+            st.markdown(label, width="stretch")
+            st.button(
+                "Present",
+                key=f"deck_present_{raw[:40]}",
+                on_click=bar.start,
+                args=(raw,),
+                icon=":material/slideshow:",
+            )
+            st.button(
+                "Copy into my deck",
+                key=f"deck_copy_{raw[:40]}",
+                on_click=_copy,
+                args=(deck,),
+                type="tertiary",
+            )
+
+
+def title_ui() -> None:
+    ss = st.session_state
+    clean_widget_text("deck_w_title", MAX_TITLE, "title")
+    if "deck_w_title" not in ss:
+        ss["deck_w_title"] = mine.title()
+    value = st.text_input(text.TITLE_LABEL, key="deck_w_title", max_chars=MAX_TITLE)
+    ss[mine.TITLE_KEY] = clean_text(value, MAX_TITLE)[0] or mine.DEFAULT_TITLE
+
+
+def slides_ui() -> None:
+    """One box per slide: where it goes, its title and text, and moving or deleting it."""
+    slides = mine.slides()
+    if not slides:
+        st.info(text.EMPTY)
+        return
+    for i, slide in enumerate(slides):
+        with st.container(border=True, key=f"deck_slide_{slide['id']}"):
+            _slide_ui(i, len(slides), slide)
+
+
+def _slide_ui(i: int, n: int, slide: dict) -> None:
+    sid, ss = slide["id"], st.session_state
+    where = " ".join(f"{name}={value}" for name, value in slide["params"].items())
+    with st.container(horizontal=True, vertical_alignment="center"):
+        st.markdown(f"**Slide {i + 1}** · /{md(slide['page'])} {md(where[:100])}", width="stretch")
+        st.button(
+            "Up",
+            key=f"deck_up_{sid}",
+            on_click=mine.move,
+            args=(sid, -1),
+            disabled=i == 0,
+            icon=":material/arrow_upward:",
+            type="tertiary",
+        )
+        st.button(
+            "Down",
+            key=f"deck_down_{sid}",
+            on_click=mine.move,
+            args=(sid, 1),
+            disabled=i == n - 1,
+            icon=":material/arrow_downward:",
+            type="tertiary",
+        )
+        st.button(
+            "Delete",
+            key=f"deck_delete_{sid}",
+            on_click=mine.delete,
+            args=(sid,),
+            icon=":material/delete:",
+            type="tertiary",
+        )
+    for field, label, limit, lines in (
+        ("title", text.SLIDE_TITLE_LABEL, MAX_TITLE, 1),
+        ("text", text.SLIDE_TEXT_LABEL, MAX_TEXT, 4),
+    ):
+        key = f"deck_w_{field}_{sid}"
+        clean_widget_text(key, limit, field)
+        if key not in ss:
+            ss[key] = slide[field]
+        widget = st.text_input if lines == 1 else st.text_area
+        value = widget(label, key=key, max_chars=limit, **({"height": 100} if lines > 1 else {}))
+        slide[field] = clean_text(value, limit, lines)[0]
+
+
+def share_link(value: str) -> str:
+    """The full link that presents the deck `value` from slide 1, on this server."""
+    here = st.context.url or ""
+    root = here.rsplit("/", 1)[0] if here.count("/") > 2 else here.rstrip("/")
+    return f"{root}/?deck={value}&slide=1"
+
+
+def actions_ui(deck: Deck | None) -> None:
+    """Present, save as a file, and the share link (or why there is none)."""
+    st.caption(text.KEPT)
+    if deck is None:
+        return
+    value = encode_link(deck)
+    fits = len(value) <= MAX_LINK_CHARS
+    with st.container(horizontal=True):
+        st.button(
+            "Present from slide 1", key="deck_present_mine", on_click=bar.start, args=(value,),
+            type="primary", icon=":material/slideshow:", disabled=not fits,
+        )  # fmt: skip
+        st.download_button(
+            "Save as a file (JSON)", deck_to_json(deck), file_name="attention-explorer_deck.json",
+            mime="application/json", key="deck_save", icon=":material/download:", on_click="ignore",
+        )  # fmt: skip
+    if fits:
+        st.caption(text.SHARE)
+        st.text(share_link(value))  # plain text, never markdown or an href
+    else:
+        st.warning(text.TOO_LONG.format(chars=len(value), limit=MAX_LINK_CHARS), icon=":material/link_off:")
+
+
+def _open_file(pages: Mapping[str, object]) -> None:
+    upload = st.session_state.get(FILE_KEY)
+    if upload is None:
+        return
+    data = upload.read(MAX_JSON_BYTES + 1)
+    deck, note = deck_from_json(data, pages)
+    notes = [note] if note else []
+    if deck is not None:
+        mine.replace(deck)
+        n = len(deck.slides)
+        notes.insert(0, text.OPENED.format(title=deck.title, n=n, s="s" * (n != 1)))
+    st.session_state["deck_page_notes"] = notes
+
+
+def open_ui(pages: Mapping[str, object]) -> None:
+    st.file_uploader(
+        text.OPEN_LABEL, type=["json"], key=FILE_KEY, on_change=_open_file, args=(pages,), max_upload_size=1
+    )
