@@ -52,6 +52,8 @@ def torch_model(config: GPT2Config, params: dict[str, np.ndarray]):
         attn_pdrop=0.0,
         attn_implementation="eager",
         loss_type="ForCausalLM",
+        bos_token_id=0,  # GPT-2's 50256 lies outside these tiny vocabularies
+        eos_token_id=0,
     )
     model = GPT2LMHeadModel(settings).double().eval()
     named = dict(model.transformer.named_parameters())
