@@ -9,6 +9,7 @@ with it: each head's effect when ablated, and each token's importance by leave-o
     python -m core nextword TEXT --model GPT2 [--top 5] [--out FILE]
     python -m core generate TEXT --model GPT2 [--tokens 20] [--temperature T --seed S] [--out FILE]
     python -m core induction --model GPT2 [--length 50] [--seed 0] [--out FILE]
+    python -m core train --out DIR [--seed 0] [--steps N] [--layers 2] [--heads 4] [--lr LR]
 
 ablate's JSON: {"model", "engine", "tokens", "effect": [L][H]}, effect = 1 − cos(sentence embedding
 with that head alone ablated, without), the embedding being the mean-pooled last layer, L2-normalised
@@ -24,6 +25,10 @@ prompt), "generated", "steps": [{"token", "top": [{"token", "prob"}], "attention
 unless a temperature is given (then sampled, seeded), step i's attentions being the predicting
 position's weights over the t tokens it saw; induction's: {"length", "seed", "scores": [L][H],
 "loss_first", "loss_repeat"} (core/measures/induction.py).
+
+train trains a small GPT-2 from scratch on letters in NumPy (core/train/) and saves it in DIR as a
+GPT-2 checkpoint with its training record; its JSON: {"steps", "seconds", "loss_first", "loss_repeat",
+"induction": [[L][H]], "previous_token": [[L][H]], "settings", "out"}, one entry per snapshot.
 
 JSON: {"model": str, "engine": str, "tokens": [str], "attentions": [L][H][T][T]} (ARCHITECTURE.md),
 weights rounded to 8 decimals. CSV: one row per weight, with a header:
@@ -123,6 +128,50 @@ def _add_decoder_commands(commands) -> None:
     induction.add_argument("--seed", type=int, default=0, metavar="S", help="the tokens' seed (default 0)")
     for command in (nextword, generate, induction):
         _add_common(command, ("json",), engines=("numpy",), model_help="a GPT-2: a Hub id (gpt2) or a folder")
+    _add_train_command(commands)
+
+
+def _add_train_command(commands) -> None:
+    from core.train.trainer import TrainSettings
+
+    defaults = TrainSettings()
+    train = commands.add_parser(
+        "train",
+        help="train a small GPT-2 on letters from scratch, in NumPy, and save it",
+        description="Train a small GPT-2 on random letters with repeats; save it and its record in DIR.",
+    )
+    train.add_argument("--out", required=True, metavar="DIR", help="the folder to save the model in")
+    for flag, kind, value, what in (
+        ("--seed", int, defaults.seed, "the weights' and data's seed"),
+        ("--steps", int, defaults.steps, "training steps"),
+        ("--layers", int, defaults.layers, "blocks, 1 or 2"),
+        ("--heads", int, defaults.heads, "heads per block"),
+        ("--lr", float, defaults.lr, "the peak learning rate"),
+    ):
+        train.add_argument(flag, type=kind, default=value, help=f"{what} (default {value})")
+    train.add_argument("--format", choices=("json",), default="json", help="json (default json)")
+
+
+def _train(args) -> str:
+    """Train, save, and return the curves as JSON."""
+    import json
+    from dataclasses import replace
+
+    from core.train.trainer import Trainer, TrainSettings
+
+    if not 1 <= args.steps <= 100_000 or args.layers not in (1, 2, 3, 4) or not 1 <= args.heads <= 16:
+        raise UsageError("--steps must be in 1..100000, --layers in 1..4, --heads in 1..16")
+    settings = replace(
+        TrainSettings(), seed=args.seed, steps=args.steps, layers=args.layers, heads=args.heads, lr=args.lr
+    )
+    try:
+        settings.check()
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    trainer = Trainer(settings)
+    trainer.run()
+    out = trainer.save(Path(args.out).expanduser())
+    return json.dumps({**trainer.record().curves(), "out": str(out)})
 
 
 def _add_common(
@@ -270,11 +319,14 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if args.command is None:
             raise UsageError(
-                "choose a command: attend, ablate, attribute, fill, nextword, generate or induction"
+                "choose a command: attend, ablate, attribute, fill, nextword, generate, induction or train"
             )
+        result = None
         if args.command == "attend":
             result = attend(args.engine, args.model, args.text, args.pair)
             data = {"json": to_json, "csv": to_csv, "npz": to_npz}[args.format](result)
+        elif args.command == "train":
+            data = _train(args)
         elif args.command in ("nextword", "generate", "induction"):
             data, result = _decoder(args)
         else:

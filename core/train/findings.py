@@ -1,0 +1,100 @@
+"""What a training run did, measured from its record and its final model, for the page to state:
+
+- the drop: the interval between two snapshots where the loss on repeats fell fastest (nats per
+  step), and whether the best prefix-matching score (in a layer after the first) rose fastest in
+  the same interval or the one beside it: the heads and the loss changing together (Olsson et al.
+  2022's phase change);
+- the previous-token head: the first layer's head with the highest previous-token score at the end;
+- the induction head: the later layers' head with the highest prefix-matching score at the end;
+- ablation: the loss on repeats (held-out sequences) with each head cut in turn, through the NumPy
+  engine's `ablate`, against the loss with every head in place.
+
+Thresholds say when a score counts as a head doing the job; below them the page says no head does.
+
+Letters: S snapshots, L layers, H heads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.train.data import Batch
+from core.train.model import cross_entropy
+from core.train.record import TrainingRecord
+
+__all__ = ["INDUCTION_MIN", "PREVIOUS_MIN", "Drop", "best_head", "fastest_drop", "repeat_loss_with_ablation"]
+
+PREVIOUS_MIN = 0.5  # a previous-token head puts at least half its weight on the token just before
+INDUCTION_MIN = 0.4  # the issue's mark: a head that puts 0.4 of its weight where copying needs it
+
+
+@dataclass(frozen=True)
+class Drop:
+    start: int  # the interval's first step
+    end: int  # ... and its last
+    loss_before: float  # the repeats' loss at start
+    loss_after: float  # ... and at end
+    induction_before: float  # the best later-layer prefix-matching score at start (nan for 1 layer)
+    induction_after: float  # ... and at end
+    with_induction: bool  # the score rose fastest in this interval or the one beside it
+
+
+def _best_later(record: TrainingRecord) -> np.ndarray:
+    """(S,) the best prefix-matching score among the heads after the first layer (nan with one layer)."""
+    later = record.induction[:, 1:]
+    return (
+        later.reshape(len(record.steps), -1).max(axis=1) if later.size else np.full(len(record.steps), np.nan)
+    )
+
+
+def fastest_drop(record: TrainingRecord) -> Drop | None:
+    """The interval where the repeats' loss fell fastest, or None before two snapshots (or when it
+    only rose)."""
+    if len(record.steps) < 2:
+        return None
+    rate = -np.diff(record.loss_repeat) / np.maximum(np.diff(record.steps), 1)  # (S - 1,) nats per step
+    if not (rate > 0).any():
+        return None
+    k = int(np.argmax(rate))
+    best = _best_later(record)
+    rises = np.diff(best) / np.maximum(np.diff(record.steps), 1)
+    with_induction = bool(
+        np.isfinite(rises).all() and rises.max() > 0 and abs(int(np.argmax(rises)) - k) <= 1
+    )
+    return Drop(
+        start=int(record.steps[k]),
+        end=int(record.steps[k + 1]),
+        loss_before=float(record.loss_repeat[k]),
+        loss_after=float(record.loss_repeat[k + 1]),
+        induction_before=float(best[k]),
+        induction_after=float(best[k + 1]),
+        with_induction=with_induction,
+    )
+
+
+def best_head(scores: np.ndarray, layers: range, minimum: float) -> tuple[int, int, float] | None:
+    """(layer, head, score) of the highest score (L, H) within `layers`, or None below `minimum`."""
+    rows = [layer for layer in layers if layer < scores.shape[0]]
+    if not rows:
+        return None
+    part = scores[rows]
+    layer, head = np.unravel_index(int(np.argmax(part)), part.shape)
+    score = float(part[layer, head])
+    return (rows[layer], int(head), score) if score >= minimum else None
+
+
+def repeat_loss_with_ablation(engine, batch: Batch) -> tuple[float, np.ndarray]:
+    """(the repeats' mean loss, (L, H) the same with each head ablated) over the batch's sequences."""
+
+    def repeats_loss(ablate) -> float:
+        total, count = 0.0, 0
+        for inputs, targets, repeat in zip(batch.inputs, batch.targets, batch.repeat, strict=True):
+            logits = engine.unembed(engine.forward(inputs, ablate=ablate).hidden_states[-1])  # (T, V)
+            losses = cross_entropy(logits.astype(np.float64), targets)[0]
+            total, count = total + losses[repeat].sum(), count + int(repeat.sum())
+        return total / max(count, 1)
+
+    cut = np.array([[repeats_loss([(i, h)]) for h in range(engine.n_heads)] for i in range(engine.n_layers)])
+    return repeats_loss([]), cut
