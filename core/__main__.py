@@ -331,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
             data, result = _decoder(args)
         else:
             data, result = _behaviour(args)
-        write_output(data, args.out)
+        write_output(data, None if args.command == "train" else args.out)  # train's --out is its folder
         if result is not None and result.truncated:
             print(f"note: the text was cut to the model's {result.n_tokens} tokens", file=sys.stderr)
         return 0

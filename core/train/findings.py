@@ -28,6 +28,7 @@ __all__ = ["INDUCTION_MIN", "PREVIOUS_MIN", "Drop", "best_head", "fastest_drop",
 
 PREVIOUS_MIN = 0.5  # a previous-token head puts at least half its weight on the token just before
 INDUCTION_MIN = 0.4  # the mark: a head that puts 0.4 of its weight where copying needs it
+RISE_MIN = 0.1  # a rise of the best prefix-matching score between two snapshots that counts as one
 
 
 @dataclass(frozen=True)
