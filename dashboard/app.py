@@ -81,6 +81,17 @@ ATLAS = st.Page(atlas_page, title="Head atlas: what heads do", icon=":material/g
 COST = st.Page(cost_page, title="What attention costs", icon=":material/speed:", url_path="cost")
 
 
+def train_page() -> None:
+    from dashboard.views import train
+
+    train.render()
+
+
+TRAIN = st.Page(
+    train_page, title="Watch heads form: train a GPT", icon=":material/model_training:", url_path="train"
+)
+
+
 def deck_page() -> None:
     from dashboard.views import deck
 
@@ -91,9 +102,16 @@ DECK = st.Page(
     deck_page, title="My deck: a lecture in one link", icon=":material/slideshow:", url_path="deck"
 )
 # every page a deck's slide may show, by the name slides give it (dashboard/decks/)
-SLIDE_PAGES = {"learn": LEARN_LINK, "explore": EXPLORE, "compare": COMPARE, "atlas": ATLAS, "cost": COST}
+SLIDE_PAGES = {
+    "learn": LEARN_LINK,
+    "explore": EXPLORE,
+    "compare": COMPARE,
+    "atlas": ATLAS,
+    "cost": COST,
+    "train": TRAIN,
+}
 
-page = st.navigation([LEARN, LEARN_LINK, EXPLORE, COMPARE, ATLAS, COST, DECK])
+page = st.navigation([LEARN, LEARN_LINK, EXPLORE, COMPARE, ATLAS, COST, TRAIN, DECK])
 shown = "learn" if page.url_path in ("", "home") else page.url_path
 deck_bar.deck_ui(SLIDE_PAGES, shown)  # a deck's bar above the page, or a move to its slide's page
 with st.sidebar:

@@ -1,0 +1,113 @@
+"""What a run did, stated in words and one chart, from core/train/findings.py's measurements: the
+fastest drop of the repeats' loss and whether the induction score rose with it, the previous-token
+and induction heads, and the repeats' loss with each head cut (or, with one layer, what happened
+instead). The ablation costs one pass per head over a few held-out sequences: computed once per run
+and step, kept in session state (the recorded run's once per process)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import streamlit as st
+
+from core.train.checkpoint import engine_from_params
+from core.train.findings import (
+    INDUCTION_MIN,
+    PREVIOUS_MIN,
+    best_head,
+    fastest_drop,
+    repeat_loss_with_ablation,
+)
+from core.train.record import TrainingRecord
+from core.train.trainer import Trainer
+from dashboard.charts.train import ablation_bars, head_name
+from dashboard.content import train as text
+from dashboard.engines import load_engine
+from dashboard.views.train.session import eval_batch
+from dashboard.widgets import chart, chart_filename
+
+ABLATION_KEY = "train_ablation"
+
+
+def statements(record: TrainingRecord) -> list[str]:
+    """The drop, the previous-token head and the induction head (or what one layer did instead)."""
+    lines = []
+    drop = fastest_drop(record)
+    layers = record.previous_token.shape[1]
+    if drop is None:
+        lines.append(text.NO_DROP)
+    else:
+        line = text.DROP.format(
+            start=drop.start, end=drop.end, before=drop.loss_before, after=drop.loss_after
+        )
+        if layers > 1:
+            shown = {"ind_before": drop.induction_before, "ind_after": drop.induction_after}
+            line += (text.DROP_WITH if drop.with_induction else text.DROP_WITHOUT).format(**shown)
+        lines.append(line)
+    last_prev, last_ind = record.previous_token[-1], record.induction[-1]
+    found = best_head(last_prev, range(1), PREVIOUS_MIN)
+    if found:
+        lines.append(text.PREVIOUS_HEAD.format(head=found[1] + 1, score=found[2]))
+    else:
+        lines.append(text.NO_PREVIOUS.format(score=float(last_prev[0].max()), minimum=PREVIOUS_MIN))
+    if layers == 1:
+        lines.append(
+            text.ONE_LAYER.format(
+                first=record.loss_repeat[0],
+                last=record.loss_repeat[-1],
+                first_fresh=record.loss_first[0],
+                last_fresh=record.loss_first[-1],
+                score=float(last_ind.max()),
+            )
+        )
+    elif found := best_head(last_ind, range(1, layers), INDUCTION_MIN):
+        lines.append(text.INDUCTION_HEAD.format(layer=found[0] + 1, head=found[1] + 1, score=found[2]))
+    else:
+        lines.append(text.NO_INDUCTION.format(score=float(last_ind[1:].max()), minimum=INDUCTION_MIN))
+    return lines
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def _recorded_ablation(folder: str, settings_key: str, settings: dict) -> tuple[float, np.ndarray]:
+    """The shipped model's ablation, once per process."""
+    return repeat_loss_with_ablation(load_engine(folder, "numpy"), eval_batch(settings))
+
+
+def ablation(record: TrainingRecord, run: Trainer | None, folder: Path | None) -> tuple[float, np.ndarray]:
+    """(the repeats' loss with every head, (L, H) with each head cut) for this run at its last step."""
+    if run is None:
+        return _recorded_ablation(str(folder), repr(sorted(record.settings.items())), record.settings)
+    ss = st.session_state
+    memo = (id(run), run.step)
+    if ss.get(ABLATION_KEY, (None,))[0] != memo:
+        engine = engine_from_params(run.params, run.config)
+        ss[ABLATION_KEY] = (memo, repeat_loss_with_ablation(engine, eval_batch(record.settings)))
+    return ss[ABLATION_KEY][1]
+
+
+def findings_ui(record: TrainingRecord, run: Trainer | None, folder: Path | None, big: bool) -> None:
+    """The statements, then the ablation chart and its one line."""
+    st.subheader(text.FINDINGS)
+    for line in statements(record):
+        st.markdown(f"- {line}")
+    with st.spinner(text.ABLATION_SPINNER):
+        baseline, cut = ablation(record, run, folder)
+    layer, head = np.unravel_index(int(np.argmax(cut)), cut.shape)
+    st.markdown(
+        text.ABLATION_BIGGEST.format(
+            name=head_name(int(layer), int(head)).replace("L", "layer ").replace(" H", ", head "),
+            baseline=baseline,
+            loss=float(cut[layer, head]),
+        )
+    )
+    fig = ablation_bars(
+        cut,
+        baseline,
+        title=text.ABLATION_TITLE.format(baseline=baseline),
+        x_title=text.ABLATION_AXIS,
+        y_title=text.LOSS_AXIS,
+        font=18 if big else 13,
+        height=420 if big else 320,
+    )
+    chart(fig, "train_ablation_chart", chart_filename("train", "ablation", f"step{record.steps[-1]}"))
