@@ -23,9 +23,11 @@ from dashboard.widgets import md
 # something unlisted is not offered: "How a GPT picks the next word" waits for a decoder that loads
 # offline (issue 30), which adds its check here.
 CHECKS: dict[str, Callable[[], bool]] = {}
-# Session keys that survive a move to another slide: the deck's own, presenter mode, the sidebar's
-# image format, the hosted demo's rate limit. Everything else belongs to a page and is forgotten.
-KEEP_PREFIXES = ("deck_", "present", "image_format", "hosted_")
+# Session keys that survive a move to another slide: the deck's own, the sidebar's image format, the
+# hosted demo's rate limit. Everything else belongs to a page and is forgotten. Presenter mode goes
+# by the slide's link (`present`), read again: a sidebar widget's state does not survive a switch
+# to another page (its widget id names the page).
+KEEP_PREFIXES = ("deck_", "image_format", "hosted_")
 _HIDE_TWINS = (
     "<style>.st-key-deck_prev_2, .st-key-deck_next_2 { display: none !important; }"
     " .st-key-deck_bar p { margin-bottom: 0 !important; }</style>"
@@ -74,11 +76,9 @@ def _forget_page_state() -> None:
 def _open_slide(raw: str, deck: Deck, k: int, pages: Mapping[str, object]) -> None:
     """Show slide k: the pages start afresh from its link, in the slide's page (ends this run)."""
     slide = deck.slides[k - 1]
+    query = {"deck": raw, "slide": str(k), "present": "1" if presenter.presenting() else "0"}
     _forget_page_state()
     st.session_state["deck_at"] = (raw, k)
-    query = {"deck": raw, "slide": str(k)}
-    if presenter.presenting():
-        query["present"] = "1"
     st.switch_page(pages[slide.page], query_params={**query, **slide.query()})
 
 
@@ -153,7 +153,7 @@ def start(raw: str, k: int = 1) -> None:
     st.query_params["deck"], st.query_params["slide"] = raw, str(k)
     st.session_state["deck_go"] = k
     st.session_state.pop("deck_at", None)
-    st.session_state["present"] = True
+    st.session_state[presenter.KEY] = True
 
 
 def add_view_ui(page: str | None, page_title: str) -> None:
