@@ -38,6 +38,7 @@ from dashboard.state import (
     position_param,
     text_param,
 )
+from dashboard.trained_models import is_trained_folder
 from dashboard.views.explore import generate, induction
 from dashboard.views.explore.results import link_ranking
 from dashboard.views.explore.widgets import max_chars, reset_widgets
@@ -186,7 +187,8 @@ def init_state(limits: Limits) -> list[str]:
         text = EXAMPLES[example].text
     model = ss["explore_model"]
     known = [BUNDLED_KEY, *CURATED_HUB_MODELS]
-    if (allowed := allowed_models(limits)) is not None and model not in allowed:
+    allowed = allowed_models(limits)
+    if allowed is not None and model not in allowed and not is_trained_folder(model):
         too_big = model in CURATED_HUB_MODELS  # curated, but measured past this demo's memory
         notes.append(
             f"The link's model `{model}` needs more memory than this public demo has; run the app on "

@@ -36,6 +36,7 @@ from dashboard.engines import (
 )
 from dashboard.hosted import Limits
 from dashboard.model_pick import model_label as shared_model_label
+from dashboard.trained_models import is_trained_folder
 from dashboard.views.explore.links import OTHER_MODEL
 from dashboard.widgets import error_md, md
 
@@ -86,8 +87,8 @@ def model_ui(limits: Limits) -> tuple[str, str]:
     with st.sidebar:
         st.subheader("Model")
         options = offered_models(limits)
-        if limits.allow_custom_models:
-            options.append(OTHER_MODEL)
+        if limits.allow_custom_models or is_trained_folder(ss.get("explore_model_submitted")):
+            options.append(OTHER_MODEL)  # hosted: only for a model the train page saved
         if (shown := ss.pop("explore_model_choice_next", None)) in options:
             ss["explore_model_choice"] = shown  # the model asked for failed: name the one shown
         if ss.get("explore_model_choice") not in options:
@@ -138,9 +139,10 @@ def try_load(requested: str, engine: str, limits: Limits) -> tuple[ModelSpec, At
     if memo in failures:
         return failures[memo]
     try:
-        spec = parse_model_choice(requested, allow_local=limits.allow_custom_models)
+        trained = is_trained_folder(requested)  # a model the train page saved: loads even when hosted
+        spec = parse_model_choice(requested, allow_local=limits.allow_custom_models or trained)
         allowed = allowed_models(limits)
-        if allowed is not None and spec.key not in allowed:
+        if allowed is not None and spec.key not in allowed and not trained:
             raise ModelInputError("this public demo loads only the models in its picker")
         return spec, load_with_progress(spec, engine)
     except ModelError as err:

@@ -13,7 +13,6 @@ second, and the pages of everyone else stay responsive.
 from __future__ import annotations
 
 import shutil
-import tempfile
 import threading
 import uuid
 from dataclasses import replace
@@ -27,13 +26,13 @@ from core.train.data import Batch
 from core.train.record import TrainingRecord, load_record
 from core.train.trainer import Trainer, TrainSettings
 from dashboard.hosted import Limits
+from dashboard.trained_models import TRAINED_ROOT
 from dashboard.views.train.links import BASE, KEYS
 
 SLICE_SECONDS = 0.5  # one tick's training; the live charts are redrawn after each
 TICK_SECONDS = 0.8  # how often the live fragment runs while training: at least once a second
 ABLATION_SEQUENCES = 16  # held-out sequences the ablation reads (each head cut: one pass over them)
 TRAINER, RUNNING, SAVED = "train_trainer", "train_running", "train_saved_dir"
-TRAINED_ROOT = Path(tempfile.gettempdir()) / "attention-explorer-trained"
 
 
 @st.cache_resource(show_spinner=False)

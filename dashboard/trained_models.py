@@ -1,0 +1,28 @@
+"""Models trained on the train page, saved for the explore page: where they go, and which folders
+count as one.
+
+Each session saves its model in TRAINED_ROOT/<random id>/... (dashboard/views/train/session.py).
+Hosted mode loads no local folder (dashboard/hosted.py), with one exception: a folder inside
+TRAINED_ROOT that holds a model, that is, a model this server trained. Its name carries a random id
+(uuid4), so only the session that trained it, or someone it shared the link with, can name it, and
+it is a few hundred kilobytes, so loading it costs the demo nothing it cannot afford.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+TRAINED_ROOT = Path(tempfile.gettempdir()) / "attention-explorer-trained"
+
+
+def is_trained_folder(key: object) -> bool:
+    """Whether `key` (a model as a link or the picker names it) is a folder this server's train page
+    saved a model in."""
+    if not isinstance(key, str) or not key.startswith("/") or ".." in key or len(key) > 500:
+        return False
+    try:
+        path = Path(key).resolve()
+        return path.is_relative_to(TRAINED_ROOT.resolve()) and (path / "model.safetensors").is_file()
+    except (OSError, ValueError, RuntimeError):
+        return False
