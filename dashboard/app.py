@@ -113,7 +113,7 @@ SLIDE_PAGES = {
 
 page = st.navigation([LEARN, LEARN_LINK, EXPLORE, COMPARE, ATLAS, COST, TRAIN, DECK])
 shown = "learn" if page.url_path in ("", "home") else page.url_path
-deck_bar.deck_ui(SLIDE_PAGES, shown)  # a deck's bar above the page, or a move to its slide's page
+deck_bar.deck_ui(SLIDE_PAGES)  # a deck's bar above the page, or a move to its slide's page
 with st.sidebar:
     presenter.presenter_toggle_ui()
     deck_bar.add_view_ui(shown if shown in SLIDE_PAGES else None, page.title)

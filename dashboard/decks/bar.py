@@ -82,10 +82,10 @@ def _open_slide(raw: str, deck: Deck, k: int, pages: Mapping[str, object]) -> No
     st.switch_page(pages[slide.page], query_params={**query, **slide.query()})
 
 
-def deck_ui(pages: Mapping[str, object], current: str) -> None:
-    """The deck in the link, if any: open the slide it asks for when this page is not showing it yet,
-    else draw the bar. `pages` maps each page's name ("learn", "explore"…) to its st.Page; `current`
-    is the name of the page being run."""
+def deck_ui(pages: Mapping[str, object]) -> None:
+    """The deck in the link, if any: open the slide it asks for when the session is not showing it
+    yet (a new link, a move), else draw the bar. `pages` maps each page's name ("learn",
+    "explore"…) to its st.Page."""
     ss = st.session_state
     raw = st.query_params.get("deck")
     deck, note = read_deck(raw, pages) if raw else (None, None)
@@ -97,7 +97,7 @@ def deck_ui(pages: Mapping[str, object], current: str) -> None:
         return
     k, slide_note = parse_clamped_int("slide", st.query_params.get("slide"), 1, 1, len(deck.slides))
     k = ss.pop("deck_go", k)
-    if ss.get("deck_at") != (raw, k) or current != deck.slides[k - 1].page:
+    if ss.get("deck_at") != (raw, k):  # once per slide shown: a switch never repeats itself
         ss["deck_notes"] = [n for n in (note if ss.get("deck_last") != raw else None, slide_note) if n]
         ss["deck_last"] = raw
         _open_slide(raw, deck, k, pages)

@@ -11,7 +11,7 @@ import itertools
 
 import streamlit as st
 
-from dashboard.decks.model import MAX_SLIDES, MAX_TITLE, RESERVED, Deck, Slide, clean_text, parse_deck
+from dashboard.decks.model import MAX_SLIDES, MAX_TITLE, RESERVED, Deck, clean_text, parse_deck
 
 SLIDES_KEY = "deck_mine"  # [{"id", "page", "params", "title", "text"}]
 TITLE_KEY = "deck_mine_title"
@@ -72,7 +72,3 @@ def move(slide_id: int, delta: int) -> None:
 
 def delete(slide_id: int) -> None:
     st.session_state[SLIDES_KEY] = [s for s in slides() if s["id"] != slide_id]
-
-
-def as_slide(s: dict) -> Slide:
-    return Slide(s["page"], tuple(s["params"].items()), s["title"], s["text"])

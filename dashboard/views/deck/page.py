@@ -47,9 +47,10 @@ def render(pages: Mapping[str, object]) -> None:
         st.error(f"Something went wrong on the deck page ({type(err).__name__}). Your slides are kept.")
 
 
-def _copy(deck: Deck) -> None:
+def _use(deck: Deck) -> None:
+    """Make `deck` the teacher's deck, its title in the title box (a callback)."""
     mine.replace(deck)
-    st.session_state["deck_page_notes"] = []
+    st.session_state["deck_w_title"] = deck.title
 
 
 def ready_ui(pages: Mapping[str, object]) -> None:
@@ -79,7 +80,7 @@ def ready_ui(pages: Mapping[str, object]) -> None:
             st.button(
                 "Copy into my deck",
                 key=f"deck_copy_{raw[:40]}",
-                on_click=_copy,
+                on_click=_use,
                 args=(deck,),
                 type="tertiary",
             )
@@ -187,7 +188,7 @@ def _open_file(pages: Mapping[str, object]) -> None:
     deck, note = deck_from_json(data, pages)
     notes = [note] if note else []
     if deck is not None:
-        mine.replace(deck)
+        _use(deck)
         n = len(deck.slides)
         notes.insert(0, text.OPENED.format(title=deck.title, n=n, s="s" * (n != 1)))
     st.session_state["deck_page_notes"] = notes
