@@ -16,6 +16,7 @@ CORE_LAYERS = {
     "models": {"lesson"},
     "measures": {"lesson", "models"},
     "cost": {"lesson", "models", "measures"},
+    "train": {"lesson", "models", "measures"},
 }
 # the torch reference engines (for encoders, for decoders): the only core modules that import torch,
 # inside their functions, so that `import core` stays torch-free

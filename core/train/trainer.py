@@ -7,6 +7,12 @@ position table is a fixed sinusoidal one (Vaswani et al. 2017) stored in GPT-2's
 trained, so position is readable from the start and a head can find "the token just before" at
 once; the saved checkpoint stays a plain GPT-2 that the engines and transformers load.
 
+What made the heads form within a minute here (bench/README.md has the runs): the cycle data
+(core/train/data.py), a spread of 0.1 instead of GPT-2's 0.02 for the initial weights, token
+embeddings and the position table (at width 32, 0.02 leaves every attention score near zero, where
+the gradient that would shape a head is smallest: the model sat on the plateau "one of the letters
+seen so far"). Weight decay would only slow a short run.
+
 Letters: L layers, H heads, D width, T context, n the probe's copy length.
 """
 
@@ -29,6 +35,7 @@ from core.train.record import TrainingRecord
 
 __all__ = ["Snapshot", "TrainSettings", "Trainer", "sinusoidal_positions"]
 
+GPT2_INIT_STD = 0.02  # init_params' spread (GPT-2's own)
 PROBE_SEED = 0  # the probe is the same sequence for every run, so runs can be compared
 EVAL_SEQUENCES = 64
 
@@ -37,16 +44,18 @@ EVAL_SEQUENCES = 64
 class TrainSettings:
     layers: int = 2  # 1 or 2 blocks: with one, no induction head can form (it needs two in a row)
     heads: int = 4
-    width: int = 64  # D, divisible by heads
+    width: int = 32  # D, divisible by heads
     context: int = 64  # T, positions per training sequence
-    steps: int = 1000
+    steps: int = 600
     lr: float = 3e-3  # peak learning rate, after a linear warm-up
     warmup: int = 50
     seed: int = 0  # the initial weights and the data
     batch: int = 32
     weight_decay: float = 0.0
     record_every: int = 25
-    probe_length: int = 24  # n: the probe holds 1 + 2 n tokens
+    probe_length: int = 12  # n: the probe holds 1 + 2 n tokens
+    init_std: float = 0.1  # the weights' and token embeddings' initial spread (GPT-2 uses 0.02)
+    position_scale: float = 0.1  # the fixed sinusoidal position table's amplitude
 
     def check(self) -> None:
         """ValueError with what to change, before any work."""
@@ -82,14 +91,14 @@ class Snapshot:
     attentions: np.ndarray = field(repr=False)  # (L, H, T, T) float16 on the probe
 
 
-def sinusoidal_positions(n: int, d: int) -> np.ndarray:
-    """(n, d): sin and cos of the position at geometric frequencies (Vaswani et al. 2017), scaled to
-    the size of GPT-2's initial token embeddings (0.02 per coordinate) so neither drowns the other."""
+def sinusoidal_positions(n: int, d: int, scale: float) -> np.ndarray:
+    """(n, d): sin and cos of the position at geometric frequencies (Vaswani et al. 2017), times
+    `scale`, the token embeddings' initial spread, so neither drowns the other."""
     positions = np.arange(n)[:, None]
     rates = np.exp(-math.log(10_000.0) * np.arange(0, d, 2) / d)[None, :]  # (1, d / 2)
     table = np.zeros((n, d))
     table[:, 0::2], table[:, 1::2] = np.sin(positions * rates), np.cos(positions * rates)
-    return (0.02 * table).astype(np.float32)
+    return (scale * table).astype(np.float32)
 
 
 class Trainer:
@@ -100,7 +109,12 @@ class Trainer:
         self.settings, self.config = settings, settings.config()
         rng = np.random.default_rng(settings.seed)
         self.params = init_params(self.config, rng)
-        self.params["wpe.weight"] = sinusoidal_positions(settings.context, settings.width)
+        for value in self.params.values():  # GPT-2's 0.02 suits width 768; see the module docstring
+            if value.ndim == 2:
+                value *= settings.init_std / GPT2_INIT_STD
+        self.params["wpe.weight"] = sinusoidal_positions(
+            settings.context, settings.width, settings.position_scale
+        )
         self.optimizer = AdamW(
             self.params,
             settings.lr,
