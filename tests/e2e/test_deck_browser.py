@@ -1,0 +1,99 @@
+"""Decks in Chromium (issue 31). A clicker's PageDown walks "Attention in twenty minutes" end to end
+at 1920x1080, across pages, and on every slide the bar and the first chart are on screen and no chart
+is cut by the screen's bottom edge (a chart is either whole on screen or wholly below it); PageUp goes
+back. A teacher builds a deck with "Add this view to my deck", writes its text (a payload that never
+runs), saves the file, empties the deck, opens the file again, and the share link presents it.
+Screenshots: /tmp/shots/deck-attention-KK.png, one per slide."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from dashboard.decks.model import builtin_deck
+from tests.e2e.harness import wait_idle, wait_settled
+from tests.e2e.test_injection import SENTENCES, assert_nothing_ran
+from tests.e2e.test_pages_browser import assert_clean
+
+pytestmark = pytest.mark.slow
+
+SHOTS = Path("/tmp/shots")
+PAGES = ("learn", "explore", "compare", "atlas", "cost")
+# every chart's top and bottom, and the bar's, in the viewport's coordinates
+BOXES_JS = """() => ({
+  bar: document.querySelector(".st-key-deck_bar").getBoundingClientRect().toJSON(),
+  charts: [...document.querySelectorAll(".js-plotly-plot")].filter((c) => c.checkVisibility())
+    .map((c) => { const r = c.getBoundingClientRect(); return [r.top, r.bottom]; }),
+})"""
+
+
+def assert_nothing_cut(page, k: int, height: int = 1080) -> None:
+    boxes = page.evaluate(BOXES_JS)
+    assert boxes["bar"]["top"] >= 0 and boxes["bar"]["bottom"] <= 200, (k, boxes["bar"])
+    charts = boxes["charts"]
+    assert charts, (k, "no chart on the slide")
+    assert charts[0][0] >= 0 and charts[0][1] <= height, (k, "the first chart is cut", charts[0])
+    cut = [c for c in charts if c[0] < height < c[1] - 2]
+    assert not cut, (k, "a chart runs past the bottom of the screen", cut)
+
+
+def test_a_clicker_walks_the_attention_deck_and_nothing_is_cut(sized_page, app_server):
+    SHOTS.mkdir(exist_ok=True)
+    deck = builtin_deck("attention", PAGES)
+    n = len(deck.slides)
+    page = sized_page((1920, 1080))
+    page.goto(f"{app_server.url}/?deck=attention")
+    for k, slide in enumerate(deck.slides, 1):
+        expect(page.get_by_text(f"Slide {k} of {n}")).to_have_count(1, timeout=240_000)
+        page.wait_for_url(f"**/{slide.page}?deck=attention&slide={k}&present=1**")
+        wait_idle(page, 240_000)
+        wait_settled(page, 1, 240_000)
+        expect(page.locator(".st-key-deck_bar").get_by_text(slide.title, exact=False)).to_be_in_viewport()
+        assert_nothing_cut(page, k)
+        assert_clean(page)
+        page.screenshot(path=SHOTS / f"deck-attention-{k:02d}.png")
+        if k < n:
+            page.keyboard.press("PageDown")
+    page.keyboard.press("PageDown")  # past the last slide: nothing moves
+    page.keyboard.press("PageUp")
+    expect(page.get_by_text(f"Slide {n - 1} of {n}")).to_have_count(1, timeout=120_000)
+    assert_clean(page)
+
+
+def test_build_save_reopen_and_share_a_deck(page, app_server, tmp_path):
+    page.goto(f"{app_server.url}/learn?step=5")
+    wait_settled(page, 1, 120_000)
+    page.get_by_role("button", name="Add this view to my deck").click()
+    expect(page.get_by_text("Your deck: 1 slide")).to_have_count(1)
+    page.get_by_role("link", name="My deck: a lecture in one link").click()
+    title = page.get_by_label("Deck title")
+    expect(title).to_be_visible()
+    title.fill("Monday")
+    title.press("Enter")
+    payload = SENTENCES["script+img+js-link"][:390]
+    text = page.get_by_label("Your text for this slide")
+    text.fill(payload)
+    text.press("Control+Enter")
+    wait_idle(page)
+    expect(page.get_by_text("?deck=1.")).to_have_count(1)
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Save as a file (JSON)").click()
+    saved = tmp_path / "deck.json"
+    info.value.save_as(saved)
+    data = json.loads(saved.read_text(encoding="utf-8"))
+    assert data["title"] == "Monday" and data["slides"][0]["params"] == {"step": "5"}
+    assert data["slides"][0]["text"] == payload
+    page.get_by_role("button", name="Delete").click()
+    expect(page.get_by_text("Your deck is empty")).to_have_count(1)
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(saved)
+    expect(page.get_by_text("Opened “Monday”: 1 slide.")).to_have_count(1, timeout=60_000)
+    link = page.get_by_text("?deck=1.").inner_text()
+    page.goto(link)
+    expect(page.get_by_text("Monday · Slide 1 of 1")).to_have_count(1, timeout=60_000)
+    wait_settled(page, 1, 120_000)
+    expect(page.get_by_text(payload[:40], exact=False).first).to_be_visible()  # as text
+    assert_nothing_ran(page)
+    assert_clean(page)
