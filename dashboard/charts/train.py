@@ -148,8 +148,10 @@ def attention_grid(
             )
     every = max(1, round(n / max(8, 14 * 4 / n_heads)))  # a label every few letters when maps are small
     ticks = {"tickvals": list(range(0, n, every)), "ticktext": labels[::every], "tickfont": _text(font - 1)}
-    fig.update_xaxes(**ticks, showgrid=False, constrain="domain")
-    fig.update_yaxes(**ticks, showgrid=False, autorange="reversed", scaleanchor=None)
+    fig.update_xaxes(**ticks, showgrid=False, showticklabels=False, tickangle=0)
+    fig.update_xaxes(showticklabels=True, row=n_layers)  # letters under the last row of maps only
+    fig.update_yaxes(**ticks, showgrid=False, showticklabels=False, autorange="reversed")
+    fig.update_yaxes(showticklabels=True, col=1)  # ... and left of the first column only
     for layer in range(n_layers):
         fig.update_yaxes(
             title={"text": axis_titles[0], "font": _text(font), "standoff": 2}, row=layer + 1, col=1

@@ -3,7 +3,7 @@ page makes about a run (filled in from core/train/findings.py's measurements).""
 
 from __future__ import annotations
 
-TITLE = "Watch heads form: train a small GPT from scratch"
+TITLE = "Watch heads form: train a GPT from scratch"
 INTRO = (
     "A GPT-2-shaped model, trained here in NumPy from random weights, on sequences of random letters "
     "in which a stretch of letters comes back later. Nobody tells a head what to do. Watch the loss on "
@@ -116,3 +116,4 @@ STEP_NOTE = (
     "The link's `step` value {asked} is outside this run's steps {first:,}–{last:,}; showing step "
     "{nearest:,}, the nearest snapshot."
 )
+ABLATION_EXPANDER = "What cutting each head does to the repeats' loss"

@@ -47,13 +47,13 @@ def recorded_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def shipped(monkeypatch, recorded_dir):
-    monkeypatch.setattr("core.train.shipped.shipped_model_dir", lambda: recorded_dir)
+    monkeypatch.setattr("core.models.shipped.shipped_model_dir", lambda: recorded_dir)
     return recorded_dir
 
 
 @pytest.fixture
 def no_shipped(monkeypatch):
-    monkeypatch.setattr("core.train.shipped.shipped_model_dir", lambda: None)
+    monkeypatch.setattr("core.models.shipped.shipped_model_dir", lambda: None)
 
 
 def open_page(**params: str) -> AppTest:
@@ -138,7 +138,7 @@ def test_a_finished_run_states_what_happened_and_hands_the_model_to_explore(no_s
     at = open_page(steps="50", heads="2")
     train_to_the_end(at)
     page = markdown(at)
-    assert text.FINDINGS in [str(h.value) for h in at.subheader]
+    assert text.FINDINGS in [str(h.value) for h in at.subheader]  # not presenting: a heading
     assert "Layer 1" in page or "layer-1" in page
     assert "hurts the repeats most" in page
     assert n_charts(at) == 3

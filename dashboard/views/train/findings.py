@@ -88,11 +88,18 @@ def ablation(record: TrainingRecord, run: Trainer | None, folder: Path | None) -
 
 def findings_ui(record: TrainingRecord, run: Trainer | None, folder: Path | None, big: bool) -> None:
     """The statements, then the ablation chart and its one line."""
-    st.subheader(text.FINDINGS)
-    for line in statements(record):
-        st.markdown(f"- {line}")
+    if big:  # a projector: one block under the maps, no large heading
+        st.markdown(f"**{text.FINDINGS}**\n" + "".join(f"\n- {line}" for line in statements(record)))
+    else:
+        st.subheader(text.FINDINGS)
+        st.markdown("\n".join(f"- {line}" for line in statements(record)))
     with st.spinner(text.ABLATION_SPINNER):
         baseline, cut = ablation(record, run, folder)
+    with st.expander(text.ABLATION_EXPANDER, icon=":material/content_cut:") if big else st.container():
+        _ablation_chart(record, baseline, cut, big)
+
+
+def _ablation_chart(record: TrainingRecord, baseline: float, cut: np.ndarray, big: bool) -> None:
     layer, head = np.unravel_index(int(np.argmax(cut)), cut.shape)
     st.markdown(
         text.ABLATION_BIGGEST.format(

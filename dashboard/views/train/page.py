@@ -10,9 +10,9 @@ from urllib.parse import quote
 
 import streamlit as st
 
+from core.models.shipped import SHIPPED_COMMAND
 from core.train.data import LETTERS, START_TEXT
 from core.train.record import TrainingRecord
-from core.train.shipped import SHIPPED_COMMAND
 from dashboard.charts.train import attention_grid, training_curves
 from dashboard.content import train as text
 from dashboard.hosted import Limits, current_limits
@@ -65,8 +65,6 @@ def _render(limits: Limits, recorded: bool) -> None:
         st.warning(note)
     on = source == "own" and session.running()
     st.fragment(run_every=session.TICK_SECONDS if on else None)(_live)(limits, source, big)
-    if not on:
-        _after(record, source, big)
     links.write_url(limits, recorded, st.session_state.get(SHOWN_STEP))
 
 
@@ -98,8 +96,9 @@ def _link_step(record: TrainingRecord) -> list[str]:
 
 
 def _live(limits: Limits, source: str, big: bool) -> None:
-    """Train a slice (while running), then the curves and the heads' attention at the step shown.
-    Runs alone every TICK_SECONDS while training; a finished run reruns the whole page."""
+    """Train a slice (while running), then the curves and the heads' attention at the step shown,
+    and once paused or done what happened. Runs alone every TICK_SECONDS while training (and when
+    the step control moves); a finished run reruns the whole page."""
     run = session.trainer() if source == "own" else None
     on = run is not None and session.running()
     waiting = session.train_slice(run, limits) if on else None
@@ -113,10 +112,7 @@ def _live(limits: Limits, source: str, big: bool) -> None:
     if waiting:
         st.caption(text.WAITING.format(busy=waiting, most=limits.max_trainers))
     total = run.settings.steps if run is not None else int(record.steps[-1])
-    if big:
-        left, right = st.columns([5, 6])
-    else:
-        left = right = st.container()
+    left, right = st.columns([5, 6]) if big else (st.container(), st.container())
     with right:
         index = len(record.steps) - 1 if on else step_ui(record.steps)
     step = int(record.steps[index])
@@ -127,6 +123,8 @@ def _live(limits: Limits, source: str, big: bool) -> None:
         _curves(record, total, None if on else step, big)
     with right:
         _maps(record, index, big)
+        if not on:  # on a projector: beside the curves, under the maps
+            _after(record, source, big)
 
 
 def _curves(record: TrainingRecord, total: int, shown: int | None, big: bool) -> None:
@@ -149,7 +147,7 @@ def _curves(record: TrainingRecord, total: int, shown: int | None, big: bool) ->
         titles=titles,
         shown_step=shown,
         font=18 if big else 13,
-        height=780 if big else 560,
+        height=760 if big else 560,
     )
     chart(fig, "train_curves", chart_filename("train", "curves"))
 
@@ -161,14 +159,14 @@ def _probe_letters(record: TrainingRecord) -> list[str]:
 def _maps(record: TrainingRecord, index: int, big: bool) -> None:
     attentions = record.attentions[index]  # (L, H, T, T)
     n_layers, n_heads = attentions.shape[:2]
-    per_map = (860 if big else 760) / max(n_heads, 1)
+    per_map = (900 if big else 760) / max(n_heads, 1)
     fig = attention_grid(
         attentions,
         _probe_letters(record),
         title=text.MAPS_TITLE.format(step=int(record.steps[index])),
         axis_titles=(text.FROM_AXIS, text.TO_AXIS),
         font=16 if big else 11,
-        height=int(min(per_map, 330 if big else 260) * n_layers + 90),
+        height=int(min(per_map, 270 if big else 260) * n_layers + (70 if big else 80)),
     )
     chart(fig, "train_maps", chart_filename("train", "attention", f"step{int(record.steps[index])}"))
     if not big:
@@ -184,7 +182,8 @@ def _after(record: TrainingRecord, source: str, big: bool) -> None:
     if run is not None and not run.done:
         st.caption(text.FINDINGS_NOT_YET)
     findings_ui(record, run, folder, big)
-    _open_ui(run, folder)
+    with st.sidebar if big else st.container():  # on a projector the hand-off folds away too
+        _open_ui(run, folder)
 
 
 def _open_ui(run, folder) -> None:

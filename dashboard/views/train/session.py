@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from core.train import shipped
+from core.models import shipped
 from core.train.data import Batch
 from core.train.record import TrainingRecord, load_record
 from core.train.trainer import Trainer, TrainSettings

@@ -1,0 +1,134 @@
+"""The train page in Chromium: while a run trains the live charts update (the status and the curves
+move at least once a second), the recorded run's step control walks the snapshots with a clicker's
+keys in presenter mode at 1920x1080 with the page fitting the screen, and a finished run opens on
+explore's induction view. Screenshots: /tmp/shots/train-*.png.
+
+The server runs the real app through a small wrapper script that shrinks the page's base settings
+(width 32, batch 8; the probe of 24 letters and the context of 64 are the real ones, so the maps
+look as in class) and puts a recorded run trained here in place of the shipped one.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import time
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from core.train.trainer import Trainer, TrainSettings
+from tests.e2e.harness import ROOT, StreamlitServer, wait_charts, wait_settled
+from tests.e2e.test_cost_browser import OVERFLOW_JS
+from tests.e2e.test_pages_browser import assert_clean
+
+pytestmark = pytest.mark.slow
+
+SHOTS = Path("/tmp/shots")
+BASE = "TrainSettings(width=32, batch=8, record_every=10, warmup=10)"
+WRAPPER = """
+import runpy, sys
+sys.path.insert(0, {root!r})
+from pathlib import Path
+from core.train.trainer import TrainSettings
+import core.models.shipped
+from dashboard.views.train import session
+session.base_settings = lambda: {base}
+core.models.shipped.shipped_model_dir = lambda: Path({recorded!r})
+runpy.run_path({app!r}, run_name="__main__")
+"""
+STATUS = re.compile(r"Step (\d[\d,]*) of")
+CURVE_POINTS_JS = """() => {
+  const plot = [...document.querySelectorAll('.js-plotly-plot')].find(
+    (p) => p.data && p.data[0] && p.data[0].name === 'first occurrences');
+  return plot && plot._fullData[0] ? plot._fullData[0].x.length : 0;
+}"""
+
+
+@pytest.fixture(scope="module")
+def train_server(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("train_browser")
+    run = Trainer(TrainSettings(width=32, heads=4, batch=8, steps=100, record_every=10, warmup=10))
+    run.run()
+    recorded = run.save(folder / "letters-gpt2")
+    wrapper = folder / "train_app.py"
+    wrapper.write_text(
+        WRAPPER.format(
+            root=str(ROOT), base=BASE, recorded=str(recorded), app=str(ROOT / "dashboard" / "app.py")
+        )
+    )
+    with StreamlitServer(app=wrapper) as server:
+        yield server
+
+
+def _step(page) -> int:
+    found = STATUS.search(page.locator("[data-testid='stMain']").inner_text())
+    return int(found.group(1).replace(",", "")) if found else -1
+
+
+def test_the_live_charts_update_while_training(sized_page, train_server):
+    SHOTS.mkdir(exist_ok=True)
+    page = sized_page((1280, 800))
+    page.goto(f"{train_server.url}/train?run=own&steps=5000")
+    expect(page.get_by_text("Press Start")).to_have_count(1)
+    page.get_by_role("button", name="Start").click()
+    wait_charts(page, 2, 60_000)
+    steps, points, began = [], [], time.monotonic()
+    while time.monotonic() - began < 4.0:
+        steps.append(_step(page))
+        points.append(page.evaluate(CURVE_POINTS_JS))
+        page.wait_for_timeout(250)
+    changes = sum(1 for a, b in itertools.pairwise(steps) if b != a)
+    assert changes >= 3, f"the status moved {changes} times in 4 s: {steps}"
+    assert points[-1] > points[0], points
+    page.screenshot(path=SHOTS / "train-live-1280x800.png")
+    page.get_by_role("button", name="Pause").click()
+    expect(page.get_by_role("button", name="Resume")).to_have_count(1)
+    assert_clean(page)
+
+
+def test_the_recorded_run_at_1280(sized_page, train_server):
+    page = sized_page((1280, 800))
+    page.goto(f"{train_server.url}/train?step=50")
+    wait_charts(page, 3, 120_000)
+    wait_settled(page, 3)
+    expect(page.get_by_text("Recorded", exact=False).first).to_be_visible()
+    assert_clean(page)
+    page.screenshot(path=SHOTS / "train-recorded-1280x800.png", full_page=True)
+
+
+def test_a_clicker_walks_the_snapshots_on_a_projector(sized_page, train_server):
+    page = sized_page((1920, 1080))
+    page.goto(f"{train_server.url}/train?present=1&step=50")
+    wait_charts(page, 2, 120_000)
+    wait_settled(page, 2)
+    overflow = page.evaluate(OVERFLOW_JS)
+    page.screenshot(path=SHOTS / "train-presenter-1920x1080.png")
+    for chart in page.locator(".js-plotly-plot").all()[:2]:
+        expect(chart).to_be_in_viewport(ratio=0.95)
+    for key, step in (("ArrowRight", 60), ("PageDown", 70), ("ArrowLeft", 60), ("PageUp", 50)):
+        page.keyboard.press(key)
+        page.wait_for_url(f"**step={step}**", timeout=60_000)
+        expect(page.get_by_text(f"attention on the probe at step {step}")).to_have_count(1)
+    assert overflow <= 0, f"the step's view runs {overflow:.0f} px past 1920x1080"
+    assert_clean(page)
+
+
+def test_a_finished_run_opens_on_explore(sized_page, train_server):
+    page = sized_page((1280, 800))
+    page.goto(f"{train_server.url}/train?run=own&steps=50")
+    page.get_by_role("button", name="Start").click()
+    expect(page.get_by_text("What happened, measured")).to_have_count(1, timeout=120_000)
+    wait_charts(page, 3, 60_000)
+    page.screenshot(path=SHOTS / "train-done-1280x800.png", full_page=True)
+    with page.context.expect_page() as opened:
+        page.get_by_role("link", name="Open this model on explore").click()
+    explore = opened.value
+    explore.wait_for_load_state()
+    assert "view=induction" in explore.url and "attention-explorer-trained" in explore.url
+    wait_charts(explore, 1, 120_000)
+    expect(explore.locator("[data-testid='stException']")).to_have_count(0)
+    assert not explore.get_by_text("Could not use the model").count()
+    explore.screenshot(path=SHOTS / "train-handoff-explore-1280x800.png")
+    explore.close()
