@@ -152,6 +152,20 @@ def attention_grid(
     fig.update_xaxes(showticklabels=True, row=n_layers)  # letters under the last row of maps only
     fig.update_yaxes(**ticks, showgrid=False, showticklabels=False, autorange="reversed")
     fig.update_yaxes(showticklabels=True, col=1)  # ... and left of the first column only
+    _grid_titles(fig, n_layers, n_heads, axis_titles, font)
+    fig.update_annotations(font=_text(font + 1))
+    fig.update_layout(
+        title=top_title(title) | {"font": {"size": font + 5}},
+        height=height,
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+    )
+    return fig
+
+
+def _grid_titles(
+    fig: go.Figure, n_layers: int, n_heads: int, axis_titles: tuple[str, str], font: int
+) -> None:
+    """ "from" left of each row of maps, "to" under each map of the last row."""
     for layer in range(n_layers):
         fig.update_yaxes(
             title={"text": axis_titles[0], "font": _text(font), "standoff": 2}, row=layer + 1, col=1
@@ -160,13 +174,6 @@ def attention_grid(
         fig.update_xaxes(
             title={"text": axis_titles[1], "font": _text(font), "standoff": 2}, row=n_layers, col=head + 1
         )
-    fig.update_annotations(font=_text(font + 1))
-    fig.update_layout(
-        title=top_title(title) | {"font": {"size": font + 5}},
-        height=height,
-        margin={"l": 10, "r": 10, "t": 60, "b": 10},
-    )
-    return fig
 
 
 def ablation_bars(
