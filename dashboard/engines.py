@@ -35,6 +35,7 @@ from core.models.registry import (
     prepare_model_files,
 )
 from core.models.result import AttentionResult
+from core.models.shipped import SHIPPED_KEY, shipped_model_dir
 from dashboard.hosted import Limits, count_new_text
 from dashboard.widgets import md
 
@@ -123,12 +124,18 @@ def allowed_models(limits: Limits) -> list[str] | None:
     if limits.allow_custom_models:
         return None
     fits = [key for key, model in CURATED_HUB_MODELS.items() if model.hosted or key in limits.more_models]
-    return [BUNDLED_KEY, *fits]
+    return [*offline_models(), *fits]
+
+
+def offline_models() -> list[str]:
+    """The models that load with no network: the bundled BERT, and the letter GPT-2 (a few hundred
+    kilobytes, so the hosted demo offers it too) when this copy of the product holds it."""
+    return [BUNDLED_KEY] + ([SHIPPED_KEY] if shipped_model_dir() else [])
 
 
 def offered_models(limits: Limits) -> list[str]:
-    """The model pickers' fixed entries: the bundled model and the curated models this server loads."""
-    return allowed_models(limits) or [BUNDLED_KEY, *CURATED_HUB_MODELS]
+    """The model pickers' fixed entries: the offline models and the curated ones this server loads."""
+    return allowed_models(limits) or [*offline_models(), *CURATED_HUB_MODELS]
 
 
 # (model key, engine) pairs this process has loaded: the first load shows progress, later ones not.

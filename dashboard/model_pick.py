@@ -22,6 +22,7 @@ from core.models.registry import (
     ModelSpec,
     parse_model_choice,
 )
+from core.models.shipped import SHIPPED_KEY
 from core.text import clean_input
 from dashboard.engines import (
     ENGINES,
@@ -43,6 +44,8 @@ LOG = logging.getLogger(__name__)
 def model_label(key: str) -> str:
     if key == BUNDLED_KEY:
         return "all-MiniLM-L6-v2 · bundled"
+    if key == SHIPPED_KEY:
+        return "letters GPT-2 · trained here"
     return f"{key} (Hub)" if key in CURATED_HUB_MODELS else key
 
 

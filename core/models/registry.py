@@ -1,6 +1,7 @@
 """Model registry: the model choices a user may make, and validation of what users type.
 
 What a user may choose, and how it is read (`parse_model_choice`):
+- "letters": the letter GPT-2 this product trains and ships (core/models/shipped.py), offline.
 - "bundled" (or an empty string): the bundled model, all-MiniLM-L6-v2, offline. Where its files come
   from (its package, the Hugging Face cache, or a verified download at a pinned revision) is
   core.models.bundled's job.
@@ -25,10 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from core.models import bundled
+from core.models import bundled, shipped
 from core.models.errors import ModelFilesError, ModelInputError, ModelNotFoundError, first_line
 
 __all__ = ["BUNDLED_KEY", "BUNDLED_NAME", "BUNDLED_SPEC", "CURATED_HUB_MODELS", "HUB_FILE_PATTERNS"]
+__all__ += ["SHIPPED_SPEC"]
 __all__ += ["HUB_ID_RE", "MAX_CHOICE_CHARS", "CuratedModel", "ModelSpec", "is_hub_id", "parse_model_choice"]
 __all__ += ["prepare_model_files", "read_config"]
 
@@ -98,8 +100,8 @@ HUB_FILE_PATTERNS = [
 class ModelSpec:
     """A validated model choice."""
 
-    kind: Literal["bundled", "hub", "local"]
-    source: str  # "bundled", the Hub id, or the absolute local path
+    kind: Literal["bundled", "shipped", "hub", "local"]
+    source: str  # "bundled", "letters", the Hub id, or the absolute local path
 
     @property
     def key(self) -> str:
@@ -111,12 +113,15 @@ class ModelSpec:
         """How the choice is shown in the page."""
         if self.kind == "bundled":
             return BUNDLED_NAME
+        if self.kind == "shipped":
+            return shipped.SHIPPED_NAME
         if self.kind == "local":
             return f"local folder {self.source}"
         return self.source
 
 
 BUNDLED_SPEC = ModelSpec("bundled", BUNDLED_KEY)
+SHIPPED_SPEC = ModelSpec("shipped", shipped.SHIPPED_KEY)
 
 
 def is_hub_id(text: str) -> bool:
@@ -137,6 +142,8 @@ def parse_model_choice(text: str, *, allow_local: bool = True) -> ModelSpec:
     raw = (text or "").strip()
     if raw in {"", BUNDLED_KEY, BUNDLED_NAME}:
         return BUNDLED_SPEC
+    if raw in {shipped.SHIPPED_KEY, shipped.SHIPPED_NAME}:
+        return SHIPPED_SPEC
     if len(raw) > MAX_CHOICE_CHARS:
         raise ModelInputError(
             f"that model name is {len(raw)} characters long; a Hub id or a path is much shorter"
@@ -272,6 +279,9 @@ def prepare_model_files(
     say = progress or (lambda message: None)
     if spec.kind == "bundled":
         model_dir = bundled.bundled_files(say, progress_fraction or (lambda done: None))
+    elif spec.kind == "shipped":
+        if (model_dir := shipped.shipped_model_dir()) is None:
+            raise ModelFilesError(f"this copy lacks the letter GPT-2; make it: {shipped.SHIPPED_COMMAND}")
     elif spec.kind == "local":
         model_dir = Path(spec.source)
         if not model_dir.is_dir():

@@ -1,9 +1,9 @@
 """What a training run did, measured from its record and its final model, for the page to state:
 
-- the drop: the interval between two snapshots where the loss on repeats fell fastest (nats per
-  step), and whether the best prefix-matching score (in a layer after the first) rose fastest in
-  the same interval or the one beside it: the heads and the loss changing together (Olsson et al.
-  2022's phase change);
+- the drop: the window of about WINDOW_STEPS steps where the loss on repeats fell the most, and
+  whether the best prefix-matching score (in a layer after the first) rose by RISE_MIN or more in
+  it, its own fastest rise starting within a window of it: the heads and the loss changing
+  together (Olsson et al. 2022's phase change);
 - the previous-token head: the first layer's head with the highest previous-token score at the end;
 - the induction head: the later layers' head with the highest prefix-matching score at the end;
 - ablation: the loss on repeats (held-out sequences) with each head cut in turn, through the NumPy
@@ -28,18 +28,21 @@ __all__ = ["INDUCTION_MIN", "PREVIOUS_MIN", "Drop", "best_head", "fastest_drop",
 
 PREVIOUS_MIN = 0.5  # a previous-token head puts at least half its weight on the token just before
 INDUCTION_MIN = 0.4  # the issue's mark: a head that puts 0.4 of its weight where copying needs it
-RISE_MIN = 0.1  # a rise of the best prefix-matching score between two snapshots that counts as one
+RISE_MIN = 0.1  # a rise of the best prefix-matching score over the drop's window that counts as one
+WINDOW_STEPS = 100  # the span over which falls and rises are compared (snapshots are noisy one by one)
 
 
 @dataclass(frozen=True)
 class Drop:
-    start: int  # the interval's first step
+    start: int  # the window's first step
     end: int  # ... and its last
     loss_before: float  # the repeats' loss at start
     loss_after: float  # ... and at end
     induction_before: float  # the best later-layer prefix-matching score at start (nan for 1 layer)
     induction_after: float  # ... and at end
-    with_induction: bool  # the score rose fastest in this interval or the one beside it
+    rise_start: int  # the window where that score rose the most (start and end with one layer)
+    rise_end: int
+    with_induction: bool  # the score rose by RISE_MIN in this window, its fastest rise near it
 
 
 def _best_later(record: TrainingRecord) -> np.ndarray:
@@ -50,28 +53,38 @@ def _best_later(record: TrainingRecord) -> np.ndarray:
     )
 
 
+def _window(record: TrainingRecord) -> int:
+    """Snapshots per window: about WINDOW_STEPS of training, a single interval for short records."""
+    intervals = len(record.steps) - 1
+    per = max(1, int(np.median(np.diff(record.steps))))
+    return max(1, min(round(WINDOW_STEPS / per), intervals // 4))
+
+
 def fastest_drop(record: TrainingRecord) -> Drop | None:
-    """The interval where the repeats' loss fell fastest, or None before two snapshots (or when it
-    only rose)."""
+    """The window where the repeats' loss fell the most, or None before two snapshots (or when it
+    never fell). A window, not one interval, so the first quick fall (from guessing any letter to
+    guessing one already seen) does not hide the longer fall that copying brings."""
     if len(record.steps) < 2:
         return None
-    rate = -np.diff(record.loss_repeat) / np.maximum(np.diff(record.steps), 1)  # (S - 1,) nats per step
-    if not (rate > 0).any():
+    w = _window(record)
+    fall = record.loss_repeat[:-w] - record.loss_repeat[w:]  # (S - w,) nats over each window
+    if not (fall > 0).any():
         return None
-    k = int(np.argmax(rate))
+    k = int(np.argmax(fall))
     best = _best_later(record)
-    rises = np.diff(best) / np.maximum(np.diff(record.steps), 1)
-    with_induction = bool(
-        np.isfinite(rises).all() and rises.max() > 0 and abs(int(np.argmax(rises)) - k) <= 1
-    )
+    gains = best[w:] - best[:-w]
+    fastest = int(np.argmax(gains)) if np.isfinite(gains).all() else -1
+    together = fastest >= 0 and bool(gains[k] >= RISE_MIN) and abs(fastest - k) <= w
     return Drop(
         start=int(record.steps[k]),
-        end=int(record.steps[k + 1]),
+        end=int(record.steps[k + w]),
         loss_before=float(record.loss_repeat[k]),
-        loss_after=float(record.loss_repeat[k + 1]),
+        loss_after=float(record.loss_repeat[k + w]),
         induction_before=float(best[k]),
-        induction_after=float(best[k + 1]),
-        with_induction=with_induction,
+        induction_after=float(best[k + w]),
+        rise_start=int(record.steps[fastest if fastest >= 0 else k]),
+        rise_end=int(record.steps[(fastest if fastest >= 0 else k) + w]),
+        with_induction=together,
     )
 
 

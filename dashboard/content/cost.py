@@ -215,14 +215,14 @@ NUMPY_ONLY = (
 # ---- 4. one more token (decoders) ----------------------------------------------------------------
 NEXT_HEADER = "4 · Generating one more token: with and without the KV cache"
 NEXT_ENCODER_ONLY = (
-    "This part applies to decoders, causal models that generate text one token at a time. Load one "
-    "when the network reaches the Hugging Face Hub: `gpt2` or `distilbert/distilgpt2` in the model "
-    "picker, or `model=gpt2` in this page's link."
+    "This part applies to decoders, causal models that generate text one token at a time. Pick the "
+    "letters GPT-2 in the model picker (offline; its context is 64 tokens), or, when the network "
+    "reaches the Hugging Face Hub, `gpt2` (1,024 tokens) or `distilbert/distilgpt2`."
 )
 NEXT_ENCODER_HOSTED = (
-    "This part applies to decoders, causal models that generate text one token at a time; this "
-    "public demo does not load them (their memory does not fit it). Run the app on your own machine "
-    "and pick `gpt2` or `distilbert/distilgpt2` in the model picker."
+    "This part applies to decoders, causal models that generate text one token at a time. Pick the "
+    "letters GPT-2 in the model picker (its context is 64 tokens); the Hub's GPT-2s do not fit this "
+    "public demo's memory: run the app on your own machine for `gpt2` (1,024 tokens)."
 )
 VARIANTS_ENCODER_ONLY = (
     "Parts 2 and 3, the efficient variants, run inside the NumPy BERT engine's forward pass; the "

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 DECODER_ONLY = (
     "The {view} view reads a decoder (a GPT-2: causal attention, trained to predict the next token). "
-    "This model is an encoder; load `gpt2` or `distilbert/distilgpt2` in the picker when the network "
-    "is there, or a GPT-2 folder of your own. Showing the head view."
+    "This model is an encoder; pick the letters GPT-2 (trained here, offline) in the model picker, or "
+    "`gpt2` or `distilbert/distilgpt2` when the network is there. Showing the head view."
 )
 ENCODER_ONLY = (
     "The {view} view reads a BERT encoder's query and key weights; this model is a decoder. "

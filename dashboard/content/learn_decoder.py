@@ -9,12 +9,21 @@ formulas go through st.latex.
 
 from __future__ import annotations
 
+from core.models.shipped import SHIPPED_KEY
+
 # ---- which decoder -------------------------------------------------------------------------------
 
-DEFAULT_DECODER = "distilbert/distilgpt2"
-# The decoders offered in the picker; what each is and its download size come from the registry
-# (core.models.registry.CURATED_HUB_MODELS), said before the download starts.
-DECODERS = ("distilbert/distilgpt2", "gpt2")
+# The letter GPT-2 trained and shipped with the product (the train page's run): offline, so it is
+# the default; the Hub's decoders read English.
+DEFAULT_DECODER = SHIPPED_KEY
+HUB_DECODER = "distilbert/distilgpt2"  # the one to suggest when the Hub cannot be reached
+# The decoders offered in the picker; what each Hub one is and its download size come from the
+# registry (core.models.registry.CURATED_HUB_MODELS), said before the download starts.
+DECODERS = (SHIPPED_KEY, HUB_DECODER, "gpt2")
+SHIPPED_ABOUT = (
+    "A 2-layer GPT-2 trained from scratch by this product (the train page) on letters: it reads a–z "
+    "only, one token per letter, and drops everything else. For English, pick a Hub model."
+)
 OTHER_DECODER = "__other__"  # the picker's "type a Hub id or a folder" entry; never in a link
 OTHER_LABEL = "Other: a Hub id or a local folder…"
 DECODER_PICKER = "Decoder (a GPT-2 checkpoint)"

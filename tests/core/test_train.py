@@ -11,6 +11,7 @@ import pytest
 
 from core.__main__ import main
 from core.models.gpt2 import GPT2Numpy
+from core.models.shipped import SHIPPED_COMMAND, shipped_model_dir
 from core.train.checkpoint import engine_from_params
 from core.train.data import LETTERS, START, letter_batch, probe_sequence
 from core.train.findings import best_head, fastest_drop, repeat_loss_with_ablation
@@ -166,8 +167,16 @@ def test_the_fastest_drop_and_whether_the_induction_score_rose_with_it():
     drop = fastest_drop(_record([3.3, 3.2, 3.1, 1.0, 0.8], [0.02, 0.03, 0.05, 0.6, 0.7]))
     assert (drop.start, drop.end, drop.loss_before, drop.loss_after) == (20, 30, 3.1, 1.0)
     assert drop.with_induction and (drop.induction_before, drop.induction_after) == (0.05, 0.6)
+    assert (drop.rise_start, drop.rise_end) == (20, 30)
+    # a long record (windows of 100 steps): a quick early fall, a plateau, then the phase change
+    loss = np.concatenate([[3.5, 3.2, 3.0], np.full(8, 3.0), np.linspace(3.0, 0.5, 6), np.full(8, 0.5)])
+    score = np.concatenate([np.full(10, 0.05), np.linspace(0.05, 0.6, 5), np.full(10, 0.6)])
+    record = replace(_record(loss, score), steps=np.arange(25) * 25)
+    phase = fastest_drop(record)
+    assert phase.end - phase.start == 100 and 250 <= phase.start <= 300 and phase.with_induction
+    assert 225 <= phase.rise_start <= 275 and phase.induction_after - phase.induction_before > 0.3
     apart = fastest_drop(_record([3.3, 3.2, 3.1, 1.0, 0.8, 0.7, 0.6], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.6]))
-    assert not apart.with_induction  # the score rose four snapshots later
+    assert not apart.with_induction  # the score rose three snapshots later
     flat = fastest_drop(_record([3.3, 2.0, 1.0], [0.02, 0.02, 0.02]))
     assert not flat.with_induction  # no score rose at all
     assert fastest_drop(_record([3.0, 3.1, 3.2], [0, 0, 0])) is None  # it never fell
@@ -211,3 +220,35 @@ def test_the_cli_trains_saves_and_prints_the_curves(tmp_path, capsys):
     assert GPT2Numpy.from_pretrained(out).n_layers == 1 and load_record(out).settings["seed"] == 4
     assert main(["train", "--out", str(tmp_path / "x"), "--layers", "9"]) == 2
     assert "--layers" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def default_run():
+    """The shipped model's settings, trained for its first 400 steps (about 10 s on this machine)."""
+    trainer = Trainer(replace(TrainSettings(), steps=400))
+    trainer.run()
+    return trainer.record()
+
+
+def test_the_default_run_grows_an_induction_head_and_copies(default_run):
+    later = default_run.induction[-1, 1:]  # layer 2's heads
+    assert later.max() > 0.4, f"no induction head by step 400: {later.round(2).tolist()}"
+    assert default_run.loss_repeat[-1] < 0.5 * default_run.loss_first[-1]
+    assert default_run.induction[0, 1:].max() < 0.15  # it was not there at the start
+    drop = fastest_drop(default_run)
+    assert drop.with_induction and drop.loss_before - drop.loss_after > 0.3
+
+
+def test_the_shipped_model_is_what_its_command_makes(default_run):
+    """The shipped record's first 400 steps are this run's (the same seed, data and code)."""
+    model_dir = shipped_model_dir()
+    assert model_dir is not None, f"models/letters-gpt2 is missing: {SHIPPED_COMMAND}"
+    shipped = load_record(model_dir)
+    assert shipped.settings == {**default_run.settings, "steps": shipped.settings["steps"]}
+    n = len(default_run.steps)
+    assert shipped.steps[:n].tolist() == default_run.steps.tolist()
+    # BLAS kernels differ between machines in the last bits; 400 steps keep them small
+    np.testing.assert_allclose(shipped.loss_repeat[:n], default_run.loss_repeat, rtol=0.02, atol=0.02)
+    np.testing.assert_allclose(shipped.induction[:n], default_run.induction, atol=0.05)
+    engine = GPT2Numpy.from_pretrained(model_dir)
+    assert (engine.n_layers, engine.n_heads, engine.max_tokens) == (2, 4, 64)

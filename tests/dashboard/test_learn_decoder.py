@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from core.models.gpt2 import GPT2Numpy
+from core.models.shipped import SHIPPED_KEY
 from core.text import clean_input
-from dashboard.content.learn_decoder import DEFAULT_DECODER, HOSTED_NONE
+from dashboard.content.learn_decoder import DEFAULT_DECODER, HOSTED_ONLY
 from tests.dashboard.harness import (
     FUZZ,
     NAMED_LINK_VALUES,
@@ -163,10 +164,20 @@ def test_a_later_layer_reads_the_previous_blocks_output(gpt2_dir, engine):
 # ---- which decoder ---------------------------------------------------------------------------------
 
 
-def test_offline_the_default_decoder_is_one_line_and_the_page_goes_on():
-    # tests/conftest.py sets HF_HUB_OFFLINE, so the Hub fails here as it does on a machine offline
+def test_offline_the_default_decoder_is_the_shipped_letter_model():
     at = AppTest.from_string(SCRIPT, default_timeout=60)
     at.query_params.update({"example": "gpt2", "step": "mask"})
+    at.run()
+    assert_no_crash(at)
+    assert at.selectbox(key="learn_decoder_choice").value == SHIPPED_KEY
+    assert at.get("plotly_chart") and not at.error and not at.warning
+    assert "letters GPT" in messages(at)[0]  # the model's numbers, named
+
+
+def test_offline_a_hub_decoder_is_one_line_and_the_page_goes_on():
+    # tests/conftest.py sets HF_HUB_OFFLINE, so the Hub fails here as it does on a machine offline
+    at = AppTest.from_string(SCRIPT, default_timeout=60)
+    at.query_params.update({"example": "gpt2", "step": "mask", "model": "distilbert/distilgpt2"})
     at.run()
     assert_no_crash(at)
     assert at.selectbox(key="learn_decoder_choice").value == "distilbert/distilgpt2"
@@ -291,5 +302,7 @@ def test_hosted_mode_loads_no_folder_and_says_so(gpt2_dir, monkeypatch):
     at.query_params.update({"example": "gpt2", "model": str(gpt2_dir), "step": "mask"})
     at.run()
     assert_no_crash(at)
-    assert not at.get("plotly_chart")  # a local folder never loads on the public demo
-    assert messages(at) == [HOSTED_NONE]  # the curated decoders do not fit the demo's memory
+    # a local folder never loads on the public demo: it shows the letter GPT-2 shipped with the
+    # product instead (the curated Hub decoders do not fit the demo's memory)
+    assert messages(at)[0] == HOSTED_ONLY.format(model=SHIPPED_KEY)
+    assert at.selectbox(key="learn_decoder_choice").value == SHIPPED_KEY and at.get("plotly_chart")

@@ -21,6 +21,7 @@ from core.lesson.trace import LayerTrace
 from core.models.errors import ModelError, ModelInputError
 from core.models.gpt2 import GPT2Numpy
 from core.models.registry import CURATED_HUB_MODELS, MAX_CHOICE_CHARS, ModelSpec, parse_model_choice
+from core.models.shipped import SHIPPED_KEY
 from dashboard.content.learn import BERT_LAYER_INPUT_FORMULA, BERT_NOTES
 from dashboard.content.learn_decoder import (
     DECODER_ABOUT,
@@ -36,6 +37,7 @@ from dashboard.content.learn_decoder import (
     EMBEDDINGS_TEXT,
     HOSTED_NONE,
     HOSTED_ONLY,
+    HUB_DECODER,
     LAYER_INPUT_TEXT,
     NOT_A_DECODER,
     OFFLINE,
@@ -47,11 +49,13 @@ from dashboard.content.learn_decoder import (
     PROJECTIONS_FORMULA,
     PROJECTIONS_TEXT,
     SCALED_NOTE,
+    SHIPPED_ABOUT,
     SOFTMAX_NOTE,
     TOKENS_CAPTION,
 )
 from dashboard.engines import allowed_models, load_with_progress
 from dashboard.hosted import Limits, current_limits
+from dashboard.model_pick import model_label
 from dashboard.state import clean_widget_text
 from dashboard.views.learn import compute
 from dashboard.views.learn.decoder_views import ln_view, mask_view, mlp_view
@@ -125,7 +129,9 @@ def _controls(text: str):
 
 
 def _label(key: str) -> str:
-    return OTHER_LABEL if key == OTHER_DECODER else f"{key} (Hub)"
+    if key == OTHER_DECODER:
+        return OTHER_LABEL
+    return model_label(key) if key == SHIPPED_KEY else f"{key} (Hub)"
 
 
 def _chose() -> None:
@@ -160,6 +166,8 @@ def decoder_ui(limits: Limits) -> str | None:
     )
     if info := CURATED_HUB_MODELS.get(choice):
         st.caption(f"{info.summary}; {info.download} to download the first time.")
+    elif choice == SHIPPED_KEY:
+        st.caption(SHIPPED_ABOUT)
     elif choice == OTHER_DECODER:
         _typed_ui(current)
     return ss.get("learn_decoder", current)
@@ -209,9 +217,9 @@ def load_decoder(model: str, limits: Limits) -> tuple[ModelSpec, GPT2Numpy] | No
         failures[model] = loaded
     kind, message = failures[model]
     if kind == "offline":
-        info = CURATED_HUB_MODELS.get(DEFAULT_DECODER)
+        info = CURATED_HUB_MODELS.get(HUB_DECODER)
         size = info.download if info else "a few hundred MB"
-        st.info(OFFLINE.format(model=DEFAULT_DECODER, size=size), icon=":material/cloud_off:")
+        st.info(OFFLINE.format(model=HUB_DECODER, size=size), icon=":material/cloud_off:")
     else:
         st.error(
             f"Could not load the decoder “{md(model[:MAX_CHOICE_CHARS])}”: {error_md(message.rstrip('.'))}."
