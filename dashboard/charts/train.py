@@ -17,7 +17,8 @@ from dashboard.charts.explore import escape_label
 from dashboard.charts.heatmap import LABEL_COLOR, SEQUENTIAL, top_title
 from dashboard.charts.lines import HEAD_COLOURS
 
-FIRST_COLOUR, REPEAT_COLOUR = "#7f7f7f", "#d62728"  # the fresh letters grey, the repeats red
+# the fresh letters grey, the repeats black: no head's colour (HEAD_COLOURS) is either
+FIRST_COLOUR, REPEAT_COLOUR = "#9a9a9a", "#111111"
 LAYER_DASH = ("solid", "dot", "dash", "dashdot")  # a head's line in layer 1, 2...
 MARKER_COLOUR = "#2171b5"
 

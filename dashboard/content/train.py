@@ -5,12 +5,13 @@ from __future__ import annotations
 
 TITLE = "Watch heads form: train a GPT from scratch"
 INTRO = (
-    "A GPT-2-shaped model, trained here in NumPy from random weights, on sequences of random letters "
-    "in which a stretch of letters comes back later. Nobody tells a head what to do. Watch the loss on "
-    "the **repeats** (letters that can be copied from earlier) fall away from the loss on **first "
-    "occurrences** (unpredictable: about 3.26 nats), and, at the same moment, a *previous-token* head "
-    "in layer 1 and an *induction* head in layer 2 appear (Olsson et al. 2022). Layers and heads are "
-    "numbered from 1 on screen."
+    "A GPT-2-shaped model, trained here in NumPy from random weights, on letters: each sequence repeats "
+    "a random cycle of 3 to 12 different letters (*qfwk qfwk qf…*). Once the cycle has been seen, each "
+    "letter can be predicted by finding the current letter earlier and copying what came next there. "
+    "Nobody tells a head what to do. Follow the loss on the **repeats** against the loss on **first "
+    "occurrences**, and each head's scores: Olsson et al. (2022) saw a *previous-token* head in layer 1 "
+    "and an *induction* head in layer 2 form as the repeats' loss dropped. The statements below say, "
+    "measured, what this run did. Layers and heads are numbered from 1 on screen."
 )
 
 SOURCE_LABEL = "Run"
