@@ -13,16 +13,23 @@ from collections.abc import Callable, Mapping
 
 import streamlit as st
 
+from core.models import shipped
 from dashboard import presenter
 from dashboard.decks import mine
 from dashboard.decks.model import LINK_PREFIX, Deck, builtin_deck, builtin_names, decode_link
 from dashboard.state import parse_clamped_int
 from dashboard.widgets import md
 
-# What a built-in deck may need besides its pages, and how to tell it is there. A deck that needs
-# something unlisted is not offered: "How a GPT picks the next word" waits for a decoder that loads
-# offline (issue 30), which adds its check here.
-CHECKS: dict[str, Callable[[], bool]] = {}
+
+def _decoder_ships() -> bool:
+    # looked up on each call, so a copy without the model (and a test that removes it) is seen
+    return shipped.shipped_model_dir() is not None
+
+
+# What a built-in deck may need besides its pages (its "needs"), and how to tell it is there. A deck
+# that needs something unlisted or missing is not offered. "decoder": the letter GPT-2 that ships
+# with the product (models/letters-gpt2), which the decks `gpt` and `heads` show.
+CHECKS: dict[str, Callable[[], bool]] = {"decoder": _decoder_ships}
 # Session keys that survive a move to another slide: the deck's own, the sidebar's image format, the
 # hosted demo's rate limit. Everything else belongs to a page and is forgotten. Presenter mode goes
 # by the slide's link (`present`), read again: a sidebar widget's state does not survive a switch

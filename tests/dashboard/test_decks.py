@@ -35,7 +35,8 @@ from dashboard.decks.model import (
 )
 from tests.dashboard.harness import ROOT, assert_no_crash, messages
 
-PAGES = ("learn", "explore", "compare", "atlas", "cost")
+PAGES = ("learn", "explore", "compare", "atlas", "cost", "train")
+HAVE = ("decoder",)  # every need a built-in deck may name (dashboard/decks/bar.py: CHECKS)
 APP = str(ROOT / "dashboard" / "app.py")
 MARKUP = "<script>alert(1)</script> **bold** [a](javascript:1) <b>x</b>"
 
@@ -62,9 +63,9 @@ def test_a_deck_survives_its_file_and_its_link():
 
 
 def test_every_built_in_deck_is_clean_and_fits_a_link():
-    assert {"attention", "pronoun", "cost"} <= set(builtin_names())
+    assert {"attention", "pronoun", "cost", "gpt", "heads"} <= set(builtin_names())
     for name in builtin_names():
-        deck = builtin_deck(name, PAGES)  # raises on any problem in our own file
+        deck = builtin_deck(name, PAGES, HAVE)  # raises on any problem in our own file
         assert deck is not None and deck.slides, name
         assert len(encode_link(deck)) <= MAX_LINK_CHARS
 
@@ -75,6 +76,24 @@ def test_a_deck_whose_page_or_need_is_missing_is_not_offered():
     data = json.loads((ROOT / "dashboard/content/decks/cost.json").read_text(encoding="utf-8"))
     deck, _ = parse_deck({**data, "needs": ["decoder"]}, PAGES)
     assert deck.needs == ("decoder",)
+    for name in ("gpt", "heads"):  # they show the shipped letter GPT-2
+        assert builtin_deck(name, PAGES) is None and builtin_deck(name, PAGES, HAVE) is not None
+
+
+def test_the_decoder_decks_are_offered_only_with_the_shipped_model(monkeypatch):
+    from core.models import shipped
+    from dashboard.decks import bar
+
+    pages = dict.fromkeys(PAGES)
+    assert {"gpt", "heads"} <= set(bar.offered(pages))
+    monkeypatch.setattr(shipped, "shipped_model_dir", lambda: None)
+    assert set(bar.offered(pages)) == {"attention", "pronoun", "cost"}
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["deck"] = "gpt"
+    at.run()
+    assert_no_crash(at)
+    note = " ".join(w.value for w in at.warning)
+    assert "asks for a deck 'gpt' that is not here" in note and "`heads`" not in note, note
 
 
 def test_a_tampered_deck_keeps_what_it_can_and_says_what_it_left_out_once():
@@ -140,7 +159,7 @@ def test_a_damaged_or_oversized_link_gets_one_message():
 
 def walk(name: str) -> list[AppTest]:
     """Open ?deck=NAME, then press Next until the last slide; check each slide on the way."""
-    deck = builtin_deck(name, PAGES)
+    deck = builtin_deck(name, PAGES, HAVE)
     at = AppTest.from_file(APP, default_timeout=300)
     at.query_params["deck"] = name
     at.run()
@@ -164,12 +183,12 @@ def walk(name: str) -> list[AppTest]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["attention", "pronoun", "cost"])
+@pytest.mark.parametrize("name", ["attention", "pronoun", "cost", "gpt", "heads"])
 def test_every_slide_of_a_built_in_deck_opens_its_view(name):
     at = walk(name)
     at.button(key="deck_prev").click().run()  # and back one
     assert "Slide" in at.markdown[0].value and at.query_params["slide"] == str(
-        len(builtin_deck(name, PAGES).slides) - 1
+        len(builtin_deck(name, PAGES, HAVE).slides) - 1
     )
     at.button(
         key="deck_leave"
