@@ -32,6 +32,7 @@ BENCHMARKS = [
     "atlas",
     "load",
     "classroom",
+    "train_live",
     "cold_start",
     "cloud",
 ]
