@@ -93,7 +93,10 @@ def numpy_unsupported_reason(requested: str) -> str | None:
         spec = parse_model_choice(requested)
         if spec.kind == "hub":
             return None
-        model_dir = bundled_model_dir() if spec.kind == "bundled" else Path(spec.source)
+        model_dir = {"bundled": bundled_model_dir, "shipped": shipped_model_dir}.get(
+            spec.kind, lambda: None
+        )()
+        model_dir = model_dir or (Path(spec.source) if spec.kind == "local" else None)
         if model_dir is None or not (model_dir / "config.json").is_file():
             return None  # loading will say what is missing
         return architectures.check_supported(model_dir)

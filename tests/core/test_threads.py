@@ -96,9 +96,9 @@ def test_concurrent_sessions_share_one_load_through_the_page_cache(monkeypatch, 
     choice = explore.ENGINES[engine]
     loads = []
 
-    def counting_load(path, name):
+    def counting_load(path, *, name):
         loads.append(path)
-        return choice.load(path, name)
+        return choice.load(path, name=name)
 
     monkeypatch.setitem(explore.ENGINES, engine, explore.EngineChoice(choice.label, counting_load, None))
     explore.load_engine.clear(folder, engine)

@@ -13,11 +13,14 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard.presenter import _PRESENTER_CSS
+from dashboard.views.explore.generate import _HIDE_TWINS as _HIDE_GENERATE_TWINS
 from dashboard.views.explore.widgets import _HIDE_STEP_TWINS
 from dashboard.views.learn.widgets import _HIDE_TWINS, _SCROLL
+from dashboard.views.train.widgets import _HIDE_TWINS as _HIDE_TRAIN_TWINS
 from tests.e2e.test_injection import PAYLOADS
 
 ROOT = Path(__file__).resolve().parents[2]
+FIXED = (_PRESENTER_CSS, _HIDE_TWINS, _HIDE_STEP_TWINS, _HIDE_GENERATE_TWINS, _HIDE_TRAIN_TWINS)
 ANCHORS = {f"step-{n}" for n in range(1, 8)} | {"multi-head"}
 # _SCROLL with its two fields open: anything else in a body is not ours
 SCROLL_RE = re.compile(
@@ -48,7 +51,7 @@ def assert_fixed(at: AppTest) -> list[str]:
     for body in bodies:
         for payload in PAYLOADS.values():
             assert payload not in body
-        if body in (_PRESENTER_CSS.strip(), _HIDE_TWINS.strip(), _HIDE_STEP_TWINS.strip()):
+        if body in {rule.strip() for rule in FIXED}:
             continue
         match = SCROLL_RE.fullmatch(body)
         assert match and match["anchor"] in ANCHORS, body[:200]
@@ -70,3 +73,15 @@ def test_fixed_html_carries_no_user_text(name):
     explore.run()
     assert not explore.exception
     assert_fixed(explore)
+    # the decoder's step control (on the letter GPT-2 shipped with the product), and the train page's
+    generate = AppTest.from_string(script("explore"), default_timeout=120)
+    link = {"present": "1", "text": payload, "model": "letters", "view": "generate", "tokens": "3"}
+    generate.query_params.update({**link, "step": payload})
+    generate.run()
+    assert not generate.exception
+    assert _HIDE_GENERATE_TWINS.strip() in assert_fixed(generate)
+    train = AppTest.from_string(script("train"), default_timeout=120)
+    train.query_params.update({"present": "1", "step": payload, "seed": payload, "run": payload})
+    train.run()
+    assert not train.exception
+    assert _HIDE_TRAIN_TWINS.strip() in assert_fixed(train)
