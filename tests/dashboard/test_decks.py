@@ -4,8 +4,9 @@ The format: a deck survives its file and its link unchanged; a tampered one (unk
 parameters, markup, a huge or malformed deck, a zip bomb) keeps the slides it can and says what it
 left out in one message. The walk: `?deck=NAME` opens slide 1 in presenter mode on its page, Next
 moves through every slide across pages, each slide opens its own view (its link parameters in the
-URL, the page drawn with no error), the bar reads "Slide K of N", and the pages' own step buttons
-leave the clicker keys to the deck.
+URL, the page drawn with no error and at least one chart), the bar reads "Slide K of N", and the
+pages' own step buttons leave the clicker keys to the deck. The decoder decks (gpt, heads) are
+offered only while the shipped letter GPT-2 is there.
 """
 
 from __future__ import annotations
@@ -167,6 +168,7 @@ def walk(name: str) -> list[AppTest]:
         context = (name, k, slide.title)
         assert_no_crash(at, context)
         assert not at.error, (context, messages(at))
+        assert at.get("plotly_chart"), (context, "the slide's view drew no chart")
         assert at.markdown[0].value.startswith(f"{deck.title} · **Slide {k} of {len(deck.slides)}** · ")
         query = dict(at.query_params)
         assert (query["deck"], query["slide"], query["present"]) == (name, str(k), "1"), context
