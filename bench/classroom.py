@@ -62,6 +62,7 @@ class Measured:
     errors: list[str] = field(default_factory=list)
     leaks: list[str] = field(default_factory=list)
     blind: list[str] = field(default_factory=list)  # sessions never shown their own words: no leak check
+    timeout_s: float = TIMEOUT_S  # a rerun with no script_finished by then is an error
 
 
 def own_words(n_sessions: int) -> list[tuple[str, str]]:
@@ -127,7 +128,7 @@ class Client:
         await self.ws.send(msg.SerializeToString())
         drawn: dict[str, object] = {}
         try:
-            async with asyncio.timeout(TIMEOUT_S):
+            async with asyncio.timeout(self.measured.timeout_s):
                 while True:
                     raw = await self.ws.recv()
                     self._check(kind, raw)
@@ -141,7 +142,7 @@ class Client:
                     elif which == "script_finished":
                         break
         except TimeoutError:
-            self.measured.errors.append(f"{kind}: no script_finished within {TIMEOUT_S:.0f} s")
+            self.measured.errors.append(f"{kind}: no script_finished within {self.measured.timeout_s:.0f} s")
             return
         self.measured.seconds[kind].append(time.perf_counter() - start)
         self.widgets.update(drawn)
@@ -211,9 +212,14 @@ async def student(
 
 
 async def classroom(
-    url: str, n_sessions: int, ramp_s: float = RAMP_S, think_s: tuple[float, float] = THINK_S, seed: int = 0
+    url: str,
+    n_sessions: int,
+    ramp_s: float = RAMP_S,
+    think_s: tuple[float, float] = THINK_S,
+    seed: int = 0,
+    timeout_s: float = TIMEOUT_S,
 ) -> Measured:
-    measured = Measured()
+    measured = Measured(timeout_s=timeout_s)
     words = own_words(n_sessions)
     rng = random.Random(seed)
     delays = sorted(rng.uniform(0, ramp_s) for _ in range(n_sessions))
@@ -240,9 +246,13 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def run_classroom(
-    n_sessions: int, ramp_s: float = RAMP_S, think_s: tuple[float, float] = THINK_S
+    n_sessions: int,
+    ramp_s: float = RAMP_S,
+    think_s: tuple[float, float] = THINK_S,
+    timeout_s: float = TIMEOUT_S,
 ) -> tuple[Measured, int, float]:
-    """(what was measured, model loads in the server's log, the server's peak RSS in MB)."""
+    """(what was measured, model loads in the server's log, the server's peak RSS in MB); a rerun
+    without script_finished after timeout_s counts as an error."""
     from tests.e2e.harness import StreamlitServer
 
     env = {"ATTENTION_EXPLORER_HOSTED": "1"}
@@ -250,7 +260,8 @@ def run_classroom(
         # a thread of its own: the caller's thread may already run an event loop (Playwright's sync
         # API does, in the test session), and asyncio.run cannot start inside one
         with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            measured = pool.submit(asyncio.run, classroom(server.url, n_sessions, ramp_s, think_s)).result()
+            work = classroom(server.url, n_sessions, ramp_s, think_s, timeout_s=timeout_s)
+            measured = pool.submit(asyncio.run, work).result()
         rss = server.peak_rss_mb()
         loads = len(re.findall(r"loading model ", server.log_text()))
     return measured, loads, rss

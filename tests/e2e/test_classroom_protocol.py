@@ -14,7 +14,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(600)]
 
 
 def test_four_students_at_once():
-    measured, loads, _ = run_classroom(4, ramp_s=4, think_s=(0.0, 0.5))
+    # no timing asserted: a busy machine may take minutes for the atlas's first corpus, not an error
+    measured, loads, _ = run_classroom(4, ramp_s=4, think_s=(0.0, 0.5), timeout_s=400)
     assert measured.errors == []
     assert measured.leaks == [] and measured.blind == []
     assert loads == 1
