@@ -275,9 +275,9 @@ class GPT2Numpy:
         return encoding
 
     def decode(self, token_id: int) -> str:
-        """One token as text (" Paris" for "ĠParis")."""
+        """One token as text (" Paris" for "ĠParis"; a special token as itself: "<|endoftext|>")."""
         with self._lock:
-            return self.tokenizer.decode([int(token_id)])
+            return self.tokenizer.decode([int(token_id)], skip_special_tokens=False)
 
     def run(self, text: str, *, ablate=()) -> AttentionResult:
         """Tokenize, run, and return an AttentionResult (causal: exact zeros above the diagonal) with

@@ -102,7 +102,7 @@ class PretrainedDecoder:
     def decode(self, token_id: int) -> str:
         """One token as text (" Paris" for "ĠParis"), as the NumPy engine decodes it."""
         with self._lock:
-            return self._backend.decode([int(token_id)])
+            return self._backend.decode([int(token_id)], skip_special_tokens=False)
 
     def unembed(self, final_hidden: np.ndarray) -> np.ndarray:
         """(..., D) after ln_f -> (..., V) logits through the model's own (tied) lm_head."""
