@@ -38,7 +38,7 @@ class Limits:
     max_price_layer_n: int  # cost page: the longest for a layer's heads at once
     more_models: tuple[str, ...] = ()  # hosted: curated models offered although marked too large
     max_train_steps: int = 5000  # train page: the longest run one session may ask for
-    max_train_heads: int = 8  # train page: heads per layer (the width, 64, is fixed)
+    max_train_heads: int = 8  # train page: heads per layer (the width is fixed: TrainSettings.width)
     max_trainers: int = 2  # train page: runs computing at once in this process; the others wait their turn
 
 
@@ -63,7 +63,7 @@ HOSTED = Limits(
     max_texts_per_minute=30,
     max_price_n=1024,  # the demo's memory: a layer's heads at 1024 tokens hold about 250 MB
     max_price_layer_n=512,
-    max_train_steps=1500,  # about a minute of NumPy training for one student with the CPU to itself
+    max_train_steps=1500,  # under a minute of NumPy training (30 ms a step) with the CPU to itself
     max_train_heads=4,
     max_trainers=2,  # the demo's cores: thirty students take turns in slices of half a second
 )
