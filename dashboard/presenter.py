@@ -50,6 +50,39 @@ def clicker_keys(keys: tuple[str, ...]) -> tuple[str | None, ...]:
     return (None,) if st.session_state.get(DECK_ON) else keys
 
 
+def twin_rule(prefix: str) -> str:
+    """The stylesheet rule hiding the twins of `prefix`_prev and `prefix`_next (a button takes one
+    shortcut, a clicker sends two keys). Fixed text: prefixes are constants of the code."""
+    return f"<style>.st-key-{prefix}_next_2, .st-key-{prefix}_prev_2 {{ display: none !important; }}</style>"
+
+
+def _move(state_key: str, delta: int, lo: int, hi: int) -> None:
+    ss = st.session_state
+    ss[state_key] = min(max(int(ss.get(state_key, lo)) + delta, lo), hi)
+
+
+def prev_next_ui(prefix: str, labels: tuple[str, str], state_key: str, lo: int, hi: int) -> None:
+    """Previous / Next buttons (keys `prefix`_prev and `prefix`_next) moving st.session_state[state_key]
+    within lo..hi, on ← / PageUp and → / PageDown (a clicker; none while a deck owns those keys).
+    Draw them inside the caller's row; the twins' hiding rule goes out with them."""
+    ss = st.session_state
+    ss[state_key] = min(max(int(ss.get(state_key, lo)), lo), hi)
+    for name, label, keys, delta in (
+        ("prev", labels[0], ("ArrowLeft", "PageUp"), -1),
+        ("next", labels[1], ("ArrowRight", "PageDown"), 1),
+    ):
+        for twin, shortcut in enumerate(clicker_keys(keys)):
+            st.button(
+                label,
+                key=f"{prefix}_{name}" + ("_2" if twin else ""),
+                on_click=_move,
+                args=(state_key, delta, lo, hi),
+                shortcut=shortcut,
+                disabled=ss[state_key] == (lo if delta < 0 else hi),
+            )
+    st.html(twin_rule(prefix))
+
+
 def presenter_toggle_ui() -> bool:
     """The sidebar's presenter-mode toggle; reads `present` from the link on the session's first
     run, writes it back on every run, and injects presenter mode's stylesheet. Returns whether on."""

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard.presenter import _PRESENTER_CSS
-from dashboard.views.explore.generate import _HIDE_TWINS as _HIDE_GENERATE_TWINS
+from dashboard.presenter import _PRESENTER_CSS, twin_rule
 from dashboard.views.explore.widgets import _HIDE_STEP_TWINS
 from dashboard.views.learn.widgets import _HIDE_TWINS, _SCROLL
-from dashboard.views.train.widgets import _HIDE_TWINS as _HIDE_TRAIN_TWINS
 from tests.e2e.test_injection import PAYLOADS
 
 ROOT = Path(__file__).resolve().parents[2]
+# twin_rule's prefixes are constants of the pages' code (presenter.prev_next_ui's callers)
+_HIDE_GENERATE_TWINS, _HIDE_TRAIN_TWINS = twin_rule("explore_gen"), twin_rule("train")
 FIXED = (_PRESENTER_CSS, _HIDE_TWINS, _HIDE_STEP_TWINS, _HIDE_GENERATE_TWINS, _HIDE_TRAIN_TWINS)
 ANCHORS = {f"step-{n}" for n in range(1, 8)} | {"multi-head"}
 # _SCROLL with its two fields open: anything else in a body is not ours

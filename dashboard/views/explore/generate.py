@@ -18,7 +18,7 @@ from dashboard.charts.decoder import next_token_bars, shown_token, step_attentio
 from dashboard.content import decoder as text
 from dashboard.engines import load_engine
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text
-from dashboard.presenter import clicker_keys, presenting
+from dashboard.presenter import presenting, prev_next_ui
 from dashboard.views.explore.results import shown_source
 from dashboard.widgets import chart, chart_filename, md
 
@@ -28,10 +28,6 @@ TEMPERATURES = (0.1, 2.0)  # the slider's range; a link's value outside becomes 
 TOKENS_KEY, TEMPERATURE_KEY, SEED_KEY = "explore_gen_tokens", "explore_gen_temperature", "explore_gen_seed"
 STEP_KEY, LAYER_KEY = "explore_gen_step", "explore_gen_layer"
 SHOWN_CHARS = 240  # of the text before the step's token, on a projector: the end of it
-
-_HIDE_TWINS = (
-    "<style>.st-key-explore_gen_next_2, .st-key-explore_gen_prev_2 { display: none !important; }</style>"
-)
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -76,32 +72,14 @@ def _options_ui() -> tuple[int, float | None, int]:
     return n, float(temperature), int(seed)
 
 
-def _move(delta: int, n: int) -> None:
-    ss = st.session_state
-    ss[STEP_KEY] = min(max(int(ss.get(STEP_KEY, 1)) + delta, 1), n)
-
-
 def step_ui(n: int) -> int:
     """The step slider, with Previous / Next buttons on ← / PageUp and → / PageDown (a clicker)."""
     ss = st.session_state
     ss[STEP_KEY] = min(max(int(ss.get(STEP_KEY, 1)), 1), n)
     with st.container(horizontal=True, vertical_alignment="bottom"):
-        for key, label, keys, delta in (
-            ("explore_gen_prev", text.GEN_PREV, ("ArrowLeft", "PageUp"), -1),
-            ("explore_gen_next", text.GEN_NEXT, ("ArrowRight", "PageDown"), 1),
-        ):
-            for twin, shortcut in enumerate(clicker_keys(keys)):  # none while a deck is on
-                st.button(
-                    label,
-                    key=key if twin == 0 else f"{key}_2",
-                    on_click=_move,
-                    args=(delta, n),
-                    shortcut=shortcut,
-                    disabled=(delta < 0 and ss[STEP_KEY] == 1) or (delta > 0 and ss[STEP_KEY] == n),
-                )
+        prev_next_ui("explore_gen", (text.GEN_PREV, text.GEN_NEXT), STEP_KEY, 1, n)
         if n > 1:
             st.slider(text.GEN_STEP_LABEL, 1, n, key=STEP_KEY)
-    st.html(_HIDE_TWINS)
     return int(ss[STEP_KEY])
 
 

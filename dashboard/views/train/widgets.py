@@ -8,7 +8,7 @@ import streamlit as st
 
 from dashboard.content import train as text
 from dashboard.hosted import Limits
-from dashboard.presenter import clicker_keys
+from dashboard.presenter import prev_next_ui
 from dashboard.views.train import session
 from dashboard.views.train.links import (
     KEYS,
@@ -21,8 +21,6 @@ from dashboard.views.train.links import (
     head_choices,
     max_steps,
 )
-
-_HIDE_TWINS = "<style>.st-key-train_next_2, .st-key-train_prev_2 { display: none !important; }</style>"
 
 
 def source_ui() -> str:
@@ -108,11 +106,6 @@ def controls_ui() -> None:
         )
 
 
-def _move(delta: int, n: int) -> None:
-    ss = st.session_state
-    ss[SNAP_KEY] = min(max(int(ss.get(SNAP_KEY, n - 1)) + delta, 0), n - 1)
-
-
 def step_ui(steps) -> int:
     """The snapshot slider (labelled by training step) with Previous / Next on ← / PageUp and
     → / PageDown (a clicker); returns the snapshot's index."""
@@ -120,19 +113,7 @@ def step_ui(steps) -> int:
     n = len(steps)
     ss[SNAP_KEY] = min(max(int(ss.get(SNAP_KEY, n - 1)), 0), n - 1)
     with st.container(horizontal=True, vertical_alignment="bottom", key="train_step_row"):
-        for key, label, keys, delta in (
-            ("train_prev", text.PREV, ("ArrowLeft", "PageUp"), -1),
-            ("train_next", text.NEXT, ("ArrowRight", "PageDown"), 1),
-        ):
-            for twin, shortcut in enumerate(clicker_keys(keys)):  # none while a deck is on
-                st.button(
-                    label,
-                    key=key if twin == 0 else f"{key}_2",
-                    on_click=_move,
-                    args=(delta, n),
-                    shortcut=shortcut,
-                    disabled=(delta < 0 and ss[SNAP_KEY] == 0) or (delta > 0 and ss[SNAP_KEY] == n - 1),
-                )
+        prev_next_ui("train", (text.PREV, text.NEXT), SNAP_KEY, 0, n - 1)
         if n > 1:
             st.select_slider(
                 text.STEP_LABEL,
@@ -140,5 +121,4 @@ def step_ui(steps) -> int:
                 format_func=lambda i: f"{int(steps[i]):,}",
                 key=SNAP_KEY,
             )
-    st.html(_HIDE_TWINS)
     return int(ss[SNAP_KEY])
