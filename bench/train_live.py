@@ -8,11 +8,12 @@ every tab shows its curves, bench/classroom.py's sessions (30, protocol level, i
 run against the same server; the tabs keep training until the classroom is done.
 
 Each tab notes in the page itself, every SAMPLE_MS, the status line ("Step N of M · ..."), how many
-points the curves hold and whether the page says it waits for a turn; it keeps a time stamp each
+points the curves hold and whether the page shows its "Waiting for a turn" note; it keeps a time stamp each
 time one of them changes. An update is a change of the step or of the curves. Reported per tab,
 over the classroom's window: the median and p95 of the time between successive updates (a gap
-still open when the window ends counts too), and how long the tab waited for a training slot
-(hosted: 2 slots, dashboard/views/train/session.py). Reported per run: the classroom's p95 server
+still open when the window ends counts too), and how long the waiting note was on screen (a tick
+that found both training slots taken, hosted: dashboard/views/train/session.py; the note stays until
+the next tick that trains has redrawn the page). Reported per run: the classroom's p95 server
 time per kind of interaction against the same classroom run alone in the same bench run, its
 errors, and the server's peak RSS (VmHWM).
 """
@@ -35,13 +36,15 @@ HOSTED = {"ATTENTION_EXPLORER_HOSTED": "1"}
 STEPS = 1500  # the hosted cap (dashboard/hosted.py): the longest run a student may start
 SAMPLE_MS = 50  # how often each tab looks at its own page
 STATUS = re.compile(r"Step ([\d,]+) of")
-# In the page: every `every` ms, the status line, the curves' point count and the waiting note;
+# In the page: every `every` ms, the status line, the curves' point count and the waiting note (a
+# caption: st.caption's container has a test id of its own);
 # a row [time (ms since the epoch), status, points, waiting] in window.__live each time one changes.
 SAMPLER_JS = """(every) => {
   window.__live = [];
   let last = "";
   setInterval(() => {
-    const texts = [...document.querySelectorAll("[data-testid='stMarkdownContainer']")].map(
+    const texts = [...document.querySelectorAll(
+      "[data-testid='stMarkdownContainer'], [data-testid='stCaptionContainer']")].map(
       (e) => e.textContent.trim());
     const status = texts.find((t) => /^Step [\\d,]+ of/.test(t)) || "";
     const waiting = texts.some((t) => t.startsWith("Waiting for a turn"));
@@ -75,7 +78,7 @@ class Tab:
     """What one training tab saw during the classroom's window."""
 
     intervals: list[float]  # seconds between successive updates
-    waited_s: float  # time the page said it waited for a turn
+    waited_s: float  # time the page showed its 'Waiting for a turn' note (a slot was taken)
     longest_wait_s: float
     window_s: float  # the classroom's window, cut where the run finished
     steps: tuple[int, int]  # the step shown at the window's start and end
@@ -175,7 +178,8 @@ def _tab_rows(n_trainers: int, i: int, tab: Tab) -> list[Row]:
     ended = "run finished inside the window" if tab.finished else "still training when the classroom ended"
     note = (
         f"{len(tab.intervals)} intervals over {tab.window_s:.0f} s (steps {tab.steps[0]}-{tab.steps[1]}, "
-        f"{ended}); waited for a turn {tab.waited_s:.1f} s in all, longest {tab.longest_wait_s:.1f} s; "
+        f"{ended}); 'Waiting for a turn' on screen {tab.waited_s:.1f} s in all, "
+        f"longest stretch {tab.longest_wait_s:.1f} s; "
         f"max interval {max(gaps):.2f} s; {tab.errors} exceptions on the page"
     )
     return [
