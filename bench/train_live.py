@@ -12,7 +12,7 @@ points the curves hold and whether the page shows its "Waiting for a turn" note;
 time one of them changes. An update is a change of the step or of the curves. Reported per tab,
 over the classroom's window: the median and p95 of the time between successive updates (a gap
 still open when the window ends counts too), and how long the waiting note was on screen (a tick
-that found both training slots taken, hosted: dashboard/views/train/session.py; the note stays until
+that found every training slot taken, dashboard/views/train/session.py; the note stays until
 the next tick that trains has redrawn the page). Reported per run: the classroom's p95 server
 time per kind of interaction against the same classroom run alone in the same bench run, its
 errors, and the server's peak RSS (VmHWM).
