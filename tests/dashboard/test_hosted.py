@@ -16,6 +16,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.models.registry import BUNDLED_KEY, CURATED_HUB_MODELS
+from core.models.shipped import SHIPPED_KEY
 from dashboard.engines import allowed_models
 from dashboard.hosted import HOSTED, LOCAL, MORE_MODELS_SETTING, current_limits
 from dashboard.model_pick import model_label
@@ -189,7 +190,8 @@ def fits_the_demo() -> list[str]:
 
 
 def test_the_hosted_pickers_offer_exactly_the_curated_models_that_fit(hosted):
-    expected = [model_label(key) for key in [BUNDLED_KEY, *fits_the_demo()]]
+    # the bundled BERT and the letter GPT-2 shipped with the product (116 KB) always fit
+    expected = [model_label(key) for key in [BUNDLED_KEY, SHIPPED_KEY, *fits_the_demo()]]
     assert model_options(open_explore()) == expected
     assert len(fits_the_demo()) < len(CURATED_HUB_MODELS)  # the decoders do not fit (bench/README.md)
 
@@ -213,7 +215,7 @@ def test_the_host_may_add_curated_models_that_do_not_fit(monkeypatch):
     limits = current_limits()
     assert limits.more_models == (left_out[0], "owner/not-curated")
     added = [key for key in CURATED_HUB_MODELS if key in fits_the_demo() or key == left_out[0]]
-    assert allowed_models(limits) == [BUNDLED_KEY, *added]  # "owner/not-curated" is not: not curated
+    assert allowed_models(limits) == [BUNDLED_KEY, SHIPPED_KEY, *added]  # "owner/not-curated" is not curated
     monkeypatch.delenv(SETTING)
     assert current_limits() == LOCAL  # the list means nothing outside hosted mode
 
