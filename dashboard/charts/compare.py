@@ -3,7 +3,7 @@ Arrays in, go.Figure out (no Streamlit, no attention math).
 
 Letters: T tokens. Attention is [query, key]: rows = the token that attends ("from"), columns = the
 token attended to ("to"), as on the explore page's head view. Layers and heads arrive 0-indexed and
-are shown from 1. Token labels are escaped (escape_label): Plotly reads a few HTML tags in text.
+are shown from 1. Token labels are escaped (by matrix_heatmap_spec): Plotly reads a few HTML tags in text.
 The shared builder (dashboard.charts.heatmap.matrix_heatmap) decides whether cell numbers fit: on a
 128-token head none are printed, hover still gives each weight.
 """
@@ -15,7 +15,6 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard.charts.explore import escape_label
 from dashboard.charts.heatmap import (
     AXIS_TITLE_PX,
     COLORBAR_PX,
@@ -137,7 +136,7 @@ def head_map(
 
     One head's (T, T) attention on one sentence, on a fixed 0–1 scale (so two maps compare; side
     by side they leave out the colour bar, and the page says the scale once)."""
-    labels = [escape_label(t) for t in tokens]
+    labels = list(tokens)  # matrix_heatmap_spec escapes them
     return _map(
         matrix, labels, title=title, probabilities=True, hover="weight", focus_row=focus_row,
         share=share, height=height, sizing=sizing, colorbar=colorbar, max_height=max_height,
@@ -163,7 +162,7 @@ def difference_map(
 ) -> go.Figure:
     """(T, T) sentence 2 − sentence 1 for aligned sentences: diverging colours centred on 0, the
     range symmetric (matrix_heatmap's signed scale), with its colour bar."""
-    labels = [escape_label(t) for t in pair_labels(tokens1, tokens2)]
+    labels = pair_labels(tokens1, tokens2)  # escaped by matrix_heatmap_spec
     return _map(
         diff, labels, title=title, probabilities=False, hover="sentence 2 − sentence 1",
         focus_row=focus_row, share=share, height=height, sizing=sizing, colorbar=True,

@@ -19,7 +19,14 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard.charts.heatmap import LABEL_COLOR, SEQUENTIAL, cell_outline, number_repeats, top_title
+from dashboard.charts.heatmap import (
+    LABEL_COLOR,
+    SEQUENTIAL,
+    cell_outline,
+    escape_label,
+    number_repeats,
+    top_title,
+)
 
 FONT = {"size": 14, "color": LABEL_COLOR}
 # Token labels and axis titles dark, as on the learn page. Streamlit's chart theme greys an axis' text
@@ -42,12 +49,6 @@ def _numbered_axis(title: str, n: int, **settings) -> dict:
     return axis(
         title, tickvals=list(range(n)), ticktext=[str(i + 1) for i in range(n)], showgrid=False, **settings
     )
-
-
-def escape_label(text: str) -> str:
-    """Show a token literally in Plotly text, which otherwise reads a few HTML tags and entities, and
-    in hover templates, where "%{...}" is a placeholder (Plotly turns the entities back into text)."""
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("%", "&#37;")
 
 
 def unique_labels(labels: Sequence[str]) -> list[str]:

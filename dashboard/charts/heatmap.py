@@ -86,6 +86,13 @@ def _labels_fit(col_labels: Sequence[str], cells_px: float, char_px: float = LAB
     return len(col_labels) <= 10 and (widest + 1) * char_px <= cells_px / max(len(col_labels), 1)
 
 
+def escape_label(text: str) -> str:
+    """Show a token literally in Plotly text, which otherwise reads a few HTML tags and entities (a
+    model's own "<s>" would strike through what follows), and in hover templates, where "%{...}" is a
+    placeholder (Plotly turns the entities back into text)."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("%", "&#37;")
+
+
 def number_repeats(labels: Iterable[str]) -> list[str]:
     """Plotly merges equal category labels ("the" twice would become one row): repeats are
     numbered, "the", "the (2)"."""
@@ -184,10 +191,11 @@ def matrix_heatmap_spec(
     show_colorbar=None keeps the colour bar while it leaves the numbers room (always without numbers);
     False leaves it out (charts side by side that share one scale and say so once).
     sizing: the page width and fonts it is drawn for (PAGE, or PRESENTER on a projector).
-    Labels are plain text: Plotly renders them as text, never as HTML from the user.
+    Labels are escaped: Plotly renders them as text, never as HTML (from the user or the model).
     """
     values, hidden = _visible(values, masked)
-    rows, cols = number_repeats(row_labels), number_repeats(col_labels)
+    rows = [escape_label(label) for label in number_repeats(row_labels)]
+    cols = [escape_label(label) for label in number_repeats(col_labels)]
     label_chars = max((len(r) for r in rows), default=0)
     font, colorbar = fit_numbers(values.shape[1], share, decimals, label_chars, bool(row_title), sizing)
     if show_numbers is None:

@@ -313,11 +313,14 @@ def test_user_text_is_shown_as_plain_text_only(text, marker):
     at.text_input(key="learn_text").set_value(text).run()
     assert not at.exception
     from core.lesson.toy import tokenize
+    from dashboard.charts.heatmap import escape_label
 
     tokens = list(tokenize(text).tokens)
     assert at.text[0].value == "  ·  ".join(tokens)  # st.text: never interpreted
-    labels = chart(at, "scores")["data"][0]["x"]  # repeats are numbered: "'", "' (2)"
-    assert all(lab == tok or lab.startswith(f"{tok} (") for lab, tok in zip(labels, tokens, strict=True))
+    labels = chart(at, "scores")["data"][0]["x"]  # repeats are numbered: "'", "' (2)"; "<" escaped
+    shown = [escape_label(tok) for tok in tokens]
+    assert all(lab == tok or lab.startswith(f"{tok} (") for lab, tok in zip(labels, shown, strict=True))
+    assert "<" not in "".join(labels)  # Plotly reads a few HTML tags in labels: none reaches it
     for written in texts(at):  # nothing typed reaches markdown, captions or alerts
         assert marker not in written
 
