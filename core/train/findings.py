@@ -99,16 +99,25 @@ def best_head(scores: np.ndarray, layers: range, minimum: float) -> tuple[int, i
     return (rows[layer], int(head), score) if score >= minimum else None
 
 
+def _repeats_loss(engine, final_hidden: np.ndarray, targets: np.ndarray, repeat: np.ndarray) -> float:
+    """The summed cross-entropy (nats) of the repeated targets, from (T, D) states after ln_f."""
+    logits = engine.unembed(final_hidden).astype(np.float64)  # (T, V)
+    return float(cross_entropy(logits, targets)[0][repeat].sum())
+
+
 def repeat_loss_with_ablation(engine, batch: Batch) -> tuple[float, np.ndarray]:
-    """(the repeats' mean loss, (L, H) the same with each head ablated) over the batch's sequences."""
-
-    def repeats_loss(ablate) -> float:
-        total, count = 0.0, 0
-        for inputs, targets, repeat in zip(batch.inputs, batch.targets, batch.repeat, strict=True):
-            logits = engine.unembed(engine.forward(inputs, ablate=ablate).hidden_states[-1])  # (T, V)
-            losses = cross_entropy(logits.astype(np.float64), targets)[0]
-            total, count = total + losses[repeat].sum(), count + int(repeat.sum())
-        return total / max(count, 1)
-
-    cut = np.array([[repeats_loss([(i, h)]) for h in range(engine.n_heads)] for i in range(engine.n_layers)])
-    return repeats_loss([]), cut
+    """(the repeats' mean loss, (L, H) the same with each head ablated) over the batch's sequences.
+    Each sequence runs once whole; a head cut in layer l reruns only layers l.. (engine.layers_from),
+    from the hidden state entering it, which the cut cannot change."""
+    layers, heads = engine.n_layers, engine.n_heads
+    total, cut, count = 0.0, np.zeros((layers, heads)), 0
+    for inputs, targets, repeat in zip(batch.inputs, batch.targets, batch.repeat, strict=True):
+        whole = engine.forward(inputs)
+        total += _repeats_loss(engine, whole.hidden_states[-1], targets, repeat)
+        for layer in range(layers):
+            for head in range(heads):
+                out = engine.layers_from(layer, whole.hidden_states[layer], ablate=[(layer, head)])
+                cut[layer, head] += _repeats_loss(engine, out.hidden_states[-1], targets, repeat)
+        count += int(repeat.sum())
+    count = max(count, 1)
+    return total / count, cut / count
