@@ -42,7 +42,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from core.models.bundled import BUNDLED_FILES, BUNDLED_HUB_ID, BUNDLED_REVISION, bundled_model_dir
+from core.models.bundled import BUNDLED_FILES, BUNDLED_HUB_ID, BUNDLED_REVISION, bundled_model_dir, sha256_of
 
 LFS_FILES = {"model.safetensors"}  # stored with git LFS on the Hub: ETag is the file's sha256
 MODES = ("normal", "corrupt", "drop")
@@ -56,14 +56,6 @@ def git_blob_sha1(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
-def file_sha256(path: Path, chunk: int = 1 << 22) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 class ServedRepo:
     """One more repository: every file of `folder`, its ETags and a commit derived from them."""
 
@@ -71,7 +63,7 @@ class ServedRepo:
         self.paths = {p.name: p for p in sorted(Path(folder).iterdir()) if p.is_file()}
         self.sizes = {name: path.stat().st_size for name, path in self.paths.items()}
         self.etags = {
-            name: file_sha256(path) if name.endswith(".safetensors") else git_blob_sha1(path.read_bytes())
+            name: sha256_of(path) if name.endswith(".safetensors") else git_blob_sha1(path.read_bytes())
             for name, path in self.paths.items()
         }
         files = "".join(sorted(self.etags.values())).encode()

@@ -29,6 +29,24 @@ def _log_axes(fig: go.Figure, sizing: Sizing, lengths: Sequence[int]) -> None:
     fig.update_yaxes(type="log", dtick=1, tickfont=font, title_font=font)
 
 
+def _time_and_memory_axes(
+    fig: go.Figure, sizing: Sizing, lengths: Sequence[int], title: str, memory_title: str, height: int
+) -> None:
+    """Both panels on log-log axes (time left, memory right), the title, legend and sizes."""
+    _log_axes(fig, sizing, lengths)
+    narrow = list(lengths[::2])  # the memory panel is narrower: every other length keeps its labels level
+    fig.update_xaxes(tickvals=narrow, ticktext=[str(n) for n in narrow], tickangle=0, row=1, col=2)
+    fig.update_yaxes(title_text="milliseconds", row=1, col=1)
+    fig.update_yaxes(title_text=f"{memory_title}, MB", row=1, col=2)
+    fig.update_layout(
+        title=top_title(title) | {"font": {"size": sizing.font + 2}},
+        height=height,
+        margin={"t": 50 + sizing.font, "b": 60, "l": 70, "r": 20},
+        legend={"orientation": "h", "y": -0.2, "font": {"size": sizing.font}},
+        font={"size": sizing.font},
+    )
+
+
 def price_chart(
     curves: Sequence[Curve], labels: dict[str, str], *, title: str, memory_title: str, sizing: Sizing = PAGE
 ) -> go.Figure:
@@ -63,18 +81,7 @@ def price_chart(
             col=2,
         )
     lengths = max((c.lengths for c in curves), key=len)
-    _log_axes(fig, sizing, lengths)
-    narrow = lengths[::2]  # the memory panel is narrower: every other length keeps its labels level
-    fig.update_xaxes(tickvals=list(narrow), ticktext=[str(n) for n in narrow], tickangle=0, row=1, col=2)
-    fig.update_yaxes(title_text="milliseconds", row=1, col=1)
-    fig.update_yaxes(title_text=f"{memory_title}, MB", row=1, col=2)
-    fig.update_layout(
-        title=top_title(title) | {"font": {"size": sizing.font + 2}},
-        height=460 if sizing is PAGE else 480,
-        margin={"t": 50 + sizing.font, "b": 60, "l": 70, "r": 20},
-        legend={"orientation": "h", "y": -0.2, "font": {"size": sizing.font}},
-        font={"size": sizing.font},
-    )
+    _time_and_memory_axes(fig, sizing, lengths, title, memory_title, 460 if sizing is PAGE else 480)
     return fig
 
 
@@ -221,18 +228,7 @@ def next_token_chart(
         )
     _cache_panel(fig, cache, chosen, memory_title)
     measured = curves[0].lengths if curves else tuple(cache[0])
-    _log_axes(fig, sizing, measured)
-    ticks = list(measured[::2])  # the cache panel is narrower: every other length
-    fig.update_xaxes(tickvals=ticks, ticktext=[str(t) for t in ticks], tickangle=0, row=1, col=2)
-    fig.update_yaxes(title_text="milliseconds", row=1, col=1)
-    fig.update_yaxes(title_text=f"{memory_title}, MB", row=1, col=2)
-    fig.update_layout(
-        title=top_title(title) | {"font": {"size": sizing.font + 2}},
-        height=440 if sizing is PAGE else 560,
-        margin={"t": 50 + sizing.font, "b": 60, "l": 70, "r": 20},
-        legend={"orientation": "h", "y": -0.2, "font": {"size": sizing.font}},
-        font={"size": sizing.font},
-    )
+    _time_and_memory_axes(fig, sizing, measured, title, memory_title, 440 if sizing is PAGE else 560)
     return fig
 
 
