@@ -88,13 +88,14 @@ def load_engine(
 ) -> BertNumpy | GPT2Numpy:
     """The NumPy engine for a model choice ("bundled", a Hub id, a local folder), by architecture.
     Raises core.models.errors.ModelError subclasses with messages for the user."""
-    spec = (
-        choice if isinstance(choice, registry.ModelSpec) else registry.parse_model_choice(str(choice or ""))
+    return registry.load_choice(
+        choice,
+        engine_from_dir,
+        check_config=check_config,
+        into="NumPy",
+        name=name,
+        progress=progress,
     )
-    model_dir = registry.prepare_model_files(spec, check_config=check_config, progress=progress)
-    if progress:
-        progress("Loading the weights into NumPy…")
-    return engine_from_dir(model_dir, name=name or spec.label)
 
 
 def load_torch_engine(
@@ -106,13 +107,14 @@ def load_torch_engine(
     """The torch reference engine for a model choice, by architecture: transformers' GPT-2 for a
     GPT-2 (core/models/pretrained_decoder.py), the encoder reference otherwise
     (core/models/pretrained.py, which refuses every other decoder). torch is imported as it loads."""
-    spec = (
-        choice if isinstance(choice, registry.ModelSpec) else registry.parse_model_choice(str(choice or ""))
+    return registry.load_choice(
+        choice,
+        torch_engine_from_dir,
+        check_config=check_torch_config,
+        into="PyTorch",
+        name=name,
+        progress=progress,
     )
-    model_dir = registry.prepare_model_files(spec, check_config=check_torch_config, progress=progress)
-    if progress:
-        progress("Loading the weights into PyTorch…")
-    return torch_engine_from_dir(model_dir, name=name or spec.label)
 
 
 def is_decoder(engine) -> bool:

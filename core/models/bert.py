@@ -69,13 +69,14 @@ def load_numpy(
 ) -> BertNumpy:
     """Load by ModelSpec or user text ("bundled", a Hub id, a local folder), with the same files and
     messages as core.models.pretrained.load_pretrained. Raises core.models.errors.ModelError subclasses."""
-    spec = (
-        choice if isinstance(choice, registry.ModelSpec) else registry.parse_model_choice(str(choice or ""))
+    return registry.load_choice(
+        choice,
+        BertNumpy.from_pretrained,
+        check_config=check_bert_config,
+        into="NumPy",
+        name=name,
+        progress=progress,
     )
-    model_dir = registry.prepare_model_files(spec, check_config=check_bert_config, progress=progress)
-    if progress:
-        progress("Loading the weights into NumPy…")
-    return BertNumpy.from_pretrained(model_dir, name=name or spec.label)
 
 
 # ---- weights and tokenizer -----------------------------------------------------------------------

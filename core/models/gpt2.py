@@ -78,11 +78,14 @@ def load_gpt2(
 ) -> GPT2Numpy:
     """Load by ModelSpec or user text (a Hub id, a local folder), with the same files and messages as
     the BERT engine. Raises core.models.errors.ModelError subclasses."""
-    spec = choice if isinstance(choice, registry.ModelSpec) else registry.parse_model_choice(str(choice))
-    model_dir = registry.prepare_model_files(spec, check_config=check_gpt2_config, progress=progress)
-    if progress:
-        progress("Loading the weights into NumPy…")
-    return GPT2Numpy.from_pretrained(model_dir, name=name or spec.label)
+    return registry.load_choice(
+        choice,
+        GPT2Numpy.from_pretrained,
+        check_config=check_gpt2_config,
+        into="NumPy",
+        name=name,
+        progress=progress,
+    )
 
 
 def _load_tokenizer(model_dir: Path, max_length: int):

@@ -31,7 +31,7 @@ import numpy as np
 
 from core.models.errors import ModelError, ModelFilesError
 from core.models.interventions import check_heads
-from core.models.registry import ModelSpec, parse_model_choice, prepare_model_files, read_config
+from core.models.registry import ModelSpec, load_choice, read_config
 from core.models.result import AttentionResult, result_from_encoding
 
 __all__ = [
@@ -287,11 +287,9 @@ def load_pretrained(
     or folder), ModelNotFoundError (unknown id, no network), NotAnEncoderError, NoAttentionError,
     ModelFilesError (missing or damaged files, no safetensors weights).
     """
-    spec = choice if isinstance(choice, ModelSpec) else parse_model_choice(str(choice))
-    model_dir = prepare_model_files(spec, check_config=check_encoder_config, progress=progress)
-    if progress:
-        progress("Loading the weights into PyTorch…")
-    return load_from_dir(model_dir, name=name or spec.label)
+    return load_choice(
+        choice, load_from_dir, check_config=check_encoder_config, into="PyTorch", name=name, progress=progress
+    )
 
 
 def load_from_dir(model_dir: Path, *, name: str) -> PretrainedModel:

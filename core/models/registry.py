@@ -32,7 +32,7 @@ from core.models.errors import ModelFilesError, ModelInputError, ModelNotFoundEr
 __all__ = ["BUNDLED_KEY", "BUNDLED_NAME", "BUNDLED_SPEC", "CURATED_HUB_MODELS", "HUB_FILE_PATTERNS"]
 __all__ += ["SHIPPED_SPEC"]
 __all__ += ["HUB_ID_RE", "MAX_CHOICE_CHARS", "CuratedModel", "ModelSpec", "is_hub_id", "parse_model_choice"]
-__all__ += ["prepare_model_files", "read_config"]
+__all__ += ["load_choice", "prepare_model_files", "read_config"]
 
 BUNDLED_NAME = "all-MiniLM-L6-v2 (bundled, offline)"
 BUNDLED_KEY = "bundled"  # how the bundled model is written in URLs and cache keys
@@ -299,3 +299,23 @@ def prepare_model_files(
         model_dir = _hub_download(spec.source, HUB_FILE_PATTERNS)
     _check_weights(model_dir, spec.label)
     return model_dir
+
+
+def load_choice(
+    choice: ModelSpec | str | Path | None,
+    load_dir: Callable[..., object],
+    *,
+    check_config: Callable[[dict], None],
+    into: str,
+    name: str | None = None,
+    progress: Callable[[str], None] | None = None,
+):
+    """An engine for a model choice (a ModelSpec, or what the user typed: "bundled", a Hub id, a
+    folder): its files prepared and its config checked (prepare_model_files), then
+    load_dir(model_dir, name=...), with "Loading the weights into {into}…" said first. Every
+    engine's loader is this with its own check and load_dir."""
+    spec = choice if isinstance(choice, ModelSpec) else parse_model_choice(str(choice or ""))
+    model_dir = prepare_model_files(spec, check_config=check_config, progress=progress)
+    if progress:
+        progress(f"Loading the weights into {into}…")
+    return load_dir(model_dir, name=name or spec.label)
