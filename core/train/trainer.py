@@ -28,12 +28,12 @@ import numpy as np
 from core.models.gpt2_config import GPT2Config
 from core.train.adamw import AdamW
 from core.train.checkpoint import save_checkpoint
-from core.train.data import VOCAB_SIZE, letter_batch, probe_sequence
+from core.train.data import VOCAB_SIZE, Batch, letter_batch, probe_sequence
 from core.train.heads import induction_scores, previous_token_scores
 from core.train.model import forward, init_params, loss_and_grads, per_token_loss
 from core.train.record import TrainingRecord
 
-__all__ = ["Snapshot", "TrainSettings", "Trainer", "sinusoidal_positions"]
+__all__ = ["Snapshot", "TrainSettings", "Trainer", "held_out_batch", "sinusoidal_positions"]
 
 GPT2_INIT_STD = 0.02  # init_params' spread (GPT-2's own)
 PROBE_SEED = 0  # the probe is the same sequence for every run, so runs can be compared
@@ -101,6 +101,11 @@ def sinusoidal_positions(n: int, d: int, scale: float) -> np.ndarray:
     return (scale * table).astype(np.float32)
 
 
+def held_out_batch(settings: TrainSettings) -> Batch:
+    """The sequences a run with these settings is scored on: never trained on, the same every time."""
+    return letter_batch(np.random.default_rng([settings.seed, 2]), EVAL_SEQUENCES, settings.context)
+
+
 class Trainer:
     """Trainer(settings).run(n) trains n more steps; .snapshots holds the record so far."""
 
@@ -123,9 +128,7 @@ class Trainer:
             frozen=["wpe.weight"],
         )
         self.data_rng = np.random.default_rng([settings.seed, 1])
-        self.eval_batch = letter_batch(
-            np.random.default_rng([settings.seed, 2]), EVAL_SEQUENCES, settings.context
-        )
+        self.eval_batch = held_out_batch(settings)
         self.probe = probe_sequence(settings.probe_length, PROBE_SEED)
         self.step, self.seconds = 0, 0.0
         self.snapshots = [self.snapshot()]

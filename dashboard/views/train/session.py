@@ -24,7 +24,7 @@ import streamlit as st
 from core.models import shipped
 from core.train.data import Batch
 from core.train.record import TrainingRecord, load_record
-from core.train.trainer import Trainer, TrainSettings
+from core.train.trainer import Trainer, TrainSettings, held_out_batch
 from dashboard.hosted import Limits
 from dashboard.trained_models import TRAINED_ROOT
 from dashboard.views.train.links import BASE, KEYS
@@ -141,7 +141,7 @@ def eval_batch(settings: dict) -> Batch:
     """The held-out batch a run with these settings scores on (the trainer builds it from the seed),
     cut to ABLATION_SEQUENCES sequences."""
     fields = {k: v for k, v in settings.items() if k in TrainSettings.__dataclass_fields__}
-    batch = Trainer(TrainSettings(**fields)).eval_batch
+    batch = held_out_batch(TrainSettings(**fields))
     return Batch(*(np.asarray(a)[:ABLATION_SEQUENCES] for a in (batch.inputs, batch.targets, batch.repeat)))
 
 
