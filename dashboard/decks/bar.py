@@ -111,8 +111,13 @@ def deck_ui(pages: Mapping[str, object]) -> None:
     _bar_ui(deck, k)
 
 
-def _go(k: int) -> None:
-    st.session_state["deck_go"] = k
+def _go(delta: int, n: int) -> None:
+    """Move `delta` slides from the one on screen now. Relative, not a slide fixed when the button was
+    drawn: a key pressed while the next slide opens reaches the button the previous run drew, and a
+    fixed slide would repeat that move instead of going one further."""
+    ss = st.session_state
+    at = ss.get("deck_go") or ss.get("deck_at", (None, 1))[1]
+    ss["deck_go"] = min(max(at + delta, 1), n)
 
 
 def _leave() -> None:
@@ -125,10 +130,9 @@ def _leave() -> None:
 def _bar_ui(deck: Deck, k: int) -> None:
     n, slide = len(deck.slides), deck.slides[k - 1]
     with st.container(horizontal=True, vertical_alignment="center", key="deck_bar", gap="small"):
-        for key, keys, target in (("deck_prev", ("ArrowLeft", "PageUp"), k - 1),):
-            _move_buttons(key, "Back", ":material/chevron_left:", keys, target, n)
+        _move_buttons("deck_prev", "Back", ":material/chevron_left:", ("ArrowLeft", "PageUp"), -1, k, n)
         st.markdown(f"{md(deck.title)} · **Slide {k} of {n}** · **{md(slide.title)}**", width="stretch")
-        _move_buttons("deck_next", "Next", ":material/chevron_right:", ("ArrowRight", "PageDown"), k + 1, n)
+        _move_buttons("deck_next", "Next", ":material/chevron_right:", ("ArrowRight", "PageDown"), 1, k, n)
         st.button(
             "Leave", key="deck_leave", on_click=_leave, icon=":material/close:", type="tertiary",
             help="Leave the deck and stay on this view (the clicker steps the page again).",
@@ -140,18 +144,19 @@ def _bar_ui(deck: Deck, k: int) -> None:
         st.warning(md(note), icon=":material/slideshow:")
 
 
-def _move_buttons(key: str, label: str, icon: str, keys: tuple[str, str], target: int, n: int) -> None:
-    """One visible button on the arrow key, its hidden twin on the clicker's PageDown / PageUp."""
+def _move_buttons(key: str, label: str, icon: str, keys: tuple[str, str], delta: int, k: int, n: int) -> None:
+    """One visible button on the arrow key, its hidden twin on the clicker's PageDown / PageUp; they
+    move `delta` slides from slide k of n."""
     for twin, shortcut in enumerate(keys):
         st.button(
             label,
             key=key if twin == 0 else f"{key}_2",
             on_click=_go,
-            args=(target,),
+            args=(delta, n),
             shortcut=shortcut,
             icon=icon,
             type="tertiary",
-            disabled=not 1 <= target <= n,
+            disabled=not 1 <= k + delta <= n,
         )
 
 

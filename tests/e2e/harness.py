@@ -18,8 +18,9 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
@@ -128,7 +129,12 @@ IMAGES_DONE_JS = """() => [...document.images].every((img) => img.complete || im
 # Resolves after two turns of the frame's task queue: the events queued before it (the error event
 # of an image that failed, a <details open>'s toggle) have been dispatched.
 TASKS_DONE_JS = """() => new Promise((done) => setTimeout(() => setTimeout(done, 0), 0))"""
+# Resolves after two animation frames and a task: React has committed what the last run drew and
+# run its effects, among them the one that binds a button's keyboard shortcut (wait_listening).
+EFFECTS_FLUSHED_JS = """() => new Promise((done) =>
+  requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 0))))"""
 _WAITS = itertools.count()
+T = TypeVar("T")
 
 
 def chromium_executable() -> str | None:
@@ -370,3 +376,44 @@ def images_settled(frame, timeout_ms: float = 30_000) -> None:
     rather than each animation frame: a hidden frame draws no frames."""
     frame.wait_for_function(IMAGES_DONE_JS, timeout=timeout_ms, polling=20)
     frame.evaluate(TASKS_DONE_JS)
+
+
+# ---- acting on a page: the only way a browser test presses a key or clicks (tests/test_house.py) ----
+
+
+def wait_listening(page, timeout_ms: float = 60_000) -> None:
+    """Wait until the page is idle and listening: the script has finished and the browser has drawn
+    its result and bound what it binds (a button's shortcut is bound in an effect after the render).
+    A key pressed before that has nothing to hear it, on a slow machine more often than a fast one."""
+    wait_idle(page, timeout_ms)
+    page.evaluate(EFFECTS_FLUSHED_JS)
+
+
+def press(page, key: str, effect: Callable[[], T], *, on=None, timeout_ms: float = 60_000) -> T:
+    """Press `key` once the page is listening (on the locator `on`, else on the page), then wait
+    for and return `effect()`: the change the key should make (a URL, a heading, an assertion)."""
+    wait_listening(page, timeout_ms)
+    (on if on is not None else page.keyboard).press(key)
+    return effect()
+
+
+def click(page, target, effect: Callable[[], T], *, timeout_ms: float = 60_000) -> T:
+    """Click `target` (a locator, or an (x, y) point of the page, for a Plotly cell) once the page is
+    listening, then wait for and return `effect()`."""
+    wait_listening(page, timeout_ms)
+    if isinstance(target, tuple):
+        page.mouse.click(*target)
+    else:
+        target.click()
+    return effect()
+
+
+def press_while_running(page, key: str, effect: Callable[[], T], *, timeout_ms: float = 60_000) -> T:
+    """Press `key` while the script runs (the clicker's second press during the rerun its first one
+    started), then wait for and return `effect()`. Fails if the run ended before the key went in,
+    since the test would then prove nothing about a press during a rerun."""
+    page.wait_for_selector("[data-testid='stApp'][data-test-script-state='running']", timeout=timeout_ms)
+    page.keyboard.press(key)
+    state = page.locator("[data-testid='stApp']").get_attribute("data-test-script-state")
+    assert state == "running", f"the run had ended ({state}) before {key} was pressed"
+    return effect()

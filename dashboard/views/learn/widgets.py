@@ -172,6 +172,15 @@ def step_picker_ui(views: tuple[str, ...]) -> None:
     )
 
 
+def _step_by(stops: tuple[str, ...], delta: int) -> None:
+    """Move `delta` stops from the step on screen now. Relative, not a target fixed when the button
+    was drawn: a key pressed while the page reruns for the previous press reaches the button the
+    previous run drew, and a fixed target would repeat that press instead of going one further."""
+    view = st.session_state.get("learn_step")
+    i = stops.index(view) if view in stops else 0
+    _go_to(stops[min(max(i + delta, 0), len(stops) - 1)])
+
+
 def _go_to(view: str) -> None:
     st.session_state["learn_step"] = view
     # the next run brings the new step's heading to the top of the screen (scroll_to_step)
@@ -212,9 +221,9 @@ def step_pager_ui(views: tuple[str, ...]) -> None:
     # previous at the left edge, next at the right edge, whichever of them there is
     align = "distribute" if back and ahead else ("right" if ahead else "left")
     with st.container(horizontal=True, horizontal_alignment=align):
-        for target, key, keys, name in (
-            (back, "learn_prev", PREV_KEYS, "Back"),
-            (ahead, "learn_next", NEXT_KEYS, "Next"),
+        for target, delta, key, keys, name in (
+            (back, -1, "learn_prev", PREV_KEYS, "Back"),
+            (ahead, 1, "learn_next", NEXT_KEYS, "Next"),
         ):
             if not target:
                 continue
@@ -223,8 +232,8 @@ def step_pager_ui(views: tuple[str, ...]) -> None:
                 st.button(
                     label,
                     key=key if twin == 0 else f"{key}_2",
-                    on_click=_go_to,
-                    args=(target,),
+                    on_click=_step_by,
+                    args=(tuple(stops), delta),
                     type="primary" if name == "Next" and twin == 0 else "secondary",
                     shortcut=shortcut,
                 )

@@ -1,0 +1,63 @@
+"""The clicker during a rerun, in Chromium: a teacher presses PageDown, and presses it again while the
+page is still redrawing for the first press. Both presses count: the second goes one stop further,
+never repeats the first (the pager's buttons move relative to the step on screen, so the button the
+previous run drew still moves the right way).
+
+The server runs the real app through a wrapper that makes each learn-page run in decoder mode take
+two seconds longer (as on a slow laptop), so the second key lands mid-run every time.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.harness import ROOT, StreamlitServer, press, press_while_running
+from tests.e2e.test_pages_browser import assert_clean, wait_all_drawn
+from tests.tiny_gpt2 import make_tiny_gpt2
+
+pytestmark = pytest.mark.slow
+
+WRAPPER = """
+import runpy, sys, time
+sys.path.insert(0, {root!r})
+import dashboard.views.learn.decoder as decoder
+if not getattr(decoder.draw_steps, "slowed", False):  # the wrapper runs again on every rerun
+    draw = decoder.draw_steps
+    def slow_draw(*args, **kwargs):
+        time.sleep(2.0)  # before the steps and their pager are drawn: a slow machine's rerun
+        return draw(*args, **kwargs)
+    slow_draw.slowed = True
+    decoder.draw_steps = slow_draw
+runpy.run_path({app!r}, run_name="__main__")
+"""
+
+
+@pytest.fixture(scope="module")
+def slow_server(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("clicker")
+    wrapper = folder / "slow_app.py"
+    wrapper.write_text(WRAPPER.format(root=str(ROOT), app=str(ROOT / "dashboard" / "app.py")))
+    gpt2 = make_tiny_gpt2(folder / "gpt2", n_layer=2, n_head=4, n_embd=32)
+    with StreamlitServer(app=wrapper) as server:
+        server.learn_url = f"{server.url}/learn?example=gpt2&model={quote(str(gpt2), safe='')}&present=1"
+        yield server
+
+
+def test_a_key_pressed_during_a_rerun_counts(sized_page, slow_server):
+    page = sized_page((1920, 1080))
+    page.goto(slow_server.learn_url + "&step=3")
+    wait_all_drawn(page, 1)
+    # step 3 -> 4 starts a two-second rerun; the second PageDown goes in during it: 4 -> causal mask
+    press(page, "PageDown", lambda: None)
+    press_while_running(page, "PageDown", lambda: page.wait_for_url("**step=mask**", timeout=60_000))
+    expect(page.get_by_role("heading", name="Causal mask")).to_have_count(1)
+    wait_all_drawn(page, 3)
+    assert "step=mask" in page.url  # and it stays there: the second press did not go on past it
+    # and back: two PageUps, the second during the rerun of the first, from the mask to step 3
+    press(page, "PageUp", lambda: None)
+    press_while_running(page, "PageUp", lambda: page.wait_for_url("**step=3**", timeout=60_000))
+    expect(page.get_by_role("heading", name="Step 3 ·")).to_have_count(1)
+    assert_clean(page)
