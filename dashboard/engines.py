@@ -24,7 +24,7 @@ from typing import Protocol
 import streamlit as st
 
 from core.measures.atlas import model_fingerprint
-from core.models import architectures
+from core.models import architectures, shipped
 from core.models.bundled import BUNDLED_SHA256, bundled_model_dir
 from core.models.errors import ModelError
 from core.models.registry import (
@@ -35,7 +35,7 @@ from core.models.registry import (
     prepare_model_files,
 )
 from core.models.result import AttentionResult
-from core.models.shipped import SHIPPED_KEY, shipped_model_dir
+from core.models.shipped import SHIPPED_KEY
 from dashboard.hosted import Limits, count_new_text
 from dashboard.widgets import md
 
@@ -93,7 +93,7 @@ def numpy_unsupported_reason(requested: str) -> str | None:
         spec = parse_model_choice(requested)
         if spec.kind == "hub":
             return None
-        model_dir = {"bundled": bundled_model_dir, "shipped": shipped_model_dir}.get(
+        model_dir = {"bundled": bundled_model_dir, "shipped": shipped.shipped_model_dir}.get(
             spec.kind, lambda: None
         )()
         model_dir = model_dir or (Path(spec.source) if spec.kind == "local" else None)
@@ -133,7 +133,9 @@ def allowed_models(limits: Limits) -> list[str] | None:
 def offline_models() -> list[str]:
     """The models that load with no network: the bundled BERT, and the letter GPT-2 (a few hundred
     kilobytes, so the hosted demo offers it too) when this copy of the product holds it."""
-    return [BUNDLED_KEY] + ([SHIPPED_KEY] if shipped_model_dir() else [])
+    # looked up on each call (as registry and the decks do): a test that removes the model is seen, and
+    # a module first imported while one does keeps no copy of its stand-in
+    return [BUNDLED_KEY] + ([SHIPPED_KEY] if shipped.shipped_model_dir() else [])
 
 
 def offered_models(limits: Limits) -> list[str]:
