@@ -9,6 +9,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
+# The suite runs in two processes (pytest-xdist), each with its own app server and browser: the
+# machines here have two cores. A test file stays in one process (its module fixtures are built once).
+TEST_WORKERS ?= 2
 
 .PHONY: run torch test browser lint bench stress clean
 
@@ -46,7 +49,7 @@ browser: $(VENV)/.dev-installed
 test: $(VENV)/.dev-installed browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest --durations=10
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=10
 
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check --fix .

@@ -11,10 +11,13 @@ if str(ROOT) not in sys.path:
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-# The head atlas caches on disk under $XDG_CACHE_HOME: the tests and the servers they start use a
-# folder of their own, never the user's ~/.cache (a test that needs an empty one sets its own).
-if not os.environ.get("ATTENTION_EXPLORER_TEST_CACHE"):
+# The head atlas caches on disk under $XDG_CACHE_HOME: each pytest process (each of pytest-xdist's
+# workers too) and the servers it starts use a folder of their own, never the user's ~/.cache nor a
+# folder another worker writes at the same time (a test that needs an empty one sets its own).
+_PROCESS = os.environ.get("PYTEST_XDIST_WORKER", "main")
+if os.environ.get("ATTENTION_EXPLORER_TEST_CACHE_OF") != _PROCESS:
     import tempfile
 
-    os.environ["ATTENTION_EXPLORER_TEST_CACHE"] = tempfile.mkdtemp(prefix="attention-explorer-tests-")
+    os.environ["ATTENTION_EXPLORER_TEST_CACHE_OF"] = _PROCESS
+    os.environ["ATTENTION_EXPLORER_TEST_CACHE"] = tempfile.mkdtemp(prefix=f"attention-explorer-tests-{_PROCESS}-")
     os.environ["XDG_CACHE_HOME"] = os.environ["ATTENTION_EXPLORER_TEST_CACHE"]

@@ -10,7 +10,7 @@ from urllib.parse import quote
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.harness import wait_scrolled_to, wait_settled, watch_scrolls
+from tests.e2e.harness import press, wait_scrolled_to, wait_settled, watch_scrolls
 from tests.e2e.test_pages_browser import assert_clean, wait_all_drawn
 from tests.tiny_gpt2 import make_tiny_gpt2
 
@@ -56,9 +56,9 @@ def test_the_causal_mask_stop_on_a_projector(sized_page, app_server, decoder_url
     page.goto(app_server.url + decoder_url + "&step=4&present=1")
     wait_all_drawn(page, 1)
     watch_scrolls(page)
-    page.keyboard.press("PageDown")  # the clicker: from step 4 to the causal mask
     heading = _mask_heading(page)
-    heading.wait_for(timeout=60_000)
+    # the clicker: from step 4 to the causal mask, pressed once the page listens for it
+    press(page, "PageDown", lambda: heading.wait_for(timeout=60_000))
     wait_all_drawn(page, 3)
     wait_scrolled_to(page, heading)
     wait_settled(page, 3)
@@ -69,7 +69,6 @@ def test_the_causal_mask_stop_on_a_projector(sized_page, app_server, decoder_url
         assert box and box["y"] >= 0 and box["y"] + box["height"] <= 1080, box
     assert "−∞" in _cell_texts(page, 1) and "0" in _cell_texts(page, 2)
     page.screenshot(path=screenshot_dir / "learn-decoder-mask-present-1920x1080.png")
-    page.keyboard.press("ArrowRight")
-    page.get_by_role("heading", name="Step 5 ·").wait_for(timeout=60_000)
+    press(page, "ArrowRight", lambda: page.get_by_role("heading", name="Step 5 ·").wait_for(timeout=60_000))
     assert "step=5" in page.url
     assert_clean(page)
