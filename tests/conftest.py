@@ -19,5 +19,7 @@ if os.environ.get("ATTENTION_EXPLORER_TEST_CACHE_OF") != _PROCESS:
     import tempfile
 
     os.environ["ATTENTION_EXPLORER_TEST_CACHE_OF"] = _PROCESS
-    os.environ["ATTENTION_EXPLORER_TEST_CACHE"] = tempfile.mkdtemp(prefix=f"attention-explorer-tests-{_PROCESS}-")
+    os.environ["ATTENTION_EXPLORER_TEST_CACHE"] = tempfile.mkdtemp(
+        prefix=f"attention-explorer-tests-{_PROCESS}-"
+    )
     os.environ["XDG_CACHE_HOME"] = os.environ["ATTENTION_EXPLORER_TEST_CACHE"]

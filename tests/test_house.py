@@ -121,3 +121,26 @@ def test_files_and_functions_are_small():
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 length = node.end_lineno - node.lineno + 1
                 assert length <= MAX_FUNCTION_LINES, f"{where}: {node.name} has {length} lines"
+
+
+# What a browser test may not call on a page, its keyboard or mouse, or a locator: it presses keys and
+# clicks through tests/e2e/harness.py's press and click, which wait until the page is listening, act,
+# and then wait for the change the action should make (a bare `press(...)` is the harness's own).
+RAW_ACTIONS = {"press", "click", "dblclick", "tap", "type"}
+
+
+def test_browser_tests_act_only_through_the_harness():
+    raw = []
+    for path in sorted((ROOT / "tests" / "e2e").glob("test_*.py")):
+        calls = [
+            node
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in RAW_ACTIONS
+        ]
+        raw += [
+            f"{path.relative_to(ROOT)}:{call.lineno}: .{call.func.attr}(...)"
+            for call in sorted(calls, key=lambda call: call.lineno)
+        ]
+    assert not raw, "a browser test acts through the harness's press and click, not:\n" + "\n".join(raw)

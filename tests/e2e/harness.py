@@ -417,3 +417,19 @@ def press_while_running(page, key: str, effect: Callable[[], T], *, timeout_ms: 
     state = page.locator("[data-testid='stApp']").get_attribute("data-test-script-state")
     assert state == "running", f"the run had ended ({state}) before {key} was pressed"
     return effect()
+
+
+def send_text(page, box, text: str, *, key: str = "Control+Enter", param: str = "text") -> None:
+    """Type `text` into the text box `box` and send it (a text area sends on Ctrl+Enter, a text
+    input on Enter), then wait until the link's `param` holds it: the page has taken the text."""
+    box.fill(text)
+    press(
+        page,
+        key,
+        lambda: page.wait_for_function(
+            "([n, t]) => new URLSearchParams(location.search).get(n) === t",
+            arg=[param, text],
+            timeout=60_000,
+        ),
+        on=box,
+    )

@@ -15,7 +15,7 @@ import urllib.parse
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.harness import StreamlitServer, wait_charts, wait_settled, wait_still
+from tests.e2e.harness import StreamlitServer, click, send_text, wait_charts, wait_settled, wait_still
 from tests.e2e.test_injection import SENTENCES, assert_nothing_ran, text_param
 from tests.e2e.test_layout import CUT_TEXT_JS
 
@@ -52,14 +52,17 @@ def test_click_on_a_cell_opens_that_head_on_explore(page, atlas_server):
     point = page.locator(".js-plotly-plot .scatterlayer .point").nth(layer * N_HEADS + head)
     box = point.bounding_box()
     assert box is not None
-    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     link = page.get_by_role("link", name=f"Open layer {layer + 1}, head {head + 1} on explore")
-    link.wait_for(timeout=60_000)
+    click(
+        page,
+        (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2),
+        lambda: link.wait_for(timeout=60_000),
+    )
     href = link.get_attribute("href")
     query = urllib.parse.parse_qs(urllib.parse.urlparse(href).query)
     assert query["layer"] == [str(layer)] and query["head"] == [str(head)] and query["view"] == ["head"]
     with page.context.expect_page() as opened:
-        link.click()
+        click(page, link, lambda: None)  # the new tab is the effect
     explore = opened.value
     explore.wait_for_load_state()
     wait_charts(explore, 1, 120_000)
@@ -81,7 +84,7 @@ def test_table_link_opens_that_head_on_explore(sized_page, atlas_server):
     x, y = box["x"] + 52 + 52 + 118 + 30, box["y"] + 35 + 35 * 2 + 17
     page.mouse.move(x, y)
     with page.context.expect_page() as opened:
-        page.mouse.click(x, y)
+        click(page, (x, y), lambda: None)  # the new tab is the effect
     explore = opened.value
     explore.wait_for_load_state()
     query = urllib.parse.parse_qs(urllib.parse.urlparse(explore.url).query)
@@ -96,11 +99,7 @@ def test_payloads_in_the_sentence_box_do_not_run(page, atlas_server, group):
     open_atlas(page, atlas_server, "?on=sentence&text=warm")
     payload = SENTENCES[group]
     box = page.locator("[data-testid='stTextArea'] textarea")
-    box.fill(payload)
-    box.press("Control+Enter")
-    page.wait_for_function(
-        "(t) => new URLSearchParams(location.search).get('text') === t", arg=payload, timeout=60_000
-    )
+    send_text(page, box, payload)
     wait_charts(page, 1)
     assert_nothing_ran(page)
     expect(box).to_have_value(payload)

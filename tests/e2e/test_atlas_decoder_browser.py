@@ -11,7 +11,7 @@ import urllib.parse
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.harness import StreamlitServer, wait_charts, wait_settled
+from tests.e2e.harness import StreamlitServer, click, wait_charts, wait_settled
 from tests.e2e.test_layout import CUT_TEXT_JS
 from tests.role_gpt2 import make_role_gpt2
 
@@ -48,12 +48,19 @@ def test_a_decoder_atlas_names_its_roles(sized_page, decoder_server, screenshot_
     open_atlas(page, decoder_server, **({"present": "1"} if present else {}))
     for word in ("prev.", "first", "induct.", "self"):  # the role map prints each head's role
         expect(page.locator(".js-plotly-plot").get_by_text(word, exact=True).first).to_be_attached()
+    roles = page.locator("[data-testid='stButtonGroup']")
+    controls = page.get_by_text("Controls: what is measured", exact=False)
+
+    def roles_shown() -> None:
+        for label in ROLES_SHOWN:
+            expect(roles.get_by_text(label, exact=True)).to_be_visible()
+
     if present:  # the controls (and so the role filter) are folded away on a projector
-        page.get_by_text("Controls: what is measured", exact=False).click()
-    for label in ROLES_SHOWN:
-        expect(page.locator("[data-testid='stButtonGroup']").get_by_text(label, exact=True)).to_be_visible()
-    if present:
-        page.get_by_text("Controls: what is measured", exact=False).click()  # folded again for the shot
+        click(page, controls, roles_shown)
+    else:
+        roles_shown()
+    if present:  # folded again for the shot
+        click(page, controls, lambda: expect(roles.get_by_text(ROLES_SHOWN[0], exact=True)).to_be_hidden())
         wait_settled(page, 1)
         overflow = page.evaluate(CHART_OVERFLOW_JS)
         assert overflow <= 0, f"the role map runs {overflow:.0f} px past {size[0]}x{size[1]}"

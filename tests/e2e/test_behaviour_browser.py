@@ -11,7 +11,7 @@ from urllib.parse import quote
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.harness import wait_settled
+from tests.e2e.harness import click, wait_settled
 from tests.e2e.test_layout import CUT_TEXT_JS
 from tests.e2e.test_pages_browser import assert_clean, screenshot_whole_page, wait_all_drawn
 
@@ -59,10 +59,12 @@ def test_ablation_view_draws_uncut(sized_page, app_server, name, size, extra):
     page.screenshot(path=SHOTS / f"ablation-{name}-{size[0]}x{size[1]}.png")
     if extra:
         assert grid[6] <= size[1], grid
-        page.locator('[data-testid="stButtonGroup"] button').filter(
+        switch = page.locator('[data-testid="stButtonGroup"] button').filter(
             has_text="Heads switched off together"
-        ).click()
-        page.wait_for_function(BARS_SHOWN_JS, timeout=60_000, polling="raf")  # the switch has rerun
+        )
+        click(  # the switch has rerun
+            page, switch, lambda: page.wait_for_function(BARS_SHOWN_JS, timeout=60_000, polling="raf")
+        )
         wait_all_drawn(page, 1)
         wait_settled(page, 1)
         check_bars(page)

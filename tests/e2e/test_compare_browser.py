@@ -10,7 +10,7 @@ import urllib.parse
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.harness import wait_charts, wait_settled, wait_still
+from tests.e2e.harness import click, send_text, wait_charts, wait_settled, wait_still
 from tests.e2e.test_injection import SENTENCES, assert_nothing_ran, strip_repeat
 from tests.e2e.test_layout import CUT_TEXT_JS
 
@@ -76,8 +76,7 @@ def test_ranking_opens_a_head(page, app_server):
     button = page.locator("[class*='st-key-compare_top_2'] button")
     label = button.inner_text()  # "Layer 3, head 4: 0.12"
     where = label.split(":")[0].replace("Layer", "layer")
-    button.click()
-    wait_title(page, where)
+    click(page, button, lambda: wait_title(page, where))
     assert all(where in t for t in titles(page))
     assert f"layer={int(where.split()[1].rstrip(',')) - 1}" in page.url
     # a row of the table: its selection box, in the first column of the grid (a canvas), once the
@@ -88,8 +87,8 @@ def test_ranking_opens_a_head(page, app_server):
     wait_still(page, grid)
     box = grid.bounding_box()
     row_px, header_px = 35, 35
-    page.mouse.click(box["x"] + 16, box["y"] + header_px + row_px * 3 + row_px / 2)  # the 4th row
-    wait_moved(page, where)
+    row = (box["x"] + 16, box["y"] + header_px + row_px * 3 + row_px / 2)  # the 4th row
+    click(page, row, lambda: wait_moved(page, where))
     wait_charts(page, ALL_CHARTS)
     shown = titles(page)
     assert len(shown) == 3 and len({t.split(" · ")[-1] for t in shown}) == 1  # all three: the same head
@@ -121,14 +120,7 @@ def own_page(shared_tab, app_server):
 def test_payloads_typed_into_either_box_do_not_run(own_page, group):
     page, payload = own_page, SENTENCES[group]
     for label, param in (("Sentence 1", "text"), ("Sentence 2", "text2")):
-        box = page.get_by_label(label, exact=True)
-        box.fill(payload)
-        box.press("Control+Enter")
-        page.wait_for_function(
-            "([n, t]) => new URLSearchParams(location.search).get(n) === t",
-            arg=[param, payload],
-            timeout=60_000,
-        )
+        send_text(page, page.get_by_label(label, exact=True), payload, param=param)
         wait_settled(page, 2)  # the charts redrawn with the payload's tokens, not the last sentence's
         assert_nothing_ran(page)
     shown = [strip_repeat(label) for label in page.evaluate(TICKS_JS)]

@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.harness import wait_settled
+from tests.e2e.harness import click, wait_settled
 from tests.e2e.test_layout import CUT_TEXT_JS
 from tests.e2e.test_pages_browser import assert_clean, screenshot_whole_page, wait_all_drawn
 
@@ -47,8 +47,8 @@ def test_nearest_corpus_words(sized_page, app_server, name, size, extra):
     items = page.locator("[data-testid='stMarkdownContainer'] ol li")
     if extra:  # a projector shows one part at a time: the sentence's map and row first
         assert items.count() == 0
-        page.locator('[data-testid="stButtonGroup"] button').filter(has_text="Nearest in the corpus").click()
-        items.first.wait_for(timeout=60_000)
+        part = page.locator('[data-testid="stButtonGroup"] button').filter(has_text="Nearest in the corpus")
+        click(page, part, lambda: items.first.wait_for(timeout=60_000))
         expect(items).to_have_count(10)
         wait_settled(page)  # the list laid out, where the measure below finds it
         assert (

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.harness import wait_charts, wait_settled
+from tests.e2e.harness import send_text, wait_charts, wait_settled
 from tests.e2e.test_injection import SENTENCES, assert_nothing_ran
 from tests.e2e.test_layout import CUT_TEXT_JS
 
@@ -43,11 +43,7 @@ def test_a_typed_payload_never_runs(sized_page, app_server, group):
     page.goto(app_server.url + "/cost")
     wait_charts(page, 7, 240_000)
     box = page.locator("[data-testid='stTextArea'] textarea")
-    box.fill(SENTENCES[group])
-    box.press("Control+Enter")
-    page.wait_for_function(
-        "(t) => new URLSearchParams(location.search).get('text') === t", arg=SENTENCES[group], timeout=60_000
-    )
+    send_text(page, box, SENTENCES[group])
     wait_charts(page, 7)
     assert_nothing_ran(page)
 

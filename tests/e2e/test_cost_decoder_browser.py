@@ -6,13 +6,14 @@ screen, nothing cut, the chart in view. Screenshots: /tmp/shots/cost-next-*.png.
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.harness import wait_charts, wait_settled
+from tests.e2e.harness import click, wait_charts, wait_settled
 from tests.e2e.test_cost_browser import OVERFLOW_JS
 from tests.e2e.test_layout import CUT_TEXT_JS
 from tests.tiny_gpt2 import make_tiny_gpt2
@@ -46,9 +47,11 @@ def open_part(page, url: str, n_charts: int) -> None:
     button = page.get_by_role("button", name=MEASURE)
     chart = page.locator(".js-plotly-plot").nth(n_charts - 1)
     expect(button.or_(chart)).to_be_visible(timeout=240_000)
+    drawn = partial(wait_charts, page, n_charts, 240_000)
     if button.is_visible():
-        button.click()
-    wait_charts(page, n_charts, 240_000)
+        click(page, button, drawn)
+    else:
+        drawn()
     wait_settled(page, n_charts)
 
 

@@ -8,13 +8,14 @@ Screenshots: /tmp/shots/deck-attention-KK.png, one per slide."""
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
 from dashboard.decks.model import builtin_deck
-from tests.e2e.harness import wait_idle, wait_settled
+from tests.e2e.harness import click, press, wait_idle, wait_listening, wait_settled
 from tests.e2e.test_injection import SENTENCES, assert_nothing_ran
 from tests.e2e.test_pages_browser import assert_clean
 
@@ -56,38 +57,60 @@ def test_a_clicker_walks_the_attention_deck_and_nothing_is_cut(sized_page, app_s
         assert_clean(page)
         page.screenshot(path=SHOTS / f"deck-attention-{k:02d}.png")
         if k < n:
-            page.keyboard.press("PageDown")
-    page.keyboard.press("PageDown")  # past the last slide: nothing moves
-    page.keyboard.press("PageUp")
-    expect(page.get_by_text(f"Slide {n - 1} of {n}")).to_have_count(1, timeout=120_000)
+            moved = expect(page.get_by_text(f"Slide {k + 1} of {n}"))
+            press(page, "PageDown", partial(moved.to_have_count, 1, timeout=240_000))
+    press(page, "PageDown", lambda: wait_listening(page))  # past the last slide: nothing moves
+    expect(page.get_by_text(f"Slide {n} of {n}")).to_have_count(1)
+    assert f"slide={n}&present=1" in page.url, page.url
+    press(
+        page,
+        "PageUp",
+        lambda: expect(page.get_by_text(f"Slide {n - 1} of {n}")).to_have_count(1, timeout=120_000),
+    )
     assert_clean(page)
 
 
 def test_build_save_reopen_and_share_a_deck(page, app_server, tmp_path):
     page.goto(f"{app_server.url}/learn?step=5")
     wait_settled(page, 1, 120_000)
-    page.get_by_role("button", name="Add this view to my deck").click()
-    expect(page.get_by_text("Your deck: 1 slide")).to_have_count(1)
-    page.get_by_role("link", name="My deck: a lecture in one link").click()
+    click(
+        page,
+        page.get_by_role("button", name="Add this view to my deck"),
+        lambda: expect(page.get_by_text("Your deck: 1 slide")).to_have_count(1),
+    )
     title = page.get_by_label("Deck title")
-    expect(title).to_be_visible()
+    click(
+        page,
+        page.get_by_role("link", name="My deck: a lecture in one link"),
+        lambda: expect(title).to_be_visible(),
+    )
+    share = page.get_by_text("?deck=1.")  # the share link carries the whole deck: it changes with it
+    before = share.inner_text()
     title.fill("Monday")
-    title.press("Enter")
+    press(page, "Enter", lambda: expect(share).not_to_have_text(before), on=title)
     payload = SENTENCES["script+img+js-link"][:390]
     text = page.get_by_label("Your text for this slide")
+    before = share.inner_text()
     text.fill(payload)
-    text.press("Control+Enter")
-    wait_idle(page)
+
+    def text_sent() -> None:
+        expect(share).not_to_have_text(before)
+        wait_idle(page)
+
+    press(page, "Control+Enter", text_sent, on=text)
     expect(page.get_by_text("?deck=1.")).to_have_count(1)
     with page.expect_download() as info:
-        page.get_by_role("button", name="Save as a file (JSON)").click()
+        click(page, page.get_by_role("button", name="Save as a file (JSON)"), lambda: None)
     saved = tmp_path / "deck.json"
     info.value.save_as(saved)
     data = json.loads(saved.read_text(encoding="utf-8"))
     assert data["title"] == "Monday" and data["slides"][0]["params"] == {"step": "5"}
     assert data["slides"][0]["text"] == payload
-    page.get_by_role("button", name="Delete").click()
-    expect(page.get_by_text("Your deck is empty")).to_have_count(1)
+    click(
+        page,
+        page.get_by_role("button", name="Delete"),
+        lambda: expect(page.get_by_text("Your deck is empty")).to_have_count(1),
+    )
     page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(saved)
     expect(page.get_by_text("Opened “Monday”: 1 slide.")).to_have_count(1, timeout=60_000)
     link = page.get_by_text("?deck=1.").inner_text()

@@ -5,13 +5,14 @@ never runs. Screenshots: /tmp/shots/decoder-*.png."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.harness import wait_charts, wait_idle, wait_settled
+from tests.e2e.harness import press, send_text, wait_charts, wait_settled
 from tests.e2e.test_cost_browser import OVERFLOW_JS
 from tests.e2e.test_injection import SENTENCES, assert_nothing_ran
 from tests.e2e.test_pages_browser import assert_clean
@@ -66,13 +67,13 @@ def test_a_clicker_walks_the_generation(sized_page, app_server, gpt2_dir):
     page.goto(_url(app_server, gpt2_dir, "generate", present="1", step="1"))
     wait_charts(page, 2, 120_000)
     for key, step in (("ArrowRight", 2), ("PageDown", 3), ("ArrowLeft", 2), ("PageUp", 1)):
-        wait_idle(page)  # a key pressed while the page reruns may go to a button being redrawn
-        page.keyboard.press(key)
-        page.wait_for_function(  # step 1 is the default: the link drops it
+        stepped = partial(  # step 1 is the default: the link drops it
+            page.wait_for_function,
             "(s) => (new URLSearchParams(location.search).get('step') || '1') === s",
             arg=str(step),
             timeout=60_000,
         )
+        press(page, key, stepped)  # once the page listens: a key pressed during a rerun may be lost
         expect(page.get_by_text(f"Step {step} of 8:")).to_have_count(1)
     assert_clean(page)
 
@@ -83,10 +84,6 @@ def test_a_typed_payload_never_runs(sized_page, app_server, gpt2_dir, group):
     page.goto(_url(app_server, gpt2_dir, "generate"))
     wait_charts(page, 2, 120_000)
     box = page.locator("[data-testid='stTextArea'] textarea")
-    box.fill(SENTENCES[group])
-    box.press("Control+Enter")
-    page.wait_for_function(
-        "(t) => new URLSearchParams(location.search).get('text') === t", arg=SENTENCES[group], timeout=60_000
-    )
+    send_text(page, box, SENTENCES[group])
     wait_charts(page, 2)
     assert_nothing_ran(page)

@@ -8,6 +8,7 @@ import urllib.parse
 
 from playwright.sync_api import expect
 
+from tests.e2e.harness import click, send_text
 from tests.e2e.test_pages_browser import assert_clean, wait_all_drawn
 
 NEW_TROPHY = "The trophy didn't fit into the brown suitcase because it was too big."
@@ -19,11 +20,7 @@ def query(page) -> dict[str, list[str]]:
 
 def type_sentence(page, text: str) -> None:
     box = page.get_by_label("Sentence", exact=False).first
-    box.fill(text)
-    box.press("Control+Enter")  # a text area sends its value on Ctrl+Enter (or when it loses focus)
-    page.wait_for_function(
-        "(t) => new URLSearchParams(location.search).get('text') === t", arg=text, timeout=60_000
-    )
+    send_text(page, box, text)
 
 
 def picker_text(page, label: str) -> str:
@@ -54,8 +51,11 @@ def test_a_typed_sentence_keeps_the_chosen_words(page, app_server, screenshot_di
     type_sentence(page, "A cat sat on a mat.")
     page.get_by_text("is not a word of the new text").first.wait_for(timeout=60_000)
     assert "focus" not in query(page) and "target" not in query(page)
-    page.get_by_role("radio", name="Head", exact=True).click()
-    page.wait_for_function("() => new URLSearchParams(location.search).get('view') === 'head'")
+    click(
+        page,
+        page.get_by_role("radio", name="Head", exact=True),
+        lambda: page.wait_for_function("() => new URLSearchParams(location.search).get('view') === 'head'"),
+    )
     wait_all_drawn(page, 1)
     assert head_shapes(page) == 0
     assert_clean(page)

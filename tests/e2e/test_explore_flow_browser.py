@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.harness import wait_settled
+from tests.e2e.harness import click, wait_settled
 from tests.e2e.test_layout import CUT_TEXT_JS
 from tests.e2e.test_pages_browser import assert_clean, wait_all_drawn
 
@@ -78,14 +78,12 @@ def test_measure_switch_and_rollout_by_click(sized_page, app_server):
     page = _open(sized_page, (1280, 800), app_server.url + "/explore")
     wait_all_drawn(page, 1)
     assert "norms" not in page.evaluate(FIRST_CHART_JS)[0]
-    _option(page, "norms ‖α f(x)‖").click()
-    _wait_title(page, "t.includes('norms')")
+    click(page, _option(page, "norms ‖α f(x)‖"), lambda: _wait_title(page, "t.includes('norms')"))
     page.wait_for_url("**measure=norms**", timeout=30_000)
-    page.locator(".st-key-explore_rescale label").first.click()
-    _wait_title(page, "t.includes('rescaled')")
+    rescale = page.locator(".st-key-explore_rescale label").first
+    click(page, rescale, lambda: _wait_title(page, "t.includes('rescaled')"))
     page.wait_for_url("**rescale=1**", timeout=30_000)
-    _option(page, "Rollout").click()
-    _wait_title(page, "t.includes('Rollout')")
+    click(page, _option(page, "Rollout"), lambda: _wait_title(page, "t.includes('Rollout')"))
     wait_all_drawn(page, 2)
     page.wait_for_url("**view=rollout**", timeout=30_000)
     expect(page.get_by_text("heads mix equally")).to_have_count(1)

@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.harness import wait_charts, wait_settled
+from tests.e2e.harness import send_text, wait_charts, wait_settled
 from tests.e2e.test_injection import (  # noqa: F401 (wordpiece is a fixture)
     PAYLOADS,
     SENTENCES,
@@ -64,11 +64,7 @@ def test_flow_views_from_the_text_box(page, app_server, wordpiece):  # noqa: F81
     wait_charts(page, 2, 120_000)
     box = page.locator("[data-testid='stTextArea'] textarea")
     for payload in SENTENCES.values():
-        box.fill(payload)
-        box.press("Control+Enter")
-        page.wait_for_function(
-            "(t) => new URLSearchParams(location.search).get('text') === t", arg=payload, timeout=60_000
-        )
+        send_text(page, box, payload)
         wait_settled(page, 2)  # the charts redrawn with the payload's tokens, not the last sentence's
         assert_nothing_ran(page)
         assert_shows(page, payload, ".xtick text", wordpiece, merged=False)

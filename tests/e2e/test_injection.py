@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.harness import ROOT, images_settled, wait_charts, wait_settled
+from tests.e2e.harness import ROOT, images_settled, send_text, wait_charts, wait_settled
 
 PAYLOADS = {
     "script": "<script>window.__xss_1=1</script> script tag",
@@ -164,11 +164,7 @@ def explore_page(shared_tab, app_server):
 def test_explore_text_box(explore_page, group, wordpiece):
     page, payload = explore_page, SENTENCES[group]
     box = page.locator("[data-testid='stTextArea'] textarea")
-    box.fill(payload)
-    box.press("Control+Enter")
-    page.wait_for_function(
-        "(t) => new URLSearchParams(location.search).get('text') === t", arg=payload, timeout=60_000
-    )
+    send_text(page, box, payload)
     wait_settled(page, 1)  # the chart redrawn with the payload's tokens, not the last sentence's
     assert_nothing_ran(page)
     assert_explore_shows(page, payload, "lines", wordpiece)
@@ -221,11 +217,7 @@ def learn_page(shared_tab, app_server):
 def test_learn_text_box(learn_page, group):
     page, payload = learn_page, SENTENCES[group]
     box = page.get_by_label("Sentence", exact=True)
-    box.fill(payload)
-    box.press("Enter")
-    page.wait_for_function(
-        "(t) => new URLSearchParams(location.search).get('text') === t", arg=payload, timeout=60_000
-    )
+    send_text(page, box, payload, key="Enter")
     wait_settled(page, 1)  # the chart redrawn with the payload's tokens, not the last sentence's
     assert_nothing_ran(page)
     assert_learn_shows(page, payload)

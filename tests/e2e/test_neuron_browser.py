@@ -10,16 +10,20 @@ import urllib.parse
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.harness import wait_charts, wait_still
+from tests.e2e.harness import click, wait_charts, wait_still
 
 PROBLEMS = "[data-testid='stException'], [data-testid='stAlertContentError']"
 # the trophy example's tokens: [CLS] the trophy wouldn ' t fit in the suitcase because it was ...
 SUITCASE, THE = 9, 1
+# True once the link names the clicked cell: its query token (`focus`) and key token (`target`)
+CHOSEN_JS = """([focus, target]) => { const q = new URLSearchParams(location.search);
+  return q.get('focus') === focus && q.get('target') === target; }"""
 
 
-def _click_cell(page, row: int, col: int) -> None:
+def _click_cell(page, row: int, col: int, focus: str, target: str) -> None:
     """Click the head map's cell (row, col) of the shown tokens: its invisible point, one per cell in
-    row-major order (dashboard.charts.neuron.add_cell_targets), clicked at its centre."""
+    row-major order (dashboard.charts.neuron.add_cell_targets), clicked at its centre; then wait until
+    the link names the cell's tokens, `focus` and `target`."""
     chart = page.locator(".js-plotly-plot").first
     n = chart.locator(".scatterlayer .point").count()
     w = round(n**0.5)
@@ -32,7 +36,11 @@ def _click_cell(page, row: int, col: int) -> None:
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     # Plotly's hover picks the point (its label shows); the click then selects it
     chart.locator(".hoverlayer .hovertext").first.wait_for(timeout=30_000)
-    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    click(
+        page,
+        (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2),
+        lambda: page.wait_for_function(CHOSEN_JS, arg=[focus, target], timeout=60_000),
+    )
 
 
 @pytest.mark.slow
@@ -41,12 +49,7 @@ def test_a_click_on_the_map_opens_that_cells_arithmetic(page, app_server, screen
     wait_charts(page, 1, 180_000)
     # closed: no charts of its own
     expect(page.get_by_text("Where this weight comes from")).to_have_count(1)
-    _click_cell(page, SUITCASE, THE)
-    page.wait_for_function(
-        "() => { const q = new URLSearchParams(location.search);"
-        " return q.get('focus') === 'suitcase' && q.get('target') === 'the'; }",
-        timeout=60_000,
-    )
+    _click_cell(page, SUITCASE, THE, "suitcase", "the")
     wait_charts(page, 3, 120_000)  # the map, then q/k and the row of the open section
     params = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)
     layer, head = int(params["layer"][0]), int(params["head"][0])
@@ -83,12 +86,7 @@ def test_with_merged_words_a_click_picks_the_words_first_piece(page, app_server)
     # merged: [CLS] the unaffable cat sat . [SEP]; tokens: [CLS] the una ##ffa ##ble cat sat . [SEP]
     page.goto(f"{app_server.url}/explore?view=head&merge=1&text=The+unaffable+cat+sat.")
     wait_charts(page, 1, 180_000)
-    _click_cell(page, 2, 3)  # row "unaffable", column "cat"
-    page.wait_for_function(
-        "() => { const q = new URLSearchParams(location.search);"
-        " return q.get('focus') === 'unaffable' && q.get('target') === 'cat'; }",
-        timeout=60_000,
-    )
+    _click_cell(page, 2, 3, "unaffable", "cat")  # row "unaffable", column "cat"
     wait_charts(page, 3, 120_000)
     for label, shown in (("Query token i", "una  (#3)"), ("Key token j", "cat  (#6)")):
         box = page.locator("[data-testid='stSelectbox']").filter(has_text=label)

@@ -12,7 +12,7 @@ import urllib.parse
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.harness import COUNT_DRAWN_JS, wait_charts, wait_settled
+from tests.e2e.harness import COUNT_DRAWN_JS, click, wait_charts, wait_settled
 
 PROBLEMS = "[data-testid='stException'], [data-testid='stAlertContentError']"
 # The script has finished, at least n Plotly charts are on the page and every one is drawn. The
@@ -69,8 +69,13 @@ def test_learn_page_draws(page, app_server, screenshot_dir, path, charts):
 def test_learn_next_button_moves_one_step(page, app_server):
     page.goto(app_server.url + "/")
     wait_all_drawn(page, 1)
-    page.get_by_role("button", name="Next: 2 · Q, K, V").first.click()
-    page.get_by_role("heading", name="Step 2 · Queries, keys and values").wait_for(timeout=60_000)
+    click(
+        page,
+        page.get_by_role("button", name="Next: 2 · Q, K, V").first,
+        lambda: page.get_by_role("heading", name="Step 2 · Queries, keys and values").wait_for(
+            timeout=60_000
+        ),
+    )
     wait_all_drawn(page, 3)
     assert page.evaluate(COUNT_DRAWN_JS) == 3  # Q, K and V of one head
     assert not page.get_by_role("heading", name="Step 1 · Embeddings").count()
@@ -103,11 +108,15 @@ def test_model_view_click_opens_that_head(page, app_server):
     point = page.locator(".js-plotly-plot .scatterlayer .point").nth(layer * n_heads + head)
     box = point.bounding_box()
     assert box is not None
-    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.wait_for_function(
-        "() => { const q = new URLSearchParams(location.search);"
-        f" return q.get('view') === 'head' && q.get('layer') === '{layer}' && q.get('head') === '{head}'; }}",
-        timeout=60_000,
+    click(
+        page,
+        (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2),
+        lambda: page.wait_for_function(
+            "() => { const q = new URLSearchParams(location.search);"
+            f" return q.get('view') === 'head' && q.get('layer') === '{layer}'"
+            f" && q.get('head') === '{head}'; }}",
+            timeout=60_000,
+        ),
     )
     wait_charts(page, 1)
     # the head view's title: waited for, as the head view's chart may be drawn a moment after

@@ -4,10 +4,12 @@ download and the chart's image name."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.harness import wait_scrolled_to, wait_settled, watch_scrolls
+from tests.e2e.harness import click, press, wait_scrolled_to, wait_settled, watch_scrolls
 from tests.e2e.test_pages_browser import assert_clean, wait_all_drawn
 
 FULL_HD = {"width": 1920, "height": 1080}
@@ -31,17 +33,15 @@ def test_keys_step_the_lesson_and_each_chart_is_in_view(big_page, app_server):
     _first_chart_in_view(page)
     for n, key in ((2, "ArrowRight"), (3, "PageDown"), (4, "ArrowRight"), (5, "PageDown"), (6, "ArrowRight")):
         watch_scrolls(page)
-        page.keyboard.press(key)
         heading = page.get_by_role("heading", name=f"Step {n} ·")
-        heading.wait_for(timeout=60_000)
+        press(page, key, partial(heading.wait_for, timeout=60_000))
         wait_all_drawn(page, 1)
         wait_scrolled_to(page, heading)  # the page has scrolled to the new step, and stopped
         wait_settled(page, 1)
         assert f"step={n}" in page.url
         assert heading.bounding_box()["y"] >= 0
         _first_chart_in_view(page)
-    page.keyboard.press("PageUp")
-    page.get_by_role("heading", name="Step 5 ·").wait_for(timeout=60_000)
+    press(page, "PageUp", lambda: page.get_by_role("heading", name="Step 5 ·").wait_for(timeout=60_000))
     assert "present=1" in page.url
     assert_clean(page)
 
@@ -51,7 +51,7 @@ def test_csv_download_and_image_name(big_page, app_server, tmp_path):
     page.goto(app_server.url + "/learn?step=5")
     wait_all_drawn(page, 1)
     with page.expect_download() as info:
-        page.get_by_role("button", name="CSV").click()
+        click(page, page.get_by_role("button", name="CSV"), lambda: None)  # the download is the effect
     download = info.value
     assert download.suggested_filename == "attention-explorer_learn_step5_probs_head1.csv"
     target = tmp_path / "probs.csv"
@@ -72,8 +72,7 @@ def test_explore_keys_step_heads_and_the_chart_stays_in_view(big_page, app_serve
     expect(summary).to_be_visible()
     expect(page.get_by_text("Layer (1–").first).to_be_hidden()  # folded away
     for key, head in (("ArrowRight", 1), ("PageDown", 2), ("ArrowLeft", 1), ("PageUp", 0)):
-        page.keyboard.press(key)
-        page.wait_for_url(f"**head={head}**", timeout=60_000)
+        press(page, key, partial(page.wait_for_url, f"**head={head}**", timeout=60_000))
         wait_all_drawn(page, 1)
         page.get_by_text(f"Layer 1, head {head + 1}").first.wait_for(timeout=60_000)
         _first_chart_in_view(page)
