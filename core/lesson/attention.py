@@ -27,6 +27,7 @@ __all__ = [
     "multi_head_attention",
     "padding_mask",
     "scaled_dot_product_attention",
+    "share_kv_heads",
     "softmax",
     "split_heads",
     "strided_mask",
@@ -125,6 +126,16 @@ def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
         raise ValueError(f"width {d} must be divisible by the number of heads ({n_heads})")
     x = x.reshape(*lead, t, n_heads, d // n_heads)
     return np.swapaxes(x, -3, -2)
+
+
+def share_kv_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
+    """Grouped-query attention (Ainslie et al. 2023): (..., H_kv, T, d) -> (..., H, T, d), each of the
+    H_kv key (or value) heads repeated for the H / H_kv query heads of its group. Query head h reads
+    key/value head h // (H / H_kv): heads 0..g-1 share the first, g..2g-1 the second, and so on."""
+    n_kv = x.shape[-3]
+    if n_heads % n_kv:
+        raise ValueError(f"the query heads ({n_heads}) must split evenly over the key/value heads ({n_kv})")
+    return np.repeat(x, n_heads // n_kv, axis=-3)
 
 
 def merge_heads(x: np.ndarray) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""Layer normalisation, GELU, feed-forward and the residual connection, in NumPy.
+"""Layer normalisation, GELU, feed-forward and the residual connection, in NumPy; and the Llama
+family's versions of two of them: RMSNorm and the gated (SwiGLU) feed-forward.
 
 LayerNorm follows torch.nn.LayerNorm (and BERT): biased variance, eps inside the square root.
 The form (x - mean) / (std + eps) that some tutorials print is a different function; for BERT's
@@ -12,6 +13,7 @@ import math
 import numpy as np
 
 __all__ = ["ACTIVATIONS", "feed_forward", "gelu", "gelu_tanh", "layer_norm", "linear", "residual"]
+__all__ += ["rms_norm", "silu", "swiglu_feed_forward"]
 
 
 def linear(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
@@ -35,6 +37,30 @@ def layer_norm(
     if beta is not None:
         y = y + beta
     return y
+
+
+def rms_norm(x: np.ndarray, gamma: np.ndarray | None = None, eps: float = 1e-5) -> np.ndarray:
+    """RMSNorm (Zhang & Sennrich 2019), the Llama family's LayerNorm: divide the last axis by its root
+    mean square, then scale by gamma. No mean is subtracted and there is no shift (beta): the vector's
+    direction is kept, only its length is set. eps inside the square root, as transformers'
+    LlamaRMSNorm, which also computes in float32 whatever the weights' type."""
+    x32 = np.asarray(x, dtype=np.float32)
+    y = x32 / np.sqrt((x32 * x32).mean(axis=-1, keepdims=True) + eps)
+    return y if gamma is None else y * gamma
+
+
+def silu(x: np.ndarray) -> np.ndarray:
+    """SiLU (swish): x sigmoid(x) = x / (1 + e^-x), the gate's activation in a SwiGLU feed-forward."""
+    x = np.asarray(x)
+    with np.errstate(over="ignore"):  # e^-x -> inf for very negative x: x / inf = -0, the right limit
+        return x / (1.0 + np.exp(-x))
+
+
+def swiglu_feed_forward(x: np.ndarray, w_gate: np.ndarray, w_up: np.ndarray, w_down: np.ndarray):
+    """The gated feed-forward of the Llama family (Shazeer 2020): (silu(x W_gate) * (x W_up)) W_down.
+    Two projections up instead of one: the SiLU of the first decides, element by element, how much
+    of the second passes. No biases."""
+    return linear(silu(linear(x, w_gate)) * linear(x, w_up), w_down)
 
 
 # Abramowitz & Stegun 7.1.26: erfc(z) ~= t (a1 + a2 t + ... + a5 t^4) e^(-z^2), t = 1 / (1 + p z), z >= 0,

@@ -37,25 +37,21 @@ H heads, d_k = D / H, V vocabulary, L blocks.
 from __future__ import annotations
 
 import os
-import threading
-import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 
-from core.lesson.attention import attention_steps, causal_mask, merge_heads, softmax, split_heads
+from core.lesson.attention import attention_steps, causal_mask, merge_heads, split_heads
 from core.lesson.layers import feed_forward, layer_norm, linear, residual
 from core.models import registry
-from core.models.bert import TextError, check_text
 from core.models.checkpoint import read_safetensors, take_tensor
+from core.models.decoder import DecoderNumpy, Forward, Generation, GenerationStep, load_tokenizer
 from core.models.errors import ModelFilesError
 from core.models.gpt2_config import GPT2Config, check_gpt2_config
 from core.models.gpt2_weights import read_block_weights
 from core.models.interventions import check_heads
-from core.models.result import AttentionResult, result_from_encoding
 
 __all__ = [
     "ENGINE_NAME",
@@ -86,28 +82,6 @@ def load_gpt2(
         name=name,
         progress=progress,
     )
-
-
-def _load_tokenizer(model_dir: Path, max_length: int):
-    """GPT-2's byte-level BPE as a `tokenizers.Tokenizer`: adds no special token, never pads, and
-    truncates at max_length."""
-    from tokenizers import Tokenizer
-    from tokenizers.implementations import ByteLevelBPETokenizer
-
-    try:
-        if (model_dir / "tokenizer.json").is_file():
-            tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        elif (model_dir / "vocab.json").is_file() and (model_dir / "merges.txt").is_file():
-            tokenizer = ByteLevelBPETokenizer(str(model_dir / "vocab.json"), str(model_dir / "merges.txt"))
-        else:
-            raise ModelFilesError(f"no tokenizer.json (or vocab.json and merges.txt) in {model_dir}")
-    except ModelFilesError:
-        raise
-    except Exception as err:  # the Rust side raises its own exception type
-        raise ModelFilesError(f"cannot read the tokenizer in {model_dir}: {err}") from err
-    tokenizer.no_padding()
-    tokenizer.enable_truncation(max_length=max_length)
-    return tokenizer
 
 
 # ---- one block ----------------------------------------------------------------------------------
@@ -160,44 +134,17 @@ def decoder_block(
 # ---- the model ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Forward:
-    """What one forward pass over T new positions (after P cached ones) computed."""
-
-    hidden_states: np.ndarray  # (L + 1, T, D): block inputs, then ln_f of the last block's output
-    attentions: np.ndarray  # (L, H, T, S): each new position's weights over every position it sees
-    cache: list[tuple[np.ndarray, np.ndarray]]  # per block, (key, value) (H, S, d_k): the next `past`
-    steps: dict[int, dict[str, np.ndarray]] = field(default_factory=dict)  # traced blocks' steps
-
-
-@dataclass(frozen=True)
-class GenerationStep:
-    token: str  # the chosen token, decoded to text (" Paris", not "ĠParis")
-    token_id: int
-    top: list[tuple[str, float]]  # the most likely tokens at this step and their probabilities
-    attentions: np.ndarray  # (L, H, S): the predicting position's weights over the S tokens so far
-
-
-@dataclass(frozen=True)
-class Generation:
-    prompt: list[str]  # the prompt's tokens, decoded one by one
-    steps: list[GenerationStep]
-    temperature: float | None  # None: greedy
-    seed: int
-
-    @property
-    def generated(self) -> list[str]:
-        return [step.token for step in self.steps]
-
-
-class GPT2Numpy:
-    """GPT-2 in NumPy: from_pretrained(dir), then run(text) -> AttentionResult, next_tokens, generate."""
+class GPT2Numpy(DecoderNumpy):
+    """GPT-2 in NumPy: from_pretrained(dir), then run(text) -> AttentionResult, next_tokens, generate
+    (core/models/decoder.py: what every decoder shares)."""
 
     engine = ENGINE_NAME
 
     def __init__(self, config: GPT2Config, tensors: dict[str, np.ndarray], tokenizer=None, name="gpt2"):
         """tensors: the checkpoint's, named without "transformer."; they are taken out of the dict."""
+        super().__init__()
         self.config, self.tokenizer, self.name = config, tokenizer, name
+        self.vocab_size = config.vocab_size
         self.n_layers, self.n_heads = config.n_layer, config.n_head
         self.max_tokens = config.n_positions
         d = config.n_embd
@@ -208,7 +155,7 @@ class GPT2Numpy:
         self.lnf_beta = take_tensor(tensors, "ln_f.bias", d)
         for array in (self.token_embeddings, self.position_embeddings, self.lnf_gamma, self.lnf_beta):
             array.setflags(write=False)
-        self._lock = threading.Lock()  # fast tokenizers are not thread-safe; Streamlit sessions are threads
+        self.unembedding = self.token_embeddings  # tied: the unembedding is W_E itself
 
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike, *, name: str | None = None) -> GPT2Numpy:
@@ -217,7 +164,7 @@ class GPT2Numpy:
             raise ModelFilesError(f"{model_dir} is not a directory holding a model's files")
         config = GPT2Config.from_dict(registry.read_config(model_dir))
         tensors = read_safetensors(model_dir, prefix="transformer.")
-        tokenizer = _load_tokenizer(model_dir, config.n_positions)
+        tokenizer = load_tokenizer(model_dir, config.n_positions)
         return cls(config, tensors, tokenizer, name=name or str(model_dir))
 
     def embed(self, ids: np.ndarray, start: int = 0) -> np.ndarray:
@@ -228,10 +175,7 @@ class GPT2Numpy:
         """Token ids (T,) through every block, after the P positions cached in `past` (a Forward's
         cache, or None). ablate: (layer, head) pairs, 0-indexed, whose weighted sum is zeroed."""
         ids, n_past = np.asarray(input_ids), 0 if past is None else past[0][0].shape[1]
-        if ids.ndim != 1 or not 1 <= n_past + len(ids) <= self.max_tokens:
-            raise ValueError(f"the context holds 1 to {self.max_tokens} tokens; got {n_past} + {ids.shape}")
-        if not np.issubdtype(ids.dtype, np.integer) or ids.min() < 0 or ids.max() >= self.config.vocab_size:
-            raise ValueError(f"input_ids must be integers that lie in [0, {self.config.vocab_size})")
+        self.check_ids(ids, n_past)
         x = self.embed(ids, start=n_past)
         return self.layers_from(0, x, past=past, trace_layers=trace_layers, ablate=ablate)
 
@@ -251,114 +195,3 @@ class GPT2Numpy:
                 steps[i] = block
         hidden[-1] = layer_norm(hidden[-1], self.lnf_gamma, self.lnf_beta, self.config.layer_norm_epsilon)
         return Forward(np.stack(hidden), np.stack(attentions), cache, steps)
-
-    def hidden_states(self, input_ids, token_type_ids=None, *, ablate=()) -> np.ndarray:
-        """(L + 1, T, D) for token ids as they are (no tokenizer), the last after ln_f: leave-one-out
-        drops ids. token_type_ids is accepted for the encoders' signature and must be all zeros."""
-        if token_type_ids is not None and np.any(token_type_ids):
-            raise ValueError("GPT-2 reads one text: it has no second segment")
-        return self.forward(input_ids, ablate=ablate).hidden_states
-
-    def unembed(self, final_hidden: np.ndarray) -> np.ndarray:
-        """The tied unembedding: (..., D) after ln_f -> (..., V) logits, h W_E^T."""
-        return final_hidden @ self.token_embeddings.T
-
-    def encode(self, text: str):
-        """The `tokenizers.Encoding` of text, under the lock; TextError when nothing is left."""
-        text = check_text(text, "the text")
-        if self.tokenizer is None:
-            raise ModelFilesError("this model was loaded without a tokenizer")
-        with self._lock:
-            try:
-                encoding = self.tokenizer.encode(text)
-            except Exception as err:  # the Rust tokenizer's own error type
-                raise TextError(f"the tokenizer cannot encode this text: {err}") from err
-        if not encoding.ids:
-            raise TextError("the text has no tokens")
-        return encoding
-
-    def decode(self, token_id: int) -> str:
-        """One token as text (" Paris" for "ĠParis"; a special token as itself: "<|endoftext|>")."""
-        with self._lock:
-            return self.tokenizer.decode([int(token_id)], skip_special_tokens=False)
-
-    def run(self, text: str, *, ablate=()) -> AttentionResult:
-        """Tokenize, run, and return an AttentionResult (causal: exact zeros above the diagonal) with
-        the last position's next-token logits. Text past the context is cut (truncated=True)."""
-        ablate = check_heads(ablate, self.n_layers, self.n_heads)
-        start = time.perf_counter()
-        enc = self.encode(text)
-        tokenized = time.perf_counter()
-        out = self.forward(enc.ids, ablate=ablate)
-        done = time.perf_counter()
-        return result_from_encoding(
-            enc,
-            out.attentions,
-            out.hidden_states,
-            model=self.name,
-            engine=self.engine,
-            max_tokens=self.max_tokens,
-            n_special=0,
-            meta={
-                "seconds": done - start,
-                "tokenize_ms": 1e3 * (tokenized - start),
-                "forward_ms": 1e3 * (done - tokenized),
-                "ablated": sorted(ablate),
-            },
-            next_token_logits=self.unembed(out.hidden_states[-1, -1]),
-        )
-
-    def top_tokens(
-        self, logits: np.ndarray, top: int = 5, temperature: float = 1.0
-    ) -> list[tuple[str, float]]:
-        """The `top` likeliest tokens under softmax(logits / temperature), most likely first."""
-        probs = softmax(np.asarray(logits, dtype=np.float64) / temperature)
-        best = np.argsort(-probs, kind="stable")[:top]
-        return [(self.decode(i), float(probs[i])) for i in best]
-
-    def next_tokens(self, text: str, top: int = 5) -> list[tuple[str, float]]:
-        """The model's `top` likeliest next tokens after text, with their probabilities."""
-        return self.top_tokens(self.run(text).next_token_logits, top)
-
-    def generate(
-        self,
-        text: str,
-        n_tokens: int,
-        *,
-        temperature: float | None = None,
-        seed: int = 0,
-        top: int = 5,
-        use_cache: bool = True,
-    ) -> Generation:
-        """Extend text by n_tokens, one at a time: greedy (temperature None) or sampled from
-        softmax(logits / temperature) with numpy's generator seeded by `seed`. Each step keeps its top
-        tokens (under the distribution it chose from) and the predicting position's attention over
-        every token so far. use_cache=False recomputes the whole context at each step (the cost
-        page's comparison); the tokens are the same."""
-        if n_tokens < 1:
-            raise ValueError(f"n_tokens must be 1 or more, got {n_tokens}")
-        if temperature is not None and not temperature > 0:
-            raise ValueError(f"the temperature must be above 0, got {temperature}")
-        ids = list(self.encode(text).ids)
-        if len(ids) + n_tokens - 1 > self.max_tokens:
-            raise ValueError(
-                f"the prompt has {len(ids)} tokens; with {n_tokens} more the context would pass "
-                f"{self.max_tokens}: shorten it or generate at most {self.max_tokens - len(ids) + 1}"
-            )
-        rng, prompt = np.random.default_rng(seed), [self.decode(i) for i in ids]
-        out, steps = self.forward(ids), []
-        for n in range(n_tokens):
-            logits = self.unembed(out.hidden_states[-1, -1]).astype(np.float64)  # (V,)
-            scale = 1.0 if temperature is None else temperature
-            if temperature is None:
-                chosen = int(np.argmax(logits))
-            else:
-                chosen = int(rng.choice(len(logits), p=softmax(logits / scale)))
-            row = out.attentions[:, :, -1, :]  # (L, H, S): what the predicting position looked at
-            steps.append(
-                GenerationStep(self.decode(chosen), chosen, self.top_tokens(logits, top, scale), row)
-            )
-            ids.append(chosen)
-            if n + 1 < n_tokens:
-                out = self.forward([chosen], past=out.cache) if use_cache else self.forward(ids)
-        return Generation(prompt, steps, temperature, seed)

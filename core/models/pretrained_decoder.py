@@ -1,11 +1,12 @@
-"""The reference engine for decoders: a GPT-2 run by transformers + torch, returning the same
-AttentionResult as the NumPy GPT-2 (core/models/gpt2.py), next-token logits included.
+"""The reference engine for decoders: a GPT-2 or a Llama run by transformers + torch, returning the
+same AttentionResult as the NumPy decoders (core/models/gpt2.py, core/models/llama.py), next-token
+logits included.
 
 It loads as the encoder reference does (core/models/pretrained.py, whose docstring says why each
 choice): eager attention (so the weights are returned), safetensors only, no code from the model
 repository, float32. Ablation zeroes a head's d_k inputs of the attention's output projection
-(GPT-2's c_proj, a Conv1D computing x @ W + b) with a forward pre-hook that lives for one call,
-the same cut the NumPy engine makes before W^O.
+(GPT-2's c_proj, a Conv1D computing x @ W + b; a Llama's o_proj) with a forward pre-hook that lives
+for one call, the same cut the NumPy engine makes before W^O.
 
 torch and transformers are imported inside the functions, so `import core` stays torch-free.
 """
@@ -31,17 +32,17 @@ ENGINE_NAME = "torch"
 
 
 class PretrainedDecoder:
-    """A GPT-2 in transformers: run(text, ablate=...) -> AttentionResult (thread-safe)."""
+    """A GPT-2 or a Llama in transformers: run(text, ablate=...) -> AttentionResult (thread-safe)."""
 
     engine = ENGINE_NAME
 
     def __init__(self, model: Any, tokenizer: Any, name: str) -> None:
         self.model, self.name = model, name
-        config = model.config
+        config = model.config  # GPT-2's names, else a Llama's
         self.n_layers, self.n_heads, self.max_tokens = (
-            int(config.n_layer),
-            int(config.n_head),
-            int(config.n_positions),
+            int(getattr(config, "n_layer", None) or config.num_hidden_layers),
+            int(getattr(config, "n_head", None) or config.num_attention_heads),
+            int(getattr(config, "n_positions", None) or config.max_position_embeddings),
         )
         self._backend = tokenizer.backend_tokenizer  # the same `tokenizers` pipeline the NumPy engine runs
         self._backend.no_padding()
@@ -49,7 +50,7 @@ class PretrainedDecoder:
         self._lock = threading.Lock()  # fast tokenizers are not thread-safe; Streamlit sessions are threads
 
     def run(self, text: str, *, ablate=()) -> AttentionResult:
-        """Tokenize (cut to the context), run GPT2LMHeadModel, return float32 arrays and the last
+        """Tokenize (cut to the context), run the model, return float32 arrays and the last
         position's logits. ablate: (layer, head) pairs, 0-indexed."""
         ablate = check_heads(ablate, self.n_layers, self.n_heads)
         text = check_text(text, "the text")  # the NumPy engine's checks and messages
@@ -73,7 +74,7 @@ class PretrainedDecoder:
         )
 
     def _forward_ids(self, ids: Any, ablate: frozenset[tuple[int, int]] = frozenset()) -> Any:
-        """GPT2LMHeadModel on token ids with `ablate` switched off (checked by the caller), under the
+        """The model on token ids with `ablate` switched off (checked by the caller), under the
         lock: the one-call pre-hooks must not reach another thread's forward pass."""
         import torch
 
@@ -95,7 +96,7 @@ class PretrainedDecoder:
         """(L + 1, T, D) float32 for token ids as they are (leave-one-out drops ids), the last after
         ln_f as transformers gives it. token_type_ids must be absent or all zeros (one text)."""
         if token_type_ids is not None and np.any(token_type_ids):
-            raise ValueError("GPT-2 reads one text: it has no second segment")
+            raise ValueError("a decoder reads one text: it has no second segment")
         ablate = check_heads(ablate, self.n_layers, self.n_heads)
         return output_arrays(self._forward_ids(input_ids, ablate), self.name)[1]
 
@@ -110,8 +111,12 @@ class PretrainedDecoder:
         return np.asarray(final_hidden, dtype=np.float32) @ weight.T
 
     def _ablation_hook(self, layer: int, heads: list[int]) -> Any:
-        projection = self.model.transformer.h[layer].attn.c_proj
-        d_k = self.model.config.n_embd // self.n_heads
+        if self.model.config.model_type == "gpt2":
+            projection = self.model.transformer.h[layer].attn.c_proj
+            d_k = self.model.config.n_embd // self.n_heads
+        else:  # a Llama
+            projection = self.model.model.layers[layer].self_attn.o_proj
+            d_k = self.model.config.head_dim
 
         def zero_heads(_module: Any, args: tuple) -> tuple:
             context = args[0].clone()  # (1, T, H·d_k): the heads side by side, before W^O
@@ -123,14 +128,19 @@ class PretrainedDecoder:
 
 
 def load_from_dir(model_dir: Path, *, name: str) -> PretrainedDecoder:
-    """Build the engine from a GPT-2's files already on disk (prepare_model_files checked them)."""
+    """Build the engine from a GPT-2's or a Llama's files already on disk (prepare_model_files checked
+    them)."""
+    import json
+
     import torch
     from safetensors import SafetensorError
-    from transformers import AutoTokenizer, GPT2LMHeadModel
+    from transformers import AutoTokenizer, GPT2LMHeadModel, LlamaForCausalLM
 
+    model_type = json.loads((model_dir / "config.json").read_text(encoding="utf-8")).get("model_type")
+    model_class = LlamaForCausalLM if model_type == "llama" else GPT2LMHeadModel
     try:
         tokenizer = AutoTokenizer.from_pretrained(model_dir, trust_remote_code=False)
-        model = GPT2LMHeadModel.from_pretrained(
+        model = model_class.from_pretrained(
             model_dir, attn_implementation="eager", use_safetensors=True, dtype=torch.float32
         )
     except SafetensorError as err:  # not an OSError: a damaged or incomplete weights file

@@ -153,7 +153,8 @@ def test_errors_are_one_line_with_nonzero_exit(capsys, argv, expected_code, mess
 @pytest.mark.parametrize(
     ("config", "says"),
     [
-        ({"model_type": "llama", "architectures": ["LlamaForCausalLM"]}, "a decoder of another family"),
+        ({"model_type": "mistral", "architectures": ["MistralForCausalLM"]}, "a decoder of another family"),
+        ({"model_type": "llama", "architectures": ["LlamaForCausalLM"]}, "not a complete Llama config"),
         ({"model_type": "t5", "is_encoder_decoder": True}, "an encoder-decoder"),
         ({"model_type": "gpt2", "n_head": 12}, "not a complete GPT-2 config"),
     ],

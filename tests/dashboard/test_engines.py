@@ -88,7 +88,7 @@ def test_other_architectures_fall_back_to_torch_with_a_reason(tmp_path):
     at = _page(model=str(roberta_dir), text="the cat sat on the mat")
     assert not at.error, [e.value for e in at.error]
     notes = " ".join(i.value for i in at.info)
-    assert "NumPy engine runs BERT encoders and GPT-2 decoders only" in notes
+    assert "NumPy engine runs BERT encoders, GPT-2 and Llama decoders only" in notes
     assert "engine: PyTorch" in _sidebar_text(at)
     assert at.get("plotly_chart")
 

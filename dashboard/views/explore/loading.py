@@ -124,9 +124,8 @@ def engine_for(requested: str, engine: str, limits: Limits) -> str:
         reason = numpy_unsupported_reason(requested)
         if reason:
             st.info(
-                "The NumPy engine runs BERT encoders and GPT-2 decoders only, so the PyTorch reference "
-                "computes this "
-                f"model: {md(reason)}"
+                "The NumPy engine runs BERT encoders, GPT-2 and Llama decoders only, so the PyTorch "
+                f"reference computes this model: {md(reason)}"
             )
             return "torch"
     return engine

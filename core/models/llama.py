@@ -1,0 +1,185 @@
+"""The NumPy Llama: a Llama-family decoder's forward pass (SmolLM2 is one), written as the learn
+page's steps.
+
+It reads a checkpoint directory (config.json, model.safetensors, tokenizer.json) and computes what
+transformers' LlamaForCausalLM computes with eager attention, with the functions the learn page
+teaches (core/lesson/). Where a Llama differs from GPT-2 (core/models/gpt2.py), the difference is a
+line of its own:
+
+    1) x = token embedding only: no position is added here (RoPE brings positions in, step 2b)
+    then in each block, with x its input:
+    *) RMSNorm first (not LayerNorm): divide by the root mean square, scale; no mean, no shift
+    2) project       Q = h W^Q, K = h W^K, V = h W^V, no biases; K and V have H_kv heads, Q has H
+    2b) RoPE         q and k turned by an angle proportional to their position (core/lesson/rope.py):
+                     a score then depends on the distance between two tokens, not on where they are
+    2c) GQA          each key/value head serves H / H_kv query heads (grouped-query attention); the
+                     cache keeps the H_kv heads only, which is the memory it saves
+    3) scores        Q K^T
+    4) scale         divided by sqrt(d_head)
+    5) causal mask   scores above the diagonal set to -inf, then softmax
+    6) weighted sum  probs V
+    7) merge heads   concat W^O (no bias), then the residual; an ablated head's d_head columns of
+                     concat are zeroed first (`ablate`, read here and nowhere else)
+    8) MLP           x + SwiGLU(RMSNorm(x)) = x + (silu(h W_gate) * (h W_up)) W_down: the next x
+    after the last block: RMSNorm, then the unembedding (tied to the embedding table in SmolLM2).
+
+With a KV cache (`past`), a forward pass runs only the new positions; the cached keys are stored
+already turned by RoPE (each by its own position), so the result equals recomputing everything.
+
+hidden_states follow transformers: the embeddings, each block's output, except that the last entry
+is after the final RMSNorm (what the unembedding reads).
+
+References: Touvron et al. 2023, "LLaMA"; Su et al. 2021 (RoPE); Ainslie et al. 2023 (GQA); Shazeer
+2020 (GLU variants); transformers' models/llama/modeling_llama.py.
+
+Letters in shape comments: T new positions, P cached positions, S = P + T positions seen, D width,
+H query heads, H_kv key/value heads, d_head the head size, V vocabulary, L blocks.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+from core.lesson.attention import attention_steps, causal_mask, merge_heads, share_kv_heads, split_heads
+from core.lesson.layers import linear, residual, rms_norm, swiglu_feed_forward
+from core.lesson.rope import rope_tables, rotate
+from core.models import registry
+from core.models.checkpoint import read_safetensors, take_tensor
+from core.models.decoder import DecoderNumpy, Forward, load_tokenizer
+from core.models.interventions import check_heads
+from core.models.llama_config import LlamaConfig
+from core.models.llama_weights import read_block_weights
+
+__all__ = ["ENGINE_NAME", "LlamaNumpy", "llama_block"]  # loaded by architecture: architectures.load_engine
+
+ENGINE_NAME = "numpy"
+
+
+# ---- one block ----------------------------------------------------------------------------------
+
+
+def llama_block(
+    x: np.ndarray,
+    w: SimpleNamespace,
+    config: LlamaConfig,
+    rope: tuple[np.ndarray, np.ndarray],
+    *,
+    past: tuple[np.ndarray, np.ndarray] | None = None,
+    ablate_heads: Iterable[int] = (),
+) -> dict[str, np.ndarray]:
+    """One Llama block on x (T, D), the input of T new positions, step by step. rope: the (cos, sin)
+    tables (T, d_head) of the new positions; past: the (key, value) (H_kv, P, d_head) of P earlier
+    positions, keys already turned. Returns every intermediate by the trace's names, with "key" and
+    "value" over all S positions and H_kv heads (the cache for the next call) and "layer_output"."""
+    heads, kv_heads = config.num_attention_heads, config.num_key_value_heads
+    # *) RMSNorm first: the block reads its input normalised, and adds back to the input itself
+    normed_in = rms_norm(x, w.norm1, config.rms_norm_eps)  # (T, D)
+    # 2) project: H query heads, H_kv key and value heads
+    query_raw = split_heads(linear(normed_in, w.w_q), heads)  # (H, T, d_head)
+    key_raw = split_heads(linear(normed_in, w.w_k), kv_heads)  # (H_kv, T, d_head)
+    value = split_heads(linear(normed_in, w.w_v), kv_heads)  # (H_kv, T, d_head)
+    # 2b) RoPE: queries and keys turned by their positions' angles (values are not)
+    query, key = rotate(query_raw, *rope), rotate(key_raw, *rope)
+    n_past = 0 if past is None else past[0].shape[1]
+    if past is not None:
+        key = np.concatenate([past[0], key], axis=1)  # (H_kv, S, d_head)
+        value = np.concatenate([past[1], value], axis=1)  # (H_kv, S, d_head)
+    # 2c) GQA: every query head reads its group's key/value head
+    shared_key, shared_value = share_kv_heads(key, heads), share_kv_heads(value, heads)  # (H, S, d_head)
+    # 3) scores, 4) scaled, 5) the causal mask, then softmax (exact zeros above the diagonal), 6) sum
+    mask = causal_mask(x.shape[0], n_past)  # (T, S): new position i is position P + i
+    steps = attention_steps(query, shared_key, shared_value, mask)  # probs (H, T, S)
+    # 7) merge the heads (an ablated head contributes zeros), W^O, and the residual
+    context = steps["context"]  # (H, T, d_head)
+    if ablate_heads := sorted(set(ablate_heads)):
+        context = context.copy()
+        context[ablate_heads] = 0.0
+    concat = merge_heads(context)  # (T, H d_head)
+    output = linear(concat, w.w_o)  # (T, D)
+    summed = residual(x, output)
+    # 8) the SwiGLU MLP reads the residual stream normalised, and adds to it
+    normed = rms_norm(summed, w.norm2, config.rms_norm_eps)
+    mlp = swiglu_feed_forward(normed, w.w_gate, w.w_up, w.w_down)  # (T, D)
+    return {
+        **{"x": x, "rmsnorm": normed_in, "query_raw": query_raw, "key_raw": key_raw, "query": query},
+        **{"key": key, "value": value, **steps, "concat": concat, "output": output},
+        **{"residual": summed, "normed": normed, "ffn": mlp, "layer_output": residual(summed, mlp)},
+    }
+
+
+# ---- the model ----------------------------------------------------------------------------------
+
+
+class LlamaNumpy(DecoderNumpy):
+    """A Llama in NumPy: from_pretrained(dir), then run(text) -> AttentionResult, next_tokens,
+    generate (core/models/decoder.py: what every decoder shares)."""
+
+    engine = ENGINE_NAME
+
+    def __init__(self, config: LlamaConfig, tensors: dict[str, np.ndarray], tokenizer=None, name="llama"):
+        """tensors: the checkpoint's, named without "model."; they are taken out of the dict."""
+        super().__init__()
+        self.config, self.tokenizer, self.name = config, tokenizer, name
+        self.n_layers, self.n_heads = config.num_hidden_layers, config.num_attention_heads
+        self.max_tokens, self.vocab_size = config.max_position_embeddings, config.vocab_size
+        d = config.hidden_size
+        self.token_embeddings = take_tensor(tensors, "embed_tokens.weight", config.vocab_size, d)  # (V, D)
+        self.layers = [read_block_weights(tensors, i, config) for i in range(self.n_layers)]
+        self.final_norm = take_tensor(tensors, "norm.weight", d)
+        self.unembedding = (
+            self.token_embeddings
+            if config.tie_word_embeddings
+            else take_tensor(tensors, "lm_head.weight", config.vocab_size, d)  # (V, D), as logits = h W^T
+        )
+        for array in (self.token_embeddings, self.final_norm, self.unembedding):
+            array.setflags(write=False)
+
+    @classmethod
+    def from_pretrained(cls, path: str | os.PathLike, *, name: str | None = None) -> LlamaNumpy:
+        model_dir = Path(path)
+        config = LlamaConfig.from_dict(registry.read_config(model_dir))
+        tensors = read_safetensors(model_dir, prefix="model.")
+        tokenizer = load_tokenizer(model_dir, config.max_position_embeddings)
+        return cls(config, tensors, tokenizer, name=name or str(model_dir))
+
+    def embed(self, ids: np.ndarray, start: int = 0) -> np.ndarray:
+        """1) the token embeddings of ids (T,): (T, D). `start` is unused: no position is added here."""
+        return self.token_embeddings[ids]
+
+    def rope(self, start: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """RoPE's (cos, sin) tables (n, d_head) for positions start .. start + n - 1."""
+        return rope_tables(np.arange(start, start + n), self.config.head_dim, self.config.rope_theta)
+
+    def forward(self, input_ids, *, past=None, trace_layers: Iterable[int] = (), ablate=()) -> Forward:
+        """Token ids (T,) through every block, after the P positions cached in `past` (a Forward's
+        cache, or None). ablate: (layer, head) pairs, 0-indexed, whose weighted sum is zeroed."""
+        ids, n_past = np.asarray(input_ids), 0 if past is None else past[0][0].shape[1]
+        self.check_ids(ids, n_past)
+        x = self.embed(ids)
+        return self.layers_from(0, x, past=past, trace_layers=trace_layers, ablate=ablate)
+
+    def layers_from(self, first: int, x: np.ndarray, *, past=None, trace_layers=(), ablate=()) -> Forward:
+        """Blocks first..L-1 on x (T, D), the input of block `first` (hidden_states[first] of an
+        earlier pass: a head ablated in block l changes nothing before it, so a sweep restarts here).
+        x's positions follow the P cached in `past`: RoPE turns them by positions P .. P + T - 1."""
+        ablate, trace_layers = check_heads(ablate, self.n_layers, self.n_heads), set(trace_layers)
+        rope = self.rope(0 if past is None else past[0][0].shape[1], x.shape[0])
+        hidden, attentions, cache, steps = [x], [], [], {}
+        for i in range(first, self.n_layers):
+            cut = [head for layer, head in ablate if layer == i]
+            layer_past = None if past is None else past[i]
+            block = llama_block(
+                hidden[-1], self.layers[i], self.config, rope, past=layer_past, ablate_heads=cut
+            )
+            hidden.append(block["layer_output"])
+            attentions.append(block["probs"])
+            cache.append((block["key"], block["value"]))
+            if i in trace_layers:
+                steps[i] = block
+        hidden[-1] = rms_norm(hidden[-1], self.final_norm, self.config.rms_norm_eps)
+        return Forward(np.stack(hidden), np.stack(attentions), cache, steps)
