@@ -84,6 +84,7 @@ def test_512_token_inputs_on_every_view_do_not_grow_memory_without_bound():
         f"trend {trend:+.0f} MB; peak {rss_mb('VmHWM'):.0f} MB"
     )
     # the second half of the readings is not higher than the first (a leak of one result per text
-    # would raise it by about 320 MB), and no reading exceeds the warm-up's highest by much
+    # would raise it by about 320 MB), and no reading exceeds the warm-up's highest by more than that:
+    # single readings wander by up to 300 MB on a loaded machine (the allocator, AppTest's threads)
     assert trend < MARGIN_MB, readings
-    assert max(readings) < max(warm_up) + MARGIN_MB, (warm_up, readings)
+    assert max(readings) < max(warm_up) + 2 * MARGIN_MB, (warm_up, readings)

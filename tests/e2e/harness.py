@@ -397,10 +397,17 @@ def press(page, key: str, effect: Callable[[], T], *, on=None, timeout_ms: float
     return effect()
 
 
-def click(page, target, effect: Callable[[], T], *, timeout_ms: float = 60_000) -> T:
+def click(page, target, effect: Callable[[], T], *, live: bool = False, timeout_ms: float = 60_000) -> T:
     """Click `target` (a locator, or an (x, y) point of the page, for a Plotly cell) once the page is
-    listening, then wait for and return `effect()`."""
-    wait_listening(page, timeout_ms)
+    listening, then wait for and return `effect()`. live=True: the page reruns by itself (a run
+    training live) and may never be idle; a click during a run counts, so it waits for the target
+    to be visible and enabled instead."""
+    if live:
+        from playwright.sync_api import expect
+
+        expect(target).to_be_enabled(timeout=timeout_ms)
+    else:
+        wait_listening(page, timeout_ms)
     if isinstance(target, tuple):
         page.mouse.click(*target)
     else:

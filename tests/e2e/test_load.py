@@ -20,7 +20,9 @@ RSS_BOUND_MB = 800
 
 
 def test_concurrent_sessions_stay_isolated_and_share_one_model(screenshot_dir: Path):
-    report = run_load(SESSIONS, INTERACTIONS, deadline_s=max(300, 60 * INTERACTIONS), step_timeout_s=90)
+    # generous deadlines, no timing asserted: on a loaded 2-core machine (a laptop in a lecture hall,
+    # a shared CI runner) eight first page opens at once took more than 90 s each
+    report = run_load(SESSIONS, INTERACTIONS, deadline_s=max(900, 120 * INTERACTIONS), step_timeout_s=300)
     (screenshot_dir / "load.json").write_text(report.to_json(), encoding="utf-8")
     print("\n" + report.summary())
     assert not report.errors, report.errors

@@ -92,6 +92,7 @@ def test_the_live_charts_update_while_training(sized_page, train_server):
         page,
         page.get_by_role("button", name="Pause"),
         lambda: expect(page.get_by_role("button", name="Resume")).to_have_count(1),
+        live=True,  # it is still training: the page reruns by itself
     )
     assert_clean(page)
 
