@@ -55,9 +55,7 @@ from core.models.interventions import check_heads
 from core.models.llama_config import LlamaConfig
 from core.models.llama_weights import read_block_weights
 
-__all__ = ["ENGINE_NAME", "LlamaNumpy", "llama_block"]  # loaded by architecture: architectures.load_engine
-
-ENGINE_NAME = "numpy"
+__all__ = ["LlamaNumpy", "llama_block"]  # loaded by architecture: architectures.load_engine
 
 
 # ---- one block ----------------------------------------------------------------------------------
@@ -119,8 +117,6 @@ class LlamaNumpy(DecoderNumpy):
     """A Llama in NumPy: from_pretrained(dir), then run(text) -> AttentionResult, next_tokens,
     generate (core/models/decoder.py: what every decoder shares)."""
 
-    engine = ENGINE_NAME
-
     def __init__(self, config: LlamaConfig, tensors: dict[str, np.ndarray], tokenizer=None, name="llama"):
         """tensors: the checkpoint's, named without "model."; they are taken out of the dict."""
         super().__init__()
@@ -147,8 +143,8 @@ class LlamaNumpy(DecoderNumpy):
         tokenizer = load_tokenizer(model_dir, config.max_position_embeddings)
         return cls(config, tensors, tokenizer, name=name or str(model_dir))
 
-    def embed(self, ids: np.ndarray, start: int = 0) -> np.ndarray:
-        """1) the token embeddings of ids (T,): (T, D). `start` is unused: no position is added here."""
+    def embed(self, ids: np.ndarray) -> np.ndarray:
+        """1) the token embeddings of ids (T,): (T, D). No position is added here (RoPE, step 2b)."""
         return self.token_embeddings[ids]
 
     def rope(self, start: int, n: int) -> tuple[np.ndarray, np.ndarray]:
