@@ -190,7 +190,7 @@ async def student(
             await client.rerun("open learn", page="")
             for _ in range(3):
                 await think()
-                wid, proto = client.widget_id("learn_step")
+                wid, proto = client.widget_id("learn_step_picker")
                 options = [o.content for o in proto.options]
                 await client.rerun("learn: change the step", widget=_strings(wid, [rng.choice(options)]))
             await think()

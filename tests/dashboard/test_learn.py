@@ -116,12 +116,18 @@ def chart_keys(at: AppTest) -> list[str]:
     return [c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")]
 
 
+def step_picker(at: AppTest):
+    """The step picker: its key names the step on screen (widgets.step_picker_ui says why)."""
+    (picker,) = [w for w in at.segmented_control if w.key.startswith("learn_step_picker_")]
+    return picker
+
+
 def test_default_view_is_step_one_alone():
     at = AppTest.from_string(SCRIPT, default_timeout=30).run()
     assert not at.exception
     assert step_headers(at) == ["Step 1"]
     assert chart_keys(at) == ["x"]
-    assert at.segmented_control(key="learn_step").value == "1"
+    assert step_picker(at).value == "1"
     assert "step" not in at.query_params  # the default stays out of the link
 
 
@@ -136,7 +142,7 @@ def test_default_view_is_step_one_alone():
 )
 def test_picking_a_step_shows_that_step_only(view, headers, charts):
     at = AppTest.from_string(SCRIPT, default_timeout=30).run()
-    at.segmented_control(key="learn_step").set_value(view).run()
+    step_picker(at).set_value(view).run()
     assert not at.exception
     assert step_headers(at) == headers
     assert chart_keys(at) == charts
@@ -148,7 +154,7 @@ def test_next_and_previous_walk_through_the_steps():
     assert [b.label for b in at.button if b.key == "learn_prev"] == []  # nothing before step 1
     for expected in ("2", "3", "4", "5", "6", "7", "heads"):
         at.button(key="learn_next").click().run()
-        assert at.segmented_control(key="learn_step").value == expected
+        assert step_picker(at).value == expected
     assert not [b for b in at.button if b.key == "learn_next"]  # the last stop
     at.button(key="learn_prev").click().run()
     assert step_headers(at) == ["Step 7"]
@@ -157,9 +163,9 @@ def test_next_and_previous_walk_through_the_steps():
 def test_head_choice_survives_a_step_without_the_head_picker():
     at = run_page(step="3")
     at.segmented_control(key="learn_head").set_value(1).run()
-    at.segmented_control(key="learn_step").set_value("1").run()  # no head picker on step 1
+    step_picker(at).set_value("1").run()  # no head picker on step 1
     assert not [w for w in at.segmented_control if w.key == "learn_head"]
-    at.segmented_control(key="learn_step").set_value("3").run()
+    step_picker(at).set_value("3").run()
     assert at.segmented_control(key="learn_head").value == 1
     assert "head 2 of 2" in chart(at, "scores")["layout"]["title"]["text"]
 
@@ -167,9 +173,9 @@ def test_head_choice_survives_a_step_without_the_head_picker():
 def test_worked_examples_step_through_without_a_heads_stop():
     at = run_page(example="cat-mat", step="heads")  # only the toy model has the heads section
     assert not at.exception
-    assert at.segmented_control(key="learn_step").value == "1"
-    assert "heads" not in at.segmented_control(key="learn_step").options
-    at.segmented_control(key="learn_step").set_value("7").run()
+    assert step_picker(at).value == "1"
+    assert "heads" not in step_picker(at).options
+    step_picker(at).set_value("7").run()
     assert chart_keys(at) == ["output", "residual", "normed"]
     assert not [b for b in at.button if b.key == "learn_next"]
 

@@ -1,10 +1,12 @@
 """The clicker during a rerun, in Chromium: a teacher presses PageDown, and presses it again while the
 page is still redrawing for the first press. Both presses count: the second goes one stop further,
-never repeats the first (the pager's buttons move relative to the step on screen, so the button the
-previous run drew still moves the right way).
+never repeats the first and is never undone (the pager's buttons move relative to the step on screen,
+so the button the previous run drew still moves the right way; and the step picker's old value, which
+the browser sends with the second press because it has not yet redrawn, cannot put the old step back).
 
-The server runs the real app through a wrapper that makes each learn-page run in decoder mode take
-two seconds longer (as on a slow laptop), so the second key lands mid-run every time.
+The server runs the real app through a wrapper that makes each learn-page run in decoder mode wait
+two seconds before it draws the step picker (as on a slow laptop), so the second key lands mid-run,
+while the browser still shows the previous run's picker and pager, every time.
 """
 
 from __future__ import annotations
@@ -24,13 +26,13 @@ WRAPPER = """
 import runpy, sys, time
 sys.path.insert(0, {root!r})
 import dashboard.views.learn.decoder as decoder
-if not getattr(decoder.draw_steps, "slowed", False):  # the wrapper runs again on every rerun
-    draw = decoder.draw_steps
+if not getattr(decoder.step_picker_ui, "slowed", False):  # the wrapper runs again on every rerun
+    draw = decoder.step_picker_ui
     def slow_draw(*args, **kwargs):
-        time.sleep(2.0)  # before the steps and their pager are drawn: a slow machine's rerun
+        time.sleep(2.0)  # before the picker, the steps and their pager are drawn: a slow machine's rerun
         return draw(*args, **kwargs)
     slow_draw.slowed = True
-    decoder.draw_steps = slow_draw
+    decoder.step_picker_ui = slow_draw
 runpy.run_path({app!r}, run_name="__main__")
 """
 

@@ -159,17 +159,32 @@ def past_the_end(key: str, n: int, noun: str, nouns: str) -> None:
 
 
 def step_picker_ui(views: tuple[str, ...]) -> None:
-    """The row of steps above the matrices; the choice is kept in the URL (`step`)."""
-    if st.session_state.get("learn_step") not in views:
-        st.session_state["learn_step"] = DEFAULTS["learn_step"]
+    """The row of steps above the matrices; the choice is kept in the URL (`step`).
+
+    The step lives in `learn_step`, a key no widget owns; the picker gets a key of its own per step on
+    screen (`learn_step_picker_<step>`). A browser sends every widget's value with each request, and
+    one that has not yet redrawn after a pager move still holds the picker's old value: had the
+    picker owned `learn_step`, a second clicker press landing then would put the old step back
+    before the pager moved on from it. The old picker's key is never read again, so it cannot."""
+    ss = st.session_state
+    if ss.get("learn_step") not in views:
+        ss["learn_step"] = DEFAULTS["learn_step"]
+    picked = ss.pop(_picker_key(ss["learn_step"]), None)  # a click on the picker this step drew
+    if picked in views:
+        ss["learn_step"] = picked
     st.segmented_control(
         "Step on screen",
         views,
+        default=ss["learn_step"],
         format_func=STEP_VIEW_LABELS.get,
-        key="learn_step",
+        key=_picker_key(ss["learn_step"]),
         required=True,
         help="One step at a time fits a projector; “All steps” puts the whole layer on one page.",
     )
+
+
+def _picker_key(view: str) -> str:
+    return f"learn_step_picker_{view}"
 
 
 def _step_by(stops: tuple[str, ...], delta: int) -> None:
