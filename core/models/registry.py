@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from core.models import bundled, shipped
+from core.models import bundled, shipped, smollm2
 from core.models.errors import ModelFilesError, ModelInputError, ModelNotFoundError, first_line
 
 __all__ = ["BUNDLED_KEY", "BUNDLED_NAME", "BUNDLED_SPEC", "CURATED_HUB_MODELS", "HUB_FILE_PATTERNS"]
-__all__ += ["SHIPPED_SPEC"]
+__all__ += ["SHIPPED_SPEC", "SMOLLM2_SPEC"]
 __all__ += ["HUB_ID_RE", "MAX_CHOICE_CHARS", "CuratedModel", "ModelSpec", "is_hub_id", "parse_model_choice"]
 __all__ += ["load_choice", "prepare_model_files", "read_config"]
 
@@ -100,8 +100,8 @@ HUB_FILE_PATTERNS = [
 class ModelSpec:
     """A validated model choice."""
 
-    kind: Literal["bundled", "shipped", "hub", "local"]
-    source: str  # "bundled", "letters", the Hub id, or the absolute local path
+    kind: Literal["bundled", "shipped", "smollm2", "hub", "local"]
+    source: str  # "bundled", "letters", "smollm2", the Hub id, or the absolute local path
 
     @property
     def key(self) -> str:
@@ -115,6 +115,8 @@ class ModelSpec:
             return BUNDLED_NAME
         if self.kind == "shipped":
             return shipped.SHIPPED_NAME
+        if self.kind == "smollm2":
+            return smollm2.SMOLLM2_NAME
         if self.kind == "local":
             return f"local folder {self.source}"
         return self.source
@@ -122,6 +124,7 @@ class ModelSpec:
 
 BUNDLED_SPEC = ModelSpec("bundled", BUNDLED_KEY)
 SHIPPED_SPEC = ModelSpec("shipped", shipped.SHIPPED_KEY)
+SMOLLM2_SPEC = ModelSpec("smollm2", smollm2.SMOLLM2_KEY)
 
 
 def is_hub_id(text: str) -> bool:
@@ -144,6 +147,8 @@ def parse_model_choice(text: str, *, allow_local: bool = True) -> ModelSpec:
         return BUNDLED_SPEC
     if raw in {shipped.SHIPPED_KEY, shipped.SHIPPED_NAME}:
         return SHIPPED_SPEC
+    if raw in {smollm2.SMOLLM2_KEY, smollm2.SMOLLM2_NAME}:
+        return SMOLLM2_SPEC
     if len(raw) > MAX_CHOICE_CHARS:
         raise ModelInputError(
             f"that model name is {len(raw)} characters long; a Hub id or a path is much shorter"
@@ -282,6 +287,8 @@ def prepare_model_files(
     elif spec.kind == "shipped":
         if (model_dir := shipped.shipped_model_dir()) is None:
             raise ModelFilesError(f"this copy lacks the letter GPT-2; make it: {shipped.SHIPPED_COMMAND}")
+    elif spec.kind == "smollm2":
+        model_dir = smollm2.smollm2_model_dir(say, progress_fraction or (lambda done: None))
     elif spec.kind == "local":
         model_dir = Path(spec.source)
         if not model_dir.is_dir():

@@ -1,0 +1,154 @@
+"""A Llama-family GGUF file (llama.cpp's format) turned into the folder every engine here reads:
+config.json, model.safetensors (float32) and tokenizer.json.
+
+The file is read with the `gguf` package, llama.cpp's own reader and dequantizer. Two things differ
+from a transformers checkpoint and are undone here, once:
+- the names: llama.cpp's "blk.3.attn_q.weight" is transformers' "model.layers.3.self_attn.q_proj.weight";
+- the rows of W^Q and W^K: llama.cpp's converter reorders each head's rows so that the two halves a
+  rotation pairs (i and i + d_head/2 in transformers' rotate_half) sit side by side (2i, 2i+1), the
+  layout its own RoPE kernel reads. `unpermute_rows` puts them back, so the NumPy engine's RoPE,
+  transformers' and the lesson's are one convention (tests/core/test_smollm2.py checks it against
+  transformers loading the same GGUF).
+The tokenizer is rebuilt from the vocabulary and merges the file carries, with the pre-tokenizer its
+`tokenizer.ggml.pre` names ("smollm": each digit on its own, then GPT-2's byte-level split).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from core.models.errors import ModelFilesError, first_line
+
+__all__ = ["convert_gguf", "unpermute_rows"]
+
+# GGUF tensor names -> transformers' LlamaForCausalLM names ("{i}" is the block)
+_BLOCK_NAMES = {
+    "attn_norm": "input_layernorm",
+    "attn_q": "self_attn.q_proj",
+    "attn_k": "self_attn.k_proj",
+    "attn_v": "self_attn.v_proj",
+    "attn_output": "self_attn.o_proj",
+    "ffn_norm": "post_attention_layernorm",
+    "ffn_gate": "mlp.gate_proj",
+    "ffn_up": "mlp.up_proj",
+    "ffn_down": "mlp.down_proj",
+}
+_TOP_NAMES = {"token_embd": "model.embed_tokens", "output_norm": "model.norm", "output": "lm_head"}
+_CONTROL = 3  # llama.cpp's token type for special tokens (<|im_start|>, <|endoftext|>…)
+
+
+def unpermute_rows(w: np.ndarray, n_heads: int) -> np.ndarray:
+    """W^Q or W^K (n_heads * d_head, D) from llama.cpp's row order back to transformers': within
+    each head, rows (2i, 2i+1) go back to (i, i + d_head/2)."""
+    half = w.shape[0] // n_heads // 2
+    return w.reshape(n_heads, half, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def _field(reader, name: str, default=None):
+    field = reader.fields.get(name)
+    return default if field is None else field.contents()
+
+
+def llama_config(reader) -> dict:
+    """transformers' config.json for the Llama the file describes (its metadata, "llama.*")."""
+    arch = _field(reader, "general.architecture")
+    if arch != "llama":
+        raise ModelFilesError(f"the GGUF file holds a {arch!r} model; only Llama-family files are read")
+    n_heads, d = _field(reader, "llama.attention.head_count"), _field(reader, "llama.embedding_length")
+    vocab = len(reader.fields["tokenizer.ggml.tokens"].data)
+    names = {t.name for t in reader.tensors}
+    theta = float(_field(reader, "llama.rope.freq_base", 10000.0))
+    return {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "vocab_size": vocab,
+        "hidden_size": d,
+        "intermediate_size": _field(reader, "llama.feed_forward_length"),
+        "num_hidden_layers": _field(reader, "llama.block_count"),
+        "num_attention_heads": n_heads,
+        "num_key_value_heads": _field(reader, "llama.attention.head_count_kv", n_heads),
+        "head_dim": d // n_heads,
+        "max_position_embeddings": _field(reader, "llama.context_length", 2048),
+        "rms_norm_eps": float(_field(reader, "llama.attention.layer_norm_rms_epsilon", 1e-6)),
+        "rope_parameters": {"rope_type": "default", "rope_theta": theta},
+        "tie_word_embeddings": "output.weight" not in names,
+        "hidden_act": "silu",
+        "attention_bias": False,
+        "mlp_bias": False,
+        "bos_token_id": _field(reader, "tokenizer.ggml.bos_token_id"),
+        "eos_token_id": _field(reader, "tokenizer.ggml.eos_token_id"),
+        "pad_token_id": _field(reader, "tokenizer.ggml.padding_token_id"),
+        "dtype": "float32",
+    }
+
+
+def llama_tensors(reader, config: dict, on_tensor: Callable[[int, int], None]) -> dict[str, np.ndarray]:
+    """Every tensor dequantized to float32 under transformers' name, W^Q and W^K rows unpermuted.
+    on_tensor(done, total) hears each tensor done."""
+    from gguf.quants import dequantize
+
+    heads = {"attn_q": config["num_attention_heads"], "attn_k": config["num_key_value_heads"]}
+    tensors: dict[str, np.ndarray] = {}
+    for done, tensor in enumerate(reader.tensors, 1):
+        parts = tensor.name.split(".")  # blk.3.attn_q.weight, or token_embd.weight
+        if parts[0] == "blk" and parts[2] in _BLOCK_NAMES:
+            name = f"model.layers.{parts[1]}.{_BLOCK_NAMES[parts[2]]}.{parts[3]}"
+        elif parts[0] in _TOP_NAMES:
+            name = f"{_TOP_NAMES[parts[0]]}.{parts[1]}"
+        else:
+            raise ModelFilesError(f"the GGUF file has a tensor {tensor.name!r} that no Llama has")
+        # the reader's shape is GGML's (innermost first); dequantize gives numpy's (rows, columns)
+        array = np.asarray(dequantize(tensor.data, tensor.tensor_type), dtype=np.float32)
+        array = array.reshape([int(n) for n in reversed(tensor.shape)])
+        if parts[0] == "blk" and parts[2] in heads:
+            array = unpermute_rows(array, heads[parts[2]])
+        tensors[name] = np.ascontiguousarray(array)
+        on_tensor(done, len(reader.tensors))
+    return tensors
+
+
+def llama_tokenizer(reader):
+    """The byte-level BPE the file carries, as a `tokenizers.Tokenizer`."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+
+    if (kind := _field(reader, "tokenizer.ggml.model")) != "gpt2":
+        raise ModelFilesError(f"the GGUF file's tokenizer is {kind!r}; only byte-level BPE ('gpt2') is read")
+    tokens = _field(reader, "tokenizer.ggml.tokens")
+    merges = [tuple(m.split(" ", 1)) for m in _field(reader, "tokenizer.ggml.merges")]
+    types = _field(reader, "tokenizer.ggml.token_type") or [1] * len(tokens)
+    tokenizer = Tokenizer(models.BPE({t: i for i, t in enumerate(tokens)}, merges, fuse_unk=False))
+    split = [pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)]
+    if _field(reader, "tokenizer.ggml.pre") == "smollm":
+        split.insert(0, pre_tokenizers.Digits(individual_digits=True))
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(split)
+    tokenizer.decoder = decoders.ByteLevel()
+    control = [t for t, kind in zip(tokens, types, strict=True) if kind == _CONTROL]
+    tokenizer.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in control])
+    return tokenizer
+
+
+def convert_gguf(gguf_file: Path, out_dir: Path, say: Callable[[str], None] = lambda message: None) -> None:
+    """Write config.json, tokenizer.json and model.safetensors (float32) for `gguf_file` into out_dir.
+    Raises ModelFilesError for a file that is not a readable Llama GGUF."""
+    from gguf import GGUFReader
+    from safetensors.numpy import save_file
+
+    say(f"Reading {gguf_file.name} (the vocabulary and the quantised weights)…")
+    try:
+        reader = GGUFReader(gguf_file)
+    except (OSError, ValueError, KeyError, IndexError) as err:
+        raise ModelFilesError(f"cannot read the GGUF file {gguf_file}: {first_line(err)}") from err
+    config = llama_config(reader)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "config.json").write_text(json.dumps(config, indent=2))
+    llama_tokenizer(reader).save(str(out_dir / "tokenizer.json"))
+
+    def on_tensor(done: int, total: int) -> None:
+        if done % 50 == 0:
+            say(f"Expanding the quantised weights to float32: tensor {done} of {total}…")
+
+    save_file(llama_tensors(reader, config, on_tensor), str(out_dir / "model.safetensors"))
