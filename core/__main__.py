@@ -9,6 +9,7 @@ with it: each head's effect when ablated, and each token's importance by leave-o
     python -m core nextword TEXT --model GPT2 [--top 5] [--out FILE]
     python -m core generate TEXT --model GPT2 [--tokens 20] [--temperature T --seed S] [--out FILE]
     python -m core induction --model GPT2 [--length 50] [--seed 0] [--out FILE]
+    python -m core choose PREFIX --options " trophy" " suitcase" --model smollm2 [--format json] [--out FILE]
     python -m core train --out DIR [--seed 0] [--steps N] [--layers 2] [--heads 4] [--lr LR]
 
 ablate's JSON: {"model", "engine", "tokens", "effect": [L][H]}, effect = 1 − cos(sentence embedding
@@ -19,12 +20,15 @@ with that head alone ablated, without), the embedding being the mean-pooled last
 {"model", "tokens", "masks": [{"index", "predictions": [{"token", "probability"}]}]}, from the model's
 masked-LM head in NumPy (core/models/masked_lm.py); a model without one is an error.
 
-The decoder commands run a GPT-2 (core/models/gpt2.py; tokens decoded to text, " Paris" not "ĠParis"):
-nextword's JSON: {"tokens", "next": [{"token", "prob"}]}, most likely first; generate's: {"tokens" (the
-prompt), "generated", "steps": [{"token", "top": [{"token", "prob"}], "attentions": [L][H][t]}]}, greedy
-unless a temperature is given (then sampled, seeded), step i's attentions being the predicting
-position's weights over the t tokens it saw; induction's: {"length", "seed", "scores": [L][H],
-"loss_first", "loss_repeat"} (core/measures/induction.py).
+The decoder commands run a GPT-2 or a Llama such as smollm2 (core/models/decoder.py; tokens decoded
+to text, " Paris" not "ĠParis"). nextword's JSON: {"tokens", "next": [{"token", "prob"}]}, most
+likely first. generate's: {"tokens" (the prompt), "generated", "steps": [{"token", "top": [{"token",
+"prob"}], "attentions": [L][H][t]}]}, greedy unless a temperature is given (then sampled, seeded),
+step i's attentions being the predicting position's weights over the t tokens it saw. induction's:
+{"length", "seed", "ids", "scores": [L][H], "loss_first", "loss_repeat"} (core/measures/induction.py),
+ids being the tokens it drew. choose's: {"prefix_tokens", "options": [{"text", "tokens", "logprob"}],
+"verdict"}, logprob being the sum of the natural-log probabilities of the option's tokens after
+PREFIX (core/measures/choice.py).
 
 train trains a small GPT-2 from scratch on letters in NumPy (core/train/) and saves it in DIR as a
 GPT-2 checkpoint with its training record; its JSON: {"steps", "seconds", "loss_first", "loss_repeat",
@@ -51,6 +55,7 @@ from pathlib import Path
 from core.export import JSON_DECIMALS, to_csv, to_json, to_npz  # noqa: F401 (the CLI's writers)
 
 ENGINES = ("numpy", "torch")
+DECODER_HELP = "a decoder: smollm2, letters, a Hub id (gpt2) or a folder"
 FORMATS = ("json", "csv", "npz")
 
 
@@ -126,8 +131,17 @@ def _add_decoder_commands(commands) -> None:
     )
     induction.add_argument("--length", type=int, default=50, metavar="N", help="one copy (default 50)")
     induction.add_argument("--seed", type=int, default=0, metavar="S", help="the tokens' seed (default 0)")
-    for command in (nextword, generate, induction):
-        _add_common(command, ("json",), engines=("numpy",), model_help="a GPT-2: a Hub id (gpt2) or a folder")
+    choose = commands.add_parser(
+        "choose",
+        help="which continuation of PREFIX a decoder prefers: each option's log-probability",
+        description="Score each option after PREFIX: the sum of the log-probabilities of its tokens.",
+    )
+    choose.add_argument("prefix", metavar="PREFIX", help="the text before the options")
+    choose.add_argument(
+        "--options", nargs="+", required=True, metavar="TEXT", help='e.g. " trophy" " suitcase"'
+    )
+    for command in (nextword, generate, induction, choose):
+        _add_common(command, ("json",), engines=("numpy",), model_help=DECODER_HELP)
     _add_train_command(commands)
 
 
@@ -262,7 +276,7 @@ def _decoder(args) -> tuple[str, None]:
     from core.measures.induction import induction
     from core.models.bert import check_text
 
-    if args.command != "induction":
+    if args.command in ("nextword", "generate"):
         check_text(args.text, "TEXT")
     for flag, value, lo, hi in (
         ("--top", getattr(args, "top", 5), 1, 100),
@@ -283,6 +297,10 @@ def _decoder(args) -> tuple[str, None]:
     if args.command == "generate":
         found = engine.generate(args.text, args.tokens, temperature=temperature, seed=args.seed)
         return export.generate_json(found), None
+    if args.command == "choose":
+        from core.measures.choice import choose
+
+        return export.choose_json(*choose(engine, check_text(args.prefix, "PREFIX"), args.options)), None
     return export.induction_json(induction(engine, args.length, args.seed)), None
 
 
@@ -319,7 +337,8 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if args.command is None:
             raise UsageError(
-                "choose a command: attend, ablate, attribute, fill, nextword, generate, induction or train"
+                "choose a command: attend, ablate, attribute, fill, nextword, generate, induction, choose "
+                "or train"
             )
         result = None
         if args.command == "attend":
@@ -327,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
             data = {"json": to_json, "csv": to_csv, "npz": to_npz}[args.format](result)
         elif args.command == "train":
             data = _train(args)
-        elif args.command in ("nextword", "generate", "induction"):
+        elif args.command in ("nextword", "generate", "induction", "choose"):
             data, result = _decoder(args)
         else:
             data, result = _behaviour(args)

@@ -164,11 +164,28 @@ def generate_json(generation) -> str:
     return json.dumps(payload, ensure_ascii=False)
 
 
+def choose_json(prefix_tokens: list[str], options) -> str:
+    """{"prefix_tokens": [str], "options": [{"text", "tokens", "logprob"}], "verdict"}
+    (core/measures/choice.py)."""
+    from core.measures.choice import verdict
+
+    payload = {
+        "prefix_tokens": prefix_tokens,
+        "options": [
+            {"text": o.text, "tokens": o.tokens, "logprob": round(o.logprob, JSON_DECIMALS)} for o in options
+        ],
+        "verdict": verdict(options),
+    }
+    return json.dumps(payload, ensure_ascii=False)
+
+
 def induction_json(found) -> str:
-    """{"length", "seed", "scores": [L][H], "loss_first", "loss_repeat"} (core/measures/induction.py)."""
+    """{"length", "seed", "scores": [L][H], "loss_first", "loss_repeat", "ids"} (core/measures/induction.py):
+    ids are the tokens it drew (both copies)."""
     payload = {
         "length": found.length,
         "seed": found.seed,
+        "ids": [int(i) for i in found.token_ids],
         "scores": np.round(found.scores.astype(np.float64), JSON_DECIMALS).tolist(),
         "loss_first": round(found.loss_first, JSON_DECIMALS),
         "loss_repeat": round(found.loss_repeat, JSON_DECIMALS),

@@ -66,6 +66,7 @@ def test_induction_is_the_measure(capsys, gpt2_dir, engine):
     payload = json.loads(out)
     found = induction(engine, 20, 3)
     assert code == 0 and payload["length"] == 20 and payload["seed"] == 3
+    assert payload["ids"] == found.token_ids.tolist()  # the tokens it drew, both copies
     np.testing.assert_allclose(payload["scores"], found.scores, atol=1e-8)
     assert payload["loss_first"] == pytest.approx(found.loss_first) and payload[
         "loss_repeat"

