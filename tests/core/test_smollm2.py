@@ -184,7 +184,7 @@ def test_no_index_says_what_is_missing(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("prefix", "options"),
     [
-        ("The trophy would not fit in the suitcase because it was too big. The thing that was too big was the",
+        ("The trophy would not fit in the suitcase because it was too big. The thing too big was the",
          (" trophy", " suitcase")),
         ("The animal didn't cross the street because it was too tired. The one that was too tired was the",
          (" animal", " street")),
