@@ -20,6 +20,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.dashboard.harness import assert_no_crash, n_charts, page_script
+from tests.deadline import APPTEST_DEADLINE
 
 pytestmark = pytest.mark.slow
 
@@ -65,7 +66,7 @@ def show_everywhere(at: AppTest, text: str) -> None:
 
 
 def test_512_token_inputs_on_every_view_do_not_grow_memory_without_bound():
-    at = AppTest.from_string(page_script("explore"), default_timeout=300).run()
+    at = AppTest.from_string(page_script("explore"), default_timeout=APPTEST_DEADLINE).run()
     assert_no_crash(at)
     warm_up = []
     for seed in range(WARM_UP_TEXTS):

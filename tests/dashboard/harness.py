@@ -36,6 +36,8 @@ from hypothesis import HealthCheck, example, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
+from tests.deadline import APPTEST_DEADLINE
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # ---- hypothesis profiles ----------------------------------------------------------------------
@@ -139,7 +141,7 @@ def n_charts(at: AppTest) -> int:
     return len(at.get("plotly_chart"))
 
 
-def run_script(script: str, timeout: float = 60, **params: str) -> AppTest:
+def run_script(script: str, timeout: float = APPTEST_DEADLINE, **params: str) -> AppTest:
     """An AppTest of `script` opened with these link parameters, run once, checked not to crash."""
     at = AppTest.from_string(script, default_timeout=timeout)
     for name, value in params.items():

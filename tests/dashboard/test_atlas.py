@@ -39,6 +39,7 @@ from tests.dashboard.harness import (
     page_script,
     plotly_array,
 )
+from tests.deadline import APPTEST_DEADLINE
 
 N_SMALL = 12  # corpus sentences the tiny-model tests measure
 SMALL_PRELUDE = f"""
@@ -79,7 +80,7 @@ def tiny_model(tmp_path_factory):
 
 
 def open_page(script: str = SMALL_SCRIPT, **params: str) -> AppTest:
-    at = AppTest.from_string(script, default_timeout=120)
+    at = AppTest.from_string(script, default_timeout=APPTEST_DEADLINE)
     for name, value in params.items():
         at.query_params[name] = value
     at.run()
@@ -393,7 +394,9 @@ INTERRUPT_PRELUDE = SMALL_PRELUDE.replace(
 
 
 def test_interrupted_corpus_computation_resumes(tiny_model):
-    at = AppTest.from_string(page_script("atlas", INTERRUPT_PRELUDE, SMALL_POSTLUDE), default_timeout=120)
+    at = AppTest.from_string(
+        page_script("atlas", INTERRUPT_PRELUDE, SMALL_POSTLUDE), default_timeout=APPTEST_DEADLINE
+    )
     at.query_params["model"] = tiny_model
     at.session_state["test_interrupt"] = True
     at.run()
@@ -414,7 +417,7 @@ def test_role_filter_keeps_roles_the_model_lacks(tiny_model):
     """Roles chosen on one model survive a model without them and come back with the first model."""
     tiny_roles = set(head_roles(tiny_atlas(tiny_model)).ravel())
     assert "previous token" not in tiny_roles  # a random 2 x 2 model has no previous-token head
-    at = AppTest.from_string(SMALL_SCRIPT, default_timeout=120)
+    at = AppTest.from_string(SMALL_SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.session_state["explore_model"] = tiny_model  # so the picker offers it
     at.query_params["model"] = "bundled"
     at.run()

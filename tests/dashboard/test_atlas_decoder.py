@@ -44,6 +44,7 @@ from tests.dashboard.harness import (
     plotly_array,
 )
 from tests.dashboard.test_atlas import N_SMALL, PRESENTER_SCRIPT, SMALL_SCRIPT
+from tests.deadline import APPTEST_DEADLINE
 from tests.role_gpt2 import make_role_gpt2
 
 
@@ -77,7 +78,7 @@ def expected(role_model) -> HeadAtlas:
 
 
 def open_page(script: str = SMALL_SCRIPT, **params: str) -> AppTest:
-    at = AppTest.from_string(script, default_timeout=120)
+    at = AppTest.from_string(script, default_timeout=APPTEST_DEADLINE)
     at.query_params.update(params)
     at.run()
     assert_no_crash(at)
@@ -173,7 +174,7 @@ def test_decoder_links(role_model):
     @named_links(list(DECODER_LINKS), {"model": role_model})
     @given(params=st.fixed_dictionaries({}, optional=DECODER_LINKS))
     def case(params):
-        at = AppTest.from_string(script, default_timeout=120)
+        at = AppTest.from_string(script, default_timeout=APPTEST_DEADLINE)
         at.query_params.update({"model": role_model, **params})
         at.run()
         assert_answered(at, params)

@@ -17,13 +17,14 @@ from core.measures.attribution import spearman
 from core.measures.referent import closeness
 from dashboard.hosted import HOSTED
 from tests.dashboard.harness import assert_no_crash, messages, page_script, plotly_array
+from tests.deadline import APPTEST_DEADLINE
 
 EXPLORE, COMPARE = page_script("explore"), page_script("compare")
 TROPHY = "The trophy wouldn't fit in the suitcase because it was too large."
 
 
 def open_page(script: str = EXPLORE, **params: str) -> AppTest:
-    at = AppTest.from_string(script, default_timeout=120)
+    at = AppTest.from_string(script, default_timeout=APPTEST_DEADLINE)
     at.query_params.update(params)
     at.run()
     assert_no_crash(at)

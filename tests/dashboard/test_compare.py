@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from core.measures.compare import total_variation
 from dashboard.content.compare import PRESETS
 from tests.dashboard.harness import plotly_array
+from tests.deadline import APPTEST_DEADLINE
 
 pytestmark = pytest.mark.usefixtures("fast_apptest")
 
@@ -25,7 +26,7 @@ def _compare_page():
 
 
 def open_page(present: bool = False, **params) -> AppTest:
-    at = AppTest.from_function(_compare_page, default_timeout=120)
+    at = AppTest.from_function(_compare_page, default_timeout=APPTEST_DEADLINE)
     at.query_params.update({k: str(v) for k, v in params.items()})
     if present:
         at.session_state["present"] = True

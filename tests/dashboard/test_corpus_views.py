@@ -19,6 +19,7 @@ from core.models.bundled import bundled_model_dir
 from dashboard.charts.explore import escape_label
 from dashboard.content.atlas import corpus
 from tests.dashboard.harness import assert_no_crash, page_script, plotly_array
+from tests.deadline import APPTEST_DEADLINE
 
 SCRIPT = page_script("explore")
 MONEY = "The bank approved the loan."
@@ -33,7 +34,7 @@ def reread():
 
 
 def open_page(**params) -> AppTest:
-    at = AppTest.from_string(SCRIPT, default_timeout=180)
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.query_params.update(params)
     at.run()
     assert_no_crash(at)

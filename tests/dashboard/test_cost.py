@@ -17,6 +17,7 @@ from core.cost.variants import Variant
 from core.models.bert import BertNumpy
 from dashboard.content.cost import DEFAULT_TEXT, NEXT_ENCODER_ONLY, NEXT_HEADER
 from tests.dashboard.harness import assert_no_crash, chart_specs, messages, n_charts, page_script
+from tests.deadline import APPTEST_DEADLINE
 
 SCRIPT = page_script("cost")
 
@@ -28,7 +29,7 @@ def bundled():
 
 def open_page(**params) -> AppTest:
     """The page alone (app.py's presenter toggle does not run: present=1 is put in session state)."""
-    at = AppTest.from_string(SCRIPT, default_timeout=300)
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     if params.pop("present", None) == "1":
         at.session_state["present"] = True
     at.query_params.update(params)

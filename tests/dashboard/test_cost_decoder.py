@@ -18,6 +18,7 @@ from dashboard.content import cost as text
 from dashboard.hosted import LOCAL
 from dashboard.views.cost import measure
 from tests.dashboard.harness import assert_no_crash, chart_specs, messages, n_charts, page_script
+from tests.deadline import APPTEST_DEADLINE
 from tests.tiny_gpt2 import make_tiny_gpt2
 
 pytestmark = pytest.mark.usefixtures("fast_apptest")
@@ -41,7 +42,7 @@ def engine(tiny_gpt2):
 
 
 def open_page(model, **params) -> AppTest:
-    at = AppTest.from_string(SCRIPT, default_timeout=300)
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     if params.pop("present", None) == "1":
         at.session_state["present"] = True
     at.query_params.update({"model": str(model), **params})

@@ -17,6 +17,7 @@ from dashboard.decks import mine
 from dashboard.decks.model import MAX_LINK_CHARS, decode_link
 from dashboard.widgets import md
 from tests.dashboard.harness import ROOT, assert_no_crash, open_path
+from tests.deadline import APPTEST_DEADLINE
 
 pytestmark = pytest.mark.usefixtures("fast_apptest")
 
@@ -32,7 +33,7 @@ def share_value(at: AppTest) -> str:
 
 
 def test_build_edit_share_and_present_a_deck(monkeypatch):
-    at = AppTest.from_file(APP, default_timeout=120)
+    at = AppTest.from_file(APP, default_timeout=APPTEST_DEADLINE)
     at.query_params.update({"step": "5"})
     at.run()  # the learn page, step 5
     at.sidebar.button(key="deck_add").click().run()
@@ -79,7 +80,7 @@ def test_build_edit_share_and_present_a_deck(monkeypatch):
 
 def test_a_deck_too_large_for_a_link_says_so(monkeypatch):
     open_path(monkeypatch, "deck")
-    at = AppTest.from_file(APP, default_timeout=120)
+    at = AppTest.from_file(APP, default_timeout=APPTEST_DEADLINE)
     noise = random.Random(0)
     at.session_state[mine.SLIDES_KEY] = [
         {"id": 1000 + i, "page": "learn", "params": {"step": "2"}, "title": f"s{i}",
@@ -99,7 +100,7 @@ def test_a_deck_too_large_for_a_link_says_so(monkeypatch):
 
 def test_a_ready_made_lecture_copies_in_to_adapt(monkeypatch):
     open_path(monkeypatch, "deck")
-    at = AppTest.from_file(APP, default_timeout=120).run()
+    at = AppTest.from_file(APP, default_timeout=APPTEST_DEADLINE).run()
     assert_no_crash(at)
     assert any("Your deck is empty" in i.value for i in at.info)
     at.button(key="deck_copy_pronoun").click().run()

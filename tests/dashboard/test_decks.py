@@ -35,6 +35,7 @@ from dashboard.decks.model import (
     parse_deck,
 )
 from tests.dashboard.harness import ROOT, assert_no_crash, messages
+from tests.deadline import APPTEST_DEADLINE
 
 PAGES = ("learn", "explore", "compare", "atlas", "cost", "train")
 HAVE = ("decoder",)  # every need a built-in deck may name (dashboard/decks/bar.py: CHECKS)
@@ -89,7 +90,7 @@ def test_the_decoder_decks_are_offered_only_with_the_shipped_model(monkeypatch):
     assert {"gpt", "heads"} <= set(bar.offered(pages))
     monkeypatch.setattr(shipped, "shipped_model_dir", lambda: None)
     assert set(bar.offered(pages)) == {"attention", "pronoun", "cost"}
-    at = AppTest.from_file(APP, default_timeout=120)
+    at = AppTest.from_file(APP, default_timeout=APPTEST_DEADLINE)
     at.query_params["deck"] = "gpt"
     at.run()
     assert_no_crash(at)
@@ -161,7 +162,7 @@ def test_a_damaged_or_oversized_link_gets_one_message():
 def walk(name: str) -> list[AppTest]:
     """Open ?deck=NAME, then press Next until the last slide; check each slide on the way."""
     deck = builtin_deck(name, PAGES, HAVE)
-    at = AppTest.from_file(APP, default_timeout=300)
+    at = AppTest.from_file(APP, default_timeout=APPTEST_DEADLINE)
     at.query_params["deck"] = name
     at.run()
     for k, slide in enumerate(deck.slides, 1):

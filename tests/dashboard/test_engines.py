@@ -13,6 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.dashboard.harness import run_script
+from tests.deadline import APPTEST_DEADLINE
 from tests.tiny_bert import make_tiny_bert
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,14 +42,16 @@ def test_numpy_is_the_default_engine_and_torch_is_never_imported():
         import sys
         sys.path.insert(0, {str(ROOT)!r})
         from streamlit.testing.v1 import AppTest
-        at = AppTest.from_string({SCRIPT!r}, default_timeout=120)
+        at = AppTest.from_string({SCRIPT!r}, default_timeout={APPTEST_DEADLINE})
         at.run()
         assert not at.exception, [e.value for e in at.exception]
         assert at.get("plotly_chart"), "no chart drawn"
         print("TORCH" if "torch" in sys.modules else "NO-TORCH")
         """
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=APPTEST_DEADLINE, cwd=ROOT
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "NO-TORCH" in out.stdout
 
@@ -141,7 +144,7 @@ def test_a_session_keeps_its_result_when_other_texts_push_it_out_of_the_shared_c
     """The shared cache holds four texts; a classroom's thirty sessions pushed each other's results
     out of it, and every click recomputed the forward pass. The session's own reference keeps its
     current result: the same object after the cache has let go of it, a new one for a new text."""
-    at = AppTest.from_string(HELD_SCRIPT, default_timeout=120).run()
+    at = AppTest.from_string(HELD_SCRIPT, default_timeout=APPTEST_DEADLINE).run()
     assert not at.exception, [e.value for e in at.exception]
     first = at.session_state["seen"][0]
     at.session_state["push_out"] = True

@@ -16,6 +16,7 @@ from dashboard.charts.lines import lines_figure, select_lines
 from dashboard.charts.thumbnails import model_grid_figure, thumbnail_geometry, thumbnail_grid_png
 from dashboard.content.explore import EXAMPLES
 from dashboard.widgets import md
+from tests.deadline import APPTEST_DEADLINE
 from tests.tiny_bert import make_tiny_bert
 
 
@@ -33,7 +34,7 @@ def _explore_page():
 
 
 def open_page(**params) -> AppTest:
-    at = AppTest.from_function(_explore_page, default_timeout=60)
+    at = AppTest.from_function(_explore_page, default_timeout=APPTEST_DEADLINE)
     at.query_params.update({k: str(v) for k, v in params.items()})
     return at.run()
 

@@ -28,6 +28,7 @@ from tests.dashboard.harness import (
     page_script,
     plotly_array,
 )
+from tests.deadline import APPTEST_DEADLINE
 from tests.tiny_gpt2 import make_tiny_gpt2
 
 pytestmark = pytest.mark.usefixtures("fast_apptest")
@@ -49,7 +50,7 @@ def engine(gpt2_dir):
 
 
 def open_page(gpt2_dir, **params) -> AppTest:
-    at = AppTest.from_string(SCRIPT, default_timeout=120)
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.query_params.update({"model": str(gpt2_dir), "text": TEXT, **params})
     at.run()
     assert_no_crash(at, params)
@@ -142,7 +143,7 @@ def test_induction_switches_off_the_top_heads(gpt2_dir, engine):
 
 
 def test_a_view_of_the_other_kind_says_so(gpt2_dir):
-    decoder_on_encoder = AppTest.from_string(SCRIPT, default_timeout=120)
+    decoder_on_encoder = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     decoder_on_encoder.query_params.update({"view": "generate", "text": TEXT})
     decoder_on_encoder.run()
     assert text.DECODER_ONLY.format(view="Generate") in messages(decoder_on_encoder)

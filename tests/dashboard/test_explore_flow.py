@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from core.models.errors import ModelError
 from dashboard.content import explore as content
 from tests.dashboard.harness import chart_specs, plotly_array
+from tests.deadline import APPTEST_DEADLINE
 
 
 def _explore_page():
@@ -22,7 +23,7 @@ def _explore_page():
 
 
 def open_page(**params) -> AppTest:
-    at = AppTest.from_function(_explore_page, default_timeout=120)
+    at = AppTest.from_function(_explore_page, default_timeout=APPTEST_DEADLINE)
     at.query_params.update({k: str(v) for k, v in params.items()})
     at.run()
     assert_ok(at)

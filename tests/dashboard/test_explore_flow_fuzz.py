@@ -30,6 +30,7 @@ from tests.dashboard.harness import (
     set_text,
 )
 from tests.dashboard.test_urls import as_read, last, url_value
+from tests.deadline import APPTEST_DEADLINE
 
 SCRIPT = page_script("explore")
 GOOD_TEXT = "The trophy wouldn't fit in the suitcase because it was too large."
@@ -47,7 +48,7 @@ def tiny_model(tmp_path_factory) -> str:
 
 @pytest.fixture(scope="module")
 def app(tiny_model) -> AppTest:
-    at = AppTest.from_string(SCRIPT, default_timeout=60)
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.query_params["model"] = tiny_model
     at.run()
     assert_no_crash(at)
@@ -124,7 +125,7 @@ def test_flow_links(tiny_model):
     @given(params=flow_links(tiny_model))
     def case(params):
         tried.append(last(params.get("view", "head")) == "rollout")
-        at = AppTest.from_string(SCRIPT, default_timeout=60)
+        at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
         at.query_params.update(params)
         at.run()
         assert_answered(at, params)

@@ -29,6 +29,7 @@ from tests.core.test_faults import (
     repair_bundled,
 )
 from tests.dashboard.harness import ROOT, assert_no_crash, messages, n_charts, open_path, page_script
+from tests.deadline import APPTEST_DEADLINE
 from tests.tiny_bert import make_tiny_bert
 
 EXPLORE = page_script("explore")
@@ -123,7 +124,7 @@ def test_a_faulty_folder_is_reported_the_bundled_model_stays_and_a_retry_works(
 ):
     make, says = FOLDER_FAULTS[fault]
     fix = make(monkeypatch, tiny)
-    at = load_folder(AppTest.from_string(EXPLORE, default_timeout=120).run(), tiny)
+    at = load_folder(AppTest.from_string(EXPLORE, default_timeout=APPTEST_DEADLINE).run(), tiny)
     assert re.search(says, errors(at)), errors(at)
     assert_shows_the_bundled_model(at)
     at.segmented_control(key="explore_view").set_value("focus").run()  # the page goes on working
@@ -141,7 +142,7 @@ def test_a_faulty_folder_is_reported_the_bundled_model_stays_and_a_retry_works(
 def test_a_hub_fault_is_reported_the_bundled_model_stays_and_a_retry_works(fresh, monkeypatch, tiny, fault):
     make, says = HUB_FAULTS[fault]
     hub(monkeypatch, make())
-    at = AppTest.from_string(EXPLORE, default_timeout=120).run()
+    at = AppTest.from_string(EXPLORE, default_timeout=APPTEST_DEADLINE).run()
     at.selectbox(key="explore_model_choice").set_value(HUB_ID).run()
     assert_no_crash(at)
     assert says in errors(at) and HUB_ID in errors(at), errors(at)
@@ -168,7 +169,7 @@ def damaged_bundled(fresh, tmp_path, monkeypatch) -> Path:
 def test_damaged_bundled_weights_leave_the_learn_page_working_and_a_new_session_recovers(
     damaged_bundled, monkeypatch
 ):
-    app = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=120)
+    app = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=APPTEST_DEADLINE)
     app.query_params["step"] = "all"  # every step of the learn page on screen
     app.run()
     assert_no_crash(app)
@@ -184,6 +185,6 @@ def test_damaged_bundled_weights_leave_the_learn_page_working_and_a_new_session_
     assert_no_crash(app)
     assert app.title[0].value.startswith("Learn") and n_charts(app) >= 10
     repair_bundled(damaged_bundled)  # reinstalled
-    again = AppTest.from_string(EXPLORE, default_timeout=120).run()  # "reload the page"
+    again = AppTest.from_string(EXPLORE, default_timeout=APPTEST_DEADLINE).run()  # "reload the page"
     assert_no_crash(again)
     assert not again.error and n_charts(again)

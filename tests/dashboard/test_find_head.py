@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from core.measures.analysis import rank_heads_specific
 from dashboard.content import explore as text
 from tests.dashboard.test_explore import assert_healthy, open_page, shown_result
+from tests.deadline import APPTEST_DEADLINE
 
 NEW_TROPHY = "The trophy didn't fit into the brown suitcase because it was too big."
 
@@ -126,7 +127,7 @@ def test_primer_and_link_to_the_learn_page():
     assert at.expander[0].label == text.HOW_TO_READ_LABEL
     link = next(c.value for c in at.caption if "learn page" in c.value)
     assert f"(learn?example=bert&text={quote('Café & <b>bold</b> [x](y)', safe='')})" in link
-    presenting = AppTest.from_function(_presented_page, default_timeout=60)
+    presenting = AppTest.from_function(_presented_page, default_timeout=APPTEST_DEADLINE)
     presenting.session_state["present"] = True
     presenting.run()
     assert_healthy(presenting)
@@ -172,13 +173,13 @@ def _learn_page():
 def test_the_last_learn_step_links_to_explore_on_the_same_sentence():
     sentence = "Café & [x](y) *it*"
     for mode in ({}, {"example": "bert"}):
-        at = AppTest.from_function(_learn_page, default_timeout=60)
+        at = AppTest.from_function(_learn_page, default_timeout=APPTEST_DEADLINE)
         at.query_params.update({"text": sentence, "step": "7", **mode})
         at.run()
         assert not at.exception
         link = next(b for b in at.get("link_button") if "explore page" in b.proto.label)
         assert link.proto.url == f"explore?text={quote(sentence, safe='')}"
-    at = AppTest.from_function(_learn_page, default_timeout=60)
+    at = AppTest.from_function(_learn_page, default_timeout=APPTEST_DEADLINE)
     at.query_params.update({"text": sentence, "step": "6"})
     at.run()
     assert not at.get("link_button")

@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 from dashboard.presenter import _PRESENTER_CSS, twin_rule
 from dashboard.views.explore.widgets import _HIDE_STEP_TWINS
 from dashboard.views.learn.widgets import _HIDE_TWINS, _SCROLL
+from tests.deadline import APPTEST_DEADLINE
 from tests.e2e.test_injection import PAYLOADS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,26 +62,26 @@ def assert_fixed(at: AppTest) -> list[str]:
 @pytest.mark.parametrize("name", sorted(PAYLOADS))
 def test_fixed_html_carries_no_user_text(name):
     payload = PAYLOADS[name]
-    learn = AppTest.from_string(script("learn"), default_timeout=60)
+    learn = AppTest.from_string(script("learn"), default_timeout=APPTEST_DEADLINE)
     learn.query_params.update({"present": "1", "text": payload, "step": "2", "anchor": payload})
     learn.run()
     assert not learn.exception
     learn.button(key="learn_next").click().run()  # the pager scrolls to the next step
     assert not learn.exception
     assert any(SCROLL_RE.fullmatch(body) for body in assert_fixed(learn)), "no scroll script was sent"
-    explore = AppTest.from_string(script("explore"), default_timeout=120)
+    explore = AppTest.from_string(script("explore"), default_timeout=APPTEST_DEADLINE)
     explore.query_params.update({"present": "1", "text": payload, "focus": payload, "target": payload})
     explore.run()
     assert not explore.exception
     assert_fixed(explore)
     # the decoder's step control (on the letter GPT-2 shipped with the product), and the train page's
-    generate = AppTest.from_string(script("explore"), default_timeout=120)
+    generate = AppTest.from_string(script("explore"), default_timeout=APPTEST_DEADLINE)
     link = {"present": "1", "text": payload, "model": "letters", "view": "generate", "tokens": "3"}
     generate.query_params.update({**link, "step": payload})
     generate.run()
     assert not generate.exception
     assert _HIDE_GENERATE_TWINS.strip() in assert_fixed(generate)
-    train = AppTest.from_string(script("train"), default_timeout=120)
+    train = AppTest.from_string(script("train"), default_timeout=APPTEST_DEADLINE)
     train.query_params.update({"present": "1", "step": payload, "seed": payload, "run": payload})
     train.run()
     assert not train.exception

@@ -39,6 +39,7 @@ from tests.dashboard.harness import (
     page_script,
     set_text,
 )
+from tests.deadline import APPTEST_DEADLINE
 
 pytestmark = pytest.mark.slow
 
@@ -96,7 +97,7 @@ learn_cases = st.one_of(
 
 @pytest.fixture(scope="module")
 def learn_app() -> AppTest:
-    at = AppTest.from_string(LEARN_SCRIPT, default_timeout=60)
+    at = AppTest.from_string(LEARN_SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.query_params["step"] = "all"  # every step on screen, so every step meets the bad input
     at.run()
     assert_no_crash(at)
@@ -240,7 +241,7 @@ def tiny_model(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def explore_app(tiny_model) -> AppTest:
-    at = AppTest.from_string(EXPLORE_SCRIPT, default_timeout=60)
+    at = AppTest.from_string(EXPLORE_SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.query_params["model"] = str(tiny_model)
     at.run()
     assert_no_crash(at)

@@ -38,6 +38,7 @@ from tests.dashboard.harness import (
     set_text,
     utf8_safe,
 )
+from tests.deadline import APPTEST_DEADLINE
 
 pytestmark = pytest.mark.slow
 
@@ -68,7 +69,7 @@ def own_cache(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def sentence_app(tiny_model) -> AppTest:
-    at = AppTest.from_string(SCRIPT, default_timeout=120)
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.query_params.update({"model": tiny_model, "on": "sentence", "text": GOOD_TEXT})
     at.run()
     assert_no_crash(at)
@@ -137,7 +138,7 @@ links = st.fixed_dictionaries({}, optional=LINK_VALUES).filter(
     ],
 )
 def test_named_links(tiny_model, params):
-    at = AppTest.from_string(SCRIPT, default_timeout=120)
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.query_params.update({"model": tiny_model, **params})
     at.run()
     assert_answered(at, params)
@@ -152,7 +153,7 @@ def test_links_survive_any_values(tiny_model):
     def case(params):
         params = {"model": tiny_model, **params} if "model" not in params else params
         tried.extend(params)
-        at = AppTest.from_string(SCRIPT, default_timeout=120)
+        at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
         at.query_params.update(params)
         at.run()
         assert_answered(at, {k: v[:60] for k, v in params.items()})

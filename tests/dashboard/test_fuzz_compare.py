@@ -39,6 +39,7 @@ from tests.dashboard.harness import (
     set_text,
     utf8_safe,
 )
+from tests.deadline import APPTEST_DEADLINE
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fast_apptest")]
 
@@ -56,7 +57,7 @@ def tiny_model(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def compare_app(tiny_model) -> AppTest:
-    at = AppTest.from_string(SCRIPT, default_timeout=60)
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.query_params["model"] = str(tiny_model)
     at.run()
     assert_no_crash(at)
@@ -142,7 +143,7 @@ def test_link_parameters_survive_every_value(tiny_model):
     @given(params=url_cases, model=st.sampled_from([None] * 4 + MODELS))  # None: the tiny model
     def case(params, model):
         tried.append(sorted(params))
-        at = AppTest.from_string(SCRIPT, default_timeout=60)
+        at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
         at.query_params.update({**params, "model": str(tiny_model) if model is None else model})
         at.run()
         assert_answered(at, params)

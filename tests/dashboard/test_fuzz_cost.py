@@ -37,6 +37,7 @@ from tests.dashboard.harness import (
     set_text,
     utf8_safe,
 )
+from tests.deadline import APPTEST_DEADLINE
 from tests.tiny_gpt2 import make_tiny_gpt2
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fast_apptest")]
@@ -52,7 +53,7 @@ def tiny_model(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def cost_app(tiny_model) -> AppTest:
-    at = AppTest.from_string(SCRIPT, default_timeout=120)
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.query_params["model"] = str(tiny_model)
     at.run()
     assert_no_crash(at)
@@ -106,7 +107,7 @@ def test_link_parameters_survive_every_value(tiny_model):
     @given(params=st.dictionaries(st.sampled_from(PARAMS), URL_VALUE, max_size=5))
     def case(params):
         tried.append(sorted(params))
-        at = AppTest.from_string(SCRIPT, default_timeout=120)
+        at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
         at.query_params.update({**params, "model": str(tiny_model)})
         at.run()
         assert_answered(at, params)
@@ -137,7 +138,7 @@ def test_decoder_link_parameters_survive_every_value(tiny_decoder):
     @given(params=st.dictionaries(st.sampled_from([*DECODER_PARAMS, "present"]), URL_VALUE, max_size=4))
     def case(params):
         tried.append(sorted(params))
-        at = AppTest.from_string(SCRIPT, default_timeout=120)
+        at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
         if params.get("present") == "1":
             at.session_state["present"] = True
         at.query_params.update({**params, "model": str(tiny_decoder)})

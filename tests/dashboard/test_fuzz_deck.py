@@ -30,6 +30,7 @@ from tests.dashboard.harness import (
     named_links,
     utf8_safe,
 )
+from tests.deadline import APPTEST_DEADLINE
 from tests.e2e.test_injection import PAYLOADS
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fast_apptest")]
@@ -71,7 +72,7 @@ def shared_value(data: dict) -> str:
 
 
 def open_app(params: dict) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
+    at = AppTest.from_file(APP, default_timeout=APPTEST_DEADLINE)
     at.query_params.update(params)
     at.run()
     assert_no_crash(at, params)

@@ -28,6 +28,7 @@ from tests.dashboard.harness import (
     set_text,
 )
 from tests.dashboard.test_urls import url_value
+from tests.deadline import APPTEST_DEADLINE
 from tests.tiny_gpt2 import make_tiny_gpt2
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fast_apptest")]
@@ -46,7 +47,7 @@ def tiny_model(tmp_path_factory) -> str:
 
 @pytest.fixture(scope="module")
 def app(tiny_model) -> AppTest:
-    at = AppTest.from_string(SCRIPT, default_timeout=60)
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.query_params.update({"model": tiny_model, "view": "generate", "tokens": "3", "length": "8"})
     at.run()
     assert_no_crash(at)
@@ -108,7 +109,7 @@ def test_decoder_links(tiny_model):
     @given(params=decoder_links(tiny_model))
     def case(params):
         tried.append(params.get("view"))
-        at = AppTest.from_string(SCRIPT, default_timeout=60)
+        at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
         at.query_params.update(params)
         at.run()
         assert_answered(at, params)

@@ -28,6 +28,7 @@ from tests.dashboard.harness import (
     utf8_safe,
 )
 from tests.dashboard.test_train_page import PRELUDE
+from tests.deadline import APPTEST_DEADLINE
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fast_apptest")]
 
@@ -69,7 +70,7 @@ def test_link_parameters_survive_every_value(recorded, monkeypatch):
     @given(params=st.dictionaries(st.sampled_from([*PARAMS, "present"]), URL_VALUE, max_size=5))
     def case(params):
         tried.append(sorted(params))
-        at = AppTest.from_string(SCRIPT, default_timeout=60)
+        at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
         if params.get("present") == "1":
             at.session_state["present"] = True
         at.query_params.update(params)
@@ -85,7 +86,7 @@ def test_the_number_boxes_survive_bad_numbers(monkeypatch):
     from streamlit.testing.v1 import AppTest
 
     monkeypatch.setattr("core.models.shipped.shipped_model_dir", lambda: None)
-    at = AppTest.from_string(SCRIPT, default_timeout=60)
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.run()
     tried = []
 

@@ -30,6 +30,7 @@ from tests.dashboard.harness import (
     page_script,
     plotly_array,
 )
+from tests.deadline import APPTEST_DEADLINE
 
 SETTING = "ATTENTION_EXPLORER_HOSTED"
 EXPLORE = page_script("explore")
@@ -59,7 +60,7 @@ def tiny_model(tmp_path_factory) -> str:
 
 
 def open_explore(**params: str) -> AppTest:
-    at = AppTest.from_string(EXPLORE, default_timeout=120)
+    at = AppTest.from_string(EXPLORE, default_timeout=APPTEST_DEADLINE)
     at.query_params.update(params)
     at.run()
     assert_no_crash(at)
@@ -97,7 +98,7 @@ def test_the_environment_variable_is_read_at_call_time(monkeypatch, value, expec
 
 
 def test_the_streamlit_secret_turns_it_on(local, numpy_engine):
-    at = AppTest.from_string(EXPLORE, default_timeout=120)
+    at = AppTest.from_string(EXPLORE, default_timeout=APPTEST_DEADLINE)
     at.secrets["hosted"] = True
     at.run()
     assert_no_crash(at)
@@ -175,7 +176,7 @@ def test_the_loader_itself_refuses_models_off_the_allowlist(hosted, tiny_model):
             outcome = loading.try_load(choice, "numpy", HOSTED)
             st.write("refused: " + outcome if isinstance(outcome, str) else "loaded")
 
-    at = AppTest.from_function(page, default_timeout=60)
+    at = AppTest.from_function(page, default_timeout=APPTEST_DEADLINE)
     at.session_state["choice"] = tiny_model
     at.run()
     assert_no_crash(at)
@@ -298,7 +299,7 @@ def test_hosted_mode_bounds_new_texts_per_visitor(hosted, monkeypatch):
 
 
 def test_the_learn_page_works_in_hosted_mode(hosted):
-    at = AppTest.from_string(page_script("learn"), default_timeout=60)
+    at = AppTest.from_string(page_script("learn"), default_timeout=APPTEST_DEADLINE)
     at.query_params["step"] = "all"
     at.run()
     assert_no_crash(at)
@@ -315,7 +316,7 @@ def test_hosted_mode_runs_every_view_without_importing_torch(numpy_engine):
         sys.path.insert(0, {str(ROOT)!r})
         from streamlit.testing.v1 import AppTest
         from tests.dashboard.harness import page_script
-        at = AppTest.from_string(page_script("explore"), default_timeout=120)
+        at = AppTest.from_string(page_script("explore"), default_timeout=APPTEST_DEADLINE)
         at.query_params["engine"] = "torch"
         at.run()
         for view in ("head", "lines", "model", "focus"):

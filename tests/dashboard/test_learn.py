@@ -20,6 +20,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.deadline import APPTEST_DEADLINE
+
 ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = f"""
@@ -52,7 +54,7 @@ learn.render()
 
 def run_page(script: str = SCRIPT, **params: str) -> AppTest:
     """The page with every step on screen (`step=all`), unless the test names a step."""
-    at = AppTest.from_string(script, default_timeout=30)
+    at = AppTest.from_string(script, default_timeout=APPTEST_DEADLINE)
     params.setdefault("step", "all")
     for name, value in params.items():
         at.query_params[name] = value
@@ -123,7 +125,7 @@ def step_picker(at: AppTest):
 
 
 def test_default_view_is_step_one_alone():
-    at = AppTest.from_string(SCRIPT, default_timeout=30).run()
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE).run()
     assert not at.exception
     assert step_headers(at) == ["Step 1"]
     assert chart_keys(at) == ["x"]
@@ -141,7 +143,7 @@ def test_default_view_is_step_one_alone():
     ],
 )
 def test_picking_a_step_shows_that_step_only(view, headers, charts):
-    at = AppTest.from_string(SCRIPT, default_timeout=30).run()
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE).run()
     step_picker(at).set_value(view).run()
     assert not at.exception
     assert step_headers(at) == headers
@@ -361,7 +363,7 @@ def test_bad_url_values_give_a_message_and_the_default(params, message):
 
 
 def test_app_opens_on_the_learn_page():
-    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=APPTEST_DEADLINE)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.title[0].value == "Learn: attention from scratch"
@@ -373,7 +375,7 @@ def test_learn_page_imports_neither_torch_nor_transformers():
         import sys
         sys.path.insert(0, {str(ROOT)!r})
         from streamlit.testing.v1 import AppTest
-        at = AppTest.from_string({SCRIPT!r}, default_timeout=60)
+        at = AppTest.from_string({SCRIPT!r}, default_timeout={APPTEST_DEADLINE})
         at.query_params["example"] = "cat-mat"
         at.run()
         assert not at.exception, [e.value for e in at.exception]
@@ -381,7 +383,9 @@ def test_learn_page_imports_neither_torch_nor_transformers():
         print("HEAVY:" + ",".join(heavy))
         """
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=APPTEST_DEADLINE, cwd=ROOT
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     line = next(x for x in out.stdout.splitlines() if x.startswith("HEAVY:"))
     assert line == "HEAVY:", line

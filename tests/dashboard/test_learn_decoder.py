@@ -36,6 +36,7 @@ from tests.dashboard.harness import (
     set_text,
 )
 from tests.dashboard.test_learn import SCRIPT, chart, texts, z
+from tests.deadline import APPTEST_DEADLINE
 from tests.tiny_gpt2 import make_tiny_gpt2
 
 pytestmark = pytest.mark.usefixtures("fast_apptest")
@@ -62,7 +63,7 @@ def steps(engine: GPT2Numpy, layer: int, text: str = SENTENCE) -> dict[str, np.n
 
 
 def open_decoder(gpt2_dir, **params: str) -> AppTest:
-    at = AppTest.from_string(SCRIPT, default_timeout=60)
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.query_params.update({"example": "gpt2", "model": str(gpt2_dir), "text": SENTENCE, **params})
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -165,7 +166,7 @@ def test_a_later_layer_reads_the_previous_blocks_output(gpt2_dir, engine):
 
 
 def test_offline_the_default_decoder_is_the_shipped_letter_model():
-    at = AppTest.from_string(SCRIPT, default_timeout=60)
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.query_params.update({"example": "gpt2", "step": "mask"})
     at.run()
     assert_no_crash(at)
@@ -176,7 +177,7 @@ def test_offline_the_default_decoder_is_the_shipped_letter_model():
 
 def test_offline_a_hub_decoder_is_one_line_and_the_page_goes_on():
     # tests/conftest.py sets HF_HUB_OFFLINE, so the Hub fails here as it does on a machine offline
-    at = AppTest.from_string(SCRIPT, default_timeout=60)
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.query_params.update({"example": "gpt2", "step": "mask", "model": "distilbert/distilgpt2"})
     at.run()
     assert_no_crash(at)
@@ -192,7 +193,7 @@ def test_offline_a_hub_decoder_is_one_line_and_the_page_goes_on():
 
 def test_a_bert_is_not_a_decoder(tmp_path):
     folder = make_tiny_bundled_tokenizer_bert(tmp_path / "bert")
-    at = AppTest.from_string(SCRIPT, default_timeout=60)
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.query_params.update({"example": "gpt2", "model": str(folder)})
     at.run()
     assert_no_crash(at)
@@ -201,7 +202,7 @@ def test_a_bert_is_not_a_decoder(tmp_path):
 
 
 def test_a_typed_folder_loads_and_goes_into_the_link(gpt2_dir):
-    at = AppTest.from_string(SCRIPT, default_timeout=60)
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.query_params.update({"example": "gpt2", "step": "mask"})
     at.run()
     at.selectbox(key="learn_decoder_choice").set_value("__other__").run()
@@ -216,7 +217,7 @@ def test_a_typed_folder_loads_and_goes_into_the_link(gpt2_dir):
 
 @pytest.fixture(scope="module")
 def typed_app(gpt2_dir) -> AppTest:
-    at = AppTest.from_string(SCRIPT, default_timeout=60)
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.query_params.update({"example": "gpt2", "step": "mask", "model": str(gpt2_dir)})
     at.run()
     at.selectbox(key="learn_decoder_choice").set_value("__other__").run()
@@ -284,7 +285,7 @@ def test_any_link_gives_a_message_never_a_traceback(linked_gpt2):
     )
     def case(params):
         tried.append(params)
-        at = AppTest.from_string(SCRIPT, default_timeout=60)
+        at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
         at.query_params.update(params)
         at.run()
         assert_answered(at, params)
@@ -298,7 +299,7 @@ def test_any_link_gives_a_message_never_a_traceback(linked_gpt2):
 
 def test_hosted_mode_loads_no_folder_and_says_so(gpt2_dir, monkeypatch):
     monkeypatch.setenv("ATTENTION_EXPLORER_HOSTED", "1")
-    at = AppTest.from_string(SCRIPT, default_timeout=60)
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.query_params.update({"example": "gpt2", "model": str(gpt2_dir), "step": "mask"})
     at.run()
     assert_no_crash(at)

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 from core.models.bert import BertNumpy
 from core.models.bundled import bundled_model_dir
 from tests.dashboard.test_learn import SCRIPT, chart, texts, z
+from tests.deadline import APPTEST_DEADLINE
 
 SENTENCE = "The bank approved the loan"
 
@@ -21,7 +22,7 @@ def engine() -> BertNumpy:
 
 
 def open_real(**params: str) -> AppTest:
-    at = AppTest.from_string(SCRIPT, default_timeout=120)
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.query_params.update({"example": "bert", "text": SENTENCE, "step": "all", **params})
     at.run()
     assert not at.exception, [e.value for e in at.exception]

@@ -11,6 +11,7 @@ from core.models.bert import BertNumpy
 from core.models.masked_lm import fill_masks
 from dashboard.widgets import md
 from tests.dashboard.harness import assert_no_crash, page_script
+from tests.deadline import APPTEST_DEADLINE
 from tests.tiny_bert import make_tiny_bert
 
 SCRIPT = page_script("explore")
@@ -23,7 +24,7 @@ def mlm_dir(tmp_path_factory):
 
 
 def open_page(**params) -> AppTest:
-    at = AppTest.from_string(SCRIPT, default_timeout=120)
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.query_params.update(params)
     at.run()
     assert_no_crash(at)

@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 from core.models.errors import ModelError
 from dashboard.views.explore.neuron import OPEN_KEY
 from tests.dashboard.harness import NAMED_TEXTS, assert_no_crash, messages, plotly_array, utf8_safe
+from tests.deadline import APPTEST_DEADLINE
 
 TROPHY = "The trophy wouldn't fit in the suitcase because it was too large."
 
@@ -29,7 +30,7 @@ def _explore_page():
 
 def open_neuron(**params) -> AppTest:
     """The explore page's head view with the neuron section open (as after a click on the map)."""
-    at = AppTest.from_function(_explore_page, default_timeout=120)
+    at = AppTest.from_function(_explore_page, default_timeout=APPTEST_DEADLINE)
     at.query_params.update({k: str(v) for k, v in params.items()})
     at.session_state[OPEN_KEY] = True
     at.run()
@@ -100,7 +101,7 @@ def test_the_section_computes_nothing_while_closed(monkeypatch):
     monkeypatch.setattr(
         neuron, "cell_arithmetic", lambda *a, **k: calls.append(a) or core_neuron.cell_arithmetic(*a, **k)
     )
-    at = AppTest.from_function(_explore_page, default_timeout=120).run()
+    at = AppTest.from_function(_explore_page, default_timeout=APPTEST_DEADLINE).run()
     assert not at.exception
     assert any(e.label.startswith("Where this weight comes from") for e in at.expander)
     assert calls == [] and len(at.get("plotly_chart")) == 1

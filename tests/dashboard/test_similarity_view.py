@@ -12,13 +12,14 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.dashboard.harness import assert_no_crash, page_script, plotly_array
+from tests.deadline import APPTEST_DEADLINE
 
 SCRIPT = page_script("explore")
 TEXT = "I love NLP and the river bank."
 
 
 def open_page(**params) -> AppTest:
-    at = AppTest.from_string(SCRIPT, default_timeout=120)
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.query_params.update({"view": "similarity", "text": TEXT, **params})
     at.run()
     assert_no_crash(at)

@@ -20,6 +20,7 @@ from core.train.trainer import Trainer, TrainSettings
 from dashboard.content import train as text
 from dashboard.trained_models import is_trained_folder
 from tests.dashboard.harness import assert_no_crash, chart_specs, messages, n_charts, page_script
+from tests.deadline import APPTEST_DEADLINE
 
 pytestmark = pytest.mark.usefixtures("fast_apptest")
 
@@ -57,7 +58,7 @@ def no_shipped(monkeypatch):
 
 
 def open_page(**params: str) -> AppTest:
-    at = AppTest.from_string(SCRIPT, default_timeout=60)
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.query_params.update(params)
     at.run()
     assert_no_crash(at, params)
@@ -231,13 +232,13 @@ def test_hosted_explore_opens_a_model_the_train_page_saved(no_shipped, monkeypat
     train_to_the_end(at)
     folder = parse_qs(urlparse(open_url(at)).query)["model"][0]
     monkeypatch.setenv("ATTENTION_EXPLORER_HOSTED", "1")
-    explore = AppTest.from_string(page_script("explore"), default_timeout=60)
+    explore = AppTest.from_string(page_script("explore"), default_timeout=APPTEST_DEADLINE)
     explore.query_params.update({"model": folder, "view": "induction"})
     explore.run()
     assert_no_crash(explore)
     assert not any("only the models in its picker" in m or "local folders" in m for m in messages(explore))
     assert explore.session_state["explore_last_good"] == folder
-    other = AppTest.from_string(page_script("explore"), default_timeout=60)
+    other = AppTest.from_string(page_script("explore"), default_timeout=APPTEST_DEADLINE)
     other.query_params.update({"model": str(Path(folder).parent.parent), "view": "induction"})
     other.run()
     assert any("only the models in the picker" in m for m in messages(other)), messages(other)

@@ -38,6 +38,7 @@ from tests.dashboard.harness import (
     open_path,
     page_script,
 )
+from tests.deadline import APPTEST_DEADLINE
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fast_apptest")]
 
@@ -113,7 +114,7 @@ def int_ok(value: str, lo: int, hi: int) -> bool:
 
 
 def open_page(script: str, params: dict) -> AppTest:
-    at = AppTest.from_string(script, default_timeout=60)
+    at = AppTest.from_string(script, default_timeout=APPTEST_DEADLINE)
     at.query_params.update(params)
     return at.run()
 
@@ -305,7 +306,7 @@ def test_an_unknown_page_opens_the_learn_page_and_says_so(monkeypatch, page):
     sent = []
     original_notice = navigation.send_page_not_found
     monkeypatch.setattr(navigation, "send_page_not_found", lambda ctx: (sent.append(1), original_notice(ctx)))
-    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=60).run()
+    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=APPTEST_DEADLINE).run()
     open_path(monkeypatch, page)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -320,7 +321,7 @@ def test_an_unknown_page_opens_the_learn_page_and_says_so(monkeypatch, page):
 )
 def test_the_pages_open_by_their_paths(monkeypatch, path, title):
     open_path(monkeypatch, path)
-    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=60).run()
+    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=APPTEST_DEADLINE).run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.title[0].value.startswith(title)
 
@@ -329,7 +330,7 @@ def test_the_sidebar_shows_the_link_to_the_view_on_screen(monkeypatch):
     """The sidebar's link is the page's own query (what the address bar holds), in a plain text
     element (never read as markdown), the sentence percent-encoded."""
     open_path(monkeypatch, "explore")
-    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=APPTEST_DEADLINE)
     sentence = "The `trophy` fit [here](javascript:x) <b>too</b>."
     at.query_params["text"] = sentence
     at.run()

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from core.measures.analysis import rank_heads_specific, token_view
 from core.models.bert import BertNumpy
 from tests.dashboard.harness import ROOT, assert_no_crash, messages
+from tests.deadline import APPTEST_DEADLINE
 
 TROPHY = "The trophy wouldn't fit in the suitcase because it was too large."
 SCRIPT = f"""
@@ -28,7 +29,7 @@ explore.render()
 
 
 def open_explore(**params: str) -> AppTest:
-    at = AppTest.from_string(SCRIPT, default_timeout=120)
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.query_params.update(params)
     at.run()
     assert_no_crash(at)

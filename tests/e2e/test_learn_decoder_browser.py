@@ -69,6 +69,7 @@ def test_the_causal_mask_stop_on_a_projector(sized_page, app_server, decoder_url
         assert box and box["y"] >= 0 and box["y"] + box["height"] <= 1080, box
     assert "−∞" in _cell_texts(page, 1) and "0" in _cell_texts(page, 2)
     page.screenshot(path=screenshot_dir / "learn-decoder-mask-present-1920x1080.png")
-    press(page, "ArrowRight", lambda: page.get_by_role("heading", name="Step 5 ·").wait_for(timeout=60_000))
-    assert "step=5" in page.url
+    # the heading is drawn during the run, the link changes with it: wait for the link, then the heading
+    press(page, "ArrowRight", lambda: page.wait_for_url("**step=5**", timeout=60_000))
+    page.get_by_role("heading", name="Step 5 ·").wait_for(timeout=60_000)
     assert_clean(page)
