@@ -21,6 +21,7 @@ BENCHMARKS = [
     "learn_browser",
     "bert_speed",
     "gpt2_speed",
+    "smollm2_speed",
     "train",
     "explore_server",
     "explore_browser",

@@ -316,7 +316,7 @@ def test_hosted_mode_runs_every_view_without_importing_torch(numpy_engine):
         sys.path.insert(0, {str(ROOT)!r})
         from streamlit.testing.v1 import AppTest
         from tests.dashboard.harness import page_script
-        at = AppTest.from_string(page_script("explore"), default_timeout=APPTEST_DEADLINE)
+        at = AppTest.from_string(page_script("explore"), default_timeout={APPTEST_DEADLINE})
         at.query_params["engine"] = "torch"
         at.run()
         for view in ("head", "lines", "model", "focus"):

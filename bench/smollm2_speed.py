@@ -1,0 +1,123 @@
+"""SmolLM2-135M-Instruct, the real small LLM that ships (core/models/smollm2.py), in NumPy beside
+transformers' eager LlamaForCausalLM on the same converted weights, the same thread count.
+
+- load, cold: the GGUF read, checked and converted into the cache (a fresh cache folder), then the
+  NumPy engine built; warm: the NumPy engine from the converted folder (what every later start does),
+  in a fresh process each time so nothing is shared.
+- next word on 32 tokens: encode, forward, unembed the last position, softmax, top 5 (next_tokens).
+- forward at 32 and 256 tokens: NumPy / torch (attentions and hidden states asked of both).
+- generation per token, greedy, up to 256 tokens: with the KV cache and recomputing everything.
+
+    python -m bench --only smollm2_speed
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.common import Row, median_time
+
+ROOT = Path(__file__).resolve().parents[1]
+PROMPT_32 = (
+    "The bank approved the loan after a long meeting with the family, and the children went to the "
+    "river bank to watch the boats go by in the"
+)
+LOAD = (
+    "import time; t = time.perf_counter(); from core.models.architectures import load_engine; "
+    "load_engine('smollm2'); print(time.perf_counter() - t)"
+)
+
+
+def _load_seconds(cache: str) -> float:
+    env = {**os.environ, "XDG_CACHE_HOME": cache}
+    command = [sys.executable, "-c", LOAD]
+    out = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def _load_rows(cache: str, repeats: int) -> list[Row]:
+    cold = _load_seconds(cache)
+    warm = sorted(_load_seconds(cache) for _ in range(repeats))[repeats // 2]
+    return [
+        Row("SmolLM2 load, cold (read the GGUF, check, convert once, build)", cold, "s"),
+        Row("SmolLM2 load, warm (the converted folder, a fresh process)", warm, "s", target=3.0),
+    ]
+
+
+def _generation_rows(engine) -> list[Row]:
+    rows = []
+    for n in (32, 256):
+        start = time.perf_counter()
+        steps = len(engine.generate(PROMPT_32, n).steps)  # fewer if the model ends its text
+        with_cache = (time.perf_counter() - start) / steps
+        note = ""
+        if n == 32:
+            start = time.perf_counter()
+            steps = len(engine.generate(PROMPT_32, n, use_cache=False).steps)
+            note = f"recomputing everything: {(time.perf_counter() - start) / steps * 1e3:.0f} ms a token"
+        rows.append(
+            Row(
+                f"SmolLM2 generation, {n} tokens: per token with the cache",
+                with_cache * 1e3,
+                "ms",
+                target=100,
+                note=note,
+            )
+        )
+    return rows
+
+
+def run(quick: bool = False) -> list[Row]:
+    import torch
+    from transformers import LlamaForCausalLM
+
+    from bench.bert_speed import blas_threads, load_average
+    from core.models import smollm2
+    from core.models.llama import LlamaNumpy
+
+    torch.set_num_threads(blas_threads())
+    repeats = 3 if quick else 7
+    with tempfile.TemporaryDirectory() as cache:
+        rows = _load_rows(cache, 3 if quick else 5)
+    folder = smollm2.smollm2_model_dir()
+    engine = LlamaNumpy.from_pretrained(folder)
+    model = LlamaForCausalLM.from_pretrained(folder, dtype=torch.float32, attn_implementation="eager").eval()
+    assert len(engine.encode(PROMPT_32).ids) == 32
+    rows.append(
+        Row(
+            "SmolLM2 next word on 32 tokens",
+            median_time(lambda: engine.next_tokens(PROMPT_32, 5), repeats, warmup=1),
+            "s",
+            target=0.5,
+        )
+    )
+    rng = np.random.default_rng(0)
+    for n in (32, 256):
+        ids = rng.integers(0, engine.vocab_size, size=n)
+        tensor = torch.from_numpy(ids)[None]
+
+        def ours(ids=ids):
+            engine.unembed(engine.forward(ids).hidden_states[-1])
+
+        def theirs(tensor=tensor):
+            with torch.no_grad():
+                model(tensor, output_attentions=True, output_hidden_states=True)
+
+        numpy_s, torch_s = median_time(ours, repeats, warmup=1), median_time(theirs, repeats, warmup=1)
+        rows.append(
+            Row(
+                f"SmolLM2 forward, {n} tokens: NumPy / torch",
+                numpy_s / torch_s,
+                "x",
+                target=1.25,
+                note=f"NumPy {numpy_s * 1e3:.0f} ms, torch {torch_s * 1e3:.0f} ms; load {load_average()}",
+            )
+        )
+    return rows + _generation_rows(engine)
