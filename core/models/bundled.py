@@ -65,13 +65,18 @@ def sha256_of(path: Path, chunk: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
+def readable_sha256(path: Path, what: str) -> str:
+    """sha256_of(path); ModelFilesError naming `what` when the file cannot be read."""
+    try:
+        return sha256_of(path)
+    except OSError as err:
+        raise ModelFilesError(f"cannot read {what}: {err.strerror or err}") from err
+
+
 def verify_bundled(model_dir: Path, expected: str = BUNDLED_SHA256) -> None:
     """Raise ModelFilesError unless model.safetensors has the published sha256 (about 0.2 s)."""
     weights = Path(model_dir) / "model.safetensors"
-    try:
-        actual = sha256_of(weights)
-    except OSError as err:
-        raise ModelFilesError(f"cannot read the bundled weights at {weights}: {err.strerror or err}") from err
+    actual = readable_sha256(weights, f"the bundled weights at {weights}")
     if actual != expected:
         raise ModelFilesError(
             f"the bundled weights file {weights} has sha256 {actual[:12]}…, expected {expected[:12]}…; "

