@@ -38,6 +38,32 @@ def _gpt2_shaped(directory: Path) -> Path:
     return directory
 
 
+def forward_ratio_row(label: str, engine, model, ids: np.ndarray, repeats: int) -> Row:
+    """A decoder's NumPy forward (with the unembedding) against transformers' eager model on the same
+    ids, attentions and hidden states asked of both; medians after one warm-up call each."""
+    import torch
+
+    from bench.bert_speed import load_average
+
+    tensor = torch.from_numpy(ids)[None]
+
+    def ours():
+        engine.unembed(engine.forward(ids).hidden_states[-1])
+
+    def theirs():
+        with torch.no_grad():
+            model(tensor, output_attentions=True, output_hidden_states=True)
+
+    numpy_s, torch_s = median_time(ours, repeats, warmup=1), median_time(theirs, repeats, warmup=1)
+    return Row(
+        f"{label}: NumPy / torch",
+        numpy_s / torch_s,
+        "x",
+        target=RATIO_TARGET,
+        note=f"NumPy {numpy_s * 1e3:.0f} ms, torch {torch_s * 1e3:.0f} ms; load {load_average()}",
+    )
+
+
 def run(quick: bool = False) -> list[Row]:
     import torch
     from transformers import GPT2LMHeadModel
@@ -55,25 +81,8 @@ def run(quick: bool = False) -> list[Row]:
         rng = np.random.default_rng(0)
         for n in LENGTHS:
             ids = rng.integers(0, engine.config.vocab_size, size=n)
-            tensor = torch.from_numpy(ids)[None]
-
-            def ours(ids=ids):
-                out = engine.forward(ids)
-                engine.unembed(out.hidden_states[-1])
-
-            def theirs(tensor=tensor):
-                with torch.no_grad():
-                    model(tensor, output_attentions=True, output_hidden_states=True)
-
-            numpy_s, torch_s = median_time(ours, repeats, warmup=1), median_time(theirs, repeats, warmup=1)
             rows.append(
-                Row(
-                    f"GPT-2 forward, gpt2's shape, {n} tokens: NumPy / torch",
-                    numpy_s / torch_s,
-                    "x",
-                    target=RATIO_TARGET,
-                    note=f"NumPy {numpy_s * 1e3:.0f} ms, torch {torch_s * 1e3:.0f} ms; load {load_average()}",
-                )
+                forward_ratio_row(f"GPT-2 forward, gpt2's shape, {n} tokens", engine, model, ids, repeats)
             )
         for n in CONTEXTS:
             ids = rng.integers(0, engine.config.vocab_size, size=n + 1)

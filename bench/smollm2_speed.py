@@ -78,7 +78,8 @@ def run(quick: bool = False) -> list[Row]:
     import torch
     from transformers import LlamaForCausalLM
 
-    from bench.bert_speed import blas_threads, load_average
+    from bench.bert_speed import blas_threads
+    from bench.gpt2_speed import forward_ratio_row
     from core.models import smollm2
     from core.models.llama import LlamaNumpy
 
@@ -101,23 +102,5 @@ def run(quick: bool = False) -> list[Row]:
     rng = np.random.default_rng(0)
     for n in (32, 256):
         ids = rng.integers(0, engine.vocab_size, size=n)
-        tensor = torch.from_numpy(ids)[None]
-
-        def ours(ids=ids):
-            engine.unembed(engine.forward(ids).hidden_states[-1])
-
-        def theirs(tensor=tensor):
-            with torch.no_grad():
-                model(tensor, output_attentions=True, output_hidden_states=True)
-
-        numpy_s, torch_s = median_time(ours, repeats, warmup=1), median_time(theirs, repeats, warmup=1)
-        rows.append(
-            Row(
-                f"SmolLM2 forward, {n} tokens: NumPy / torch",
-                numpy_s / torch_s,
-                "x",
-                target=1.25,
-                note=f"NumPy {numpy_s * 1e3:.0f} ms, torch {torch_s * 1e3:.0f} ms; load {load_average()}",
-            )
-        )
+        rows.append(forward_ratio_row(f"SmolLM2 forward, {n} tokens", engine, model, ids, repeats))
     return rows + _generation_rows(engine)
