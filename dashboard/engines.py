@@ -24,7 +24,7 @@ from typing import Protocol
 import streamlit as st
 
 from core.measures.atlas import model_fingerprint
-from core.models import architectures, shipped
+from core.models import architectures, shipped, smollm2
 from core.models.bundled import BUNDLED_SHA256, bundled_model_dir
 from core.models.errors import ModelError
 from core.models.registry import (
@@ -36,6 +36,7 @@ from core.models.registry import (
 )
 from core.models.result import AttentionResult
 from core.models.shipped import SHIPPED_KEY
+from core.models.smollm2 import SMOLLM2_KEY
 from dashboard.hosted import Limits, count_new_text
 from dashboard.widgets import md
 
@@ -131,11 +132,16 @@ def allowed_models(limits: Limits) -> list[str] | None:
 
 
 def offline_models() -> list[str]:
-    """The models that load with no network: the bundled BERT, and the letter GPT-2 (a few hundred
-    kilobytes, so the hosted demo offers it too) when this copy of the product holds it."""
+    """The models that load with no network: the bundled BERT, the letter GPT-2 (a few hundred
+    kilobytes, so the hosted demo offers it too) when this copy of the product holds it, and SmolLM2
+    when its package is installed (`make run` installs it)."""
     # looked up on each call (as registry and the decks do): a test that removes the model is seen, and
     # a module first imported while one does keeps no copy of its stand-in
-    return [BUNDLED_KEY] + ([SHIPPED_KEY] if shipped.shipped_model_dir() else [])
+    return (
+        [BUNDLED_KEY]
+        + ([SHIPPED_KEY] if shipped.shipped_model_dir() else [])
+        + ([SMOLLM2_KEY] if smollm2.packaged_gguf() else [])
+    )
 
 
 def offered_models(limits: Limits) -> list[str]:
@@ -260,10 +266,13 @@ def session_result(place: str, model_key: str, engine: str, text: str, limits: L
 
 def files_fingerprint(model_key: str) -> str:
     """A fingerprint of the model's files now: the bundled model's pinned weights sha256 (checked
-    when it loads), else core.measures.atlas.model_fingerprint of its folder (already on disk once loaded)."""
+    when it loads; SmolLM2's GGUF likewise), else core.measures.atlas.model_fingerprint of its
+    folder (already on disk once loaded)."""
     spec = parse_model_choice(model_key)
     if spec.kind == "bundled":
         return f"sha256:{BUNDLED_SHA256}"
+    if spec.kind == "smollm2":  # converted from the pinned GGUF, checked when it loads
+        return f"sha256:{smollm2.SMOLLM2_SHA256}"
     return model_fingerprint(prepare_model_files(spec))
 
 

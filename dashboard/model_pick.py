@@ -23,6 +23,7 @@ from core.models.registry import (
     parse_model_choice,
 )
 from core.models.shipped import SHIPPED_KEY
+from core.models.smollm2 import SMOLLM2_KEY
 from core.text import clean_input
 from dashboard.engines import (
     ENGINES,
@@ -46,6 +47,8 @@ def model_label(key: str) -> str:
         return "all-MiniLM-L6-v2 · bundled"
     if key == SHIPPED_KEY:
         return "letters GPT-2 · trained here"
+    if key == SMOLLM2_KEY:
+        return "SmolLM2-135M · a small LLM, offline"
     return f"{key} (Hub)" if key in CURATED_HUB_MODELS else key
 
 

@@ -50,6 +50,12 @@ def piece_text(token: str) -> str:
     return token.lstrip("Ġ▁") or token
 
 
+def _label(token: str) -> str:
+    """An unmerged token's label: a byte-level BPE's space mark ("Ġit", GPT-2 and SmolLM2) or
+    SentencePiece's ("▁it") dropped as in a merged word; WordPiece's "##" kept, which says "a piece"."""
+    return piece_text(token) if token[:1] in ("Ġ", "▁") else token
+
+
 def word_spans(word_ids: Sequence[int | None], special_mask: Sequence[bool]) -> list[tuple[int, int]]:
     """Contiguous [start, stop) spans of tokens that form one word; special tokens stand alone.
 
@@ -154,7 +160,7 @@ def token_view(
     if not hide_special:
         keep = np.ones(len(spans), dtype=bool)
     labels = [
-        "".join(piece_text(t) for t in tokens[s:e]) if merge_words and not special[s] else tokens[s]
+        "".join(piece_text(t) for t in tokens[s:e]) if merge_words and not special[s] else _label(tokens[s])
         for (s, e), shown in zip(spans, keep, strict=True)
         if shown
     ]

@@ -30,6 +30,7 @@ class Option:
     tokens: list[str]  # its tokens, decoded (" trophy")
     token_ids: list[int]
     logprob: float  # log P(option | prefix), natural log, summed over its tokens
+    first_logprob: float | None = None  # log P of its first token alone (options of different lengths)
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:
@@ -59,7 +60,9 @@ def choose(engine, prefix: str, options: Sequence[str]) -> tuple[list[str], list
             rest = engine.forward(np.array(ids[:-1]), past=before.cache)
             logprobs = log_softmax(engine.unembed(rest.hidden_states[-1]))  # (k - 1, V)
             logprob += float(logprobs[np.arange(len(ids) - 1), ids[1:]].sum())
-        scored.append(Option(text, [engine.decode(i) for i in ids], ids, logprob))
+        scored.append(
+            Option(text, [engine.decode(i) for i in ids], ids, logprob, float(after_prefix[ids[0]]))
+        )
     return [engine.decode(i) for i in prefix_ids], scored
 
 

@@ -1,7 +1,7 @@
 """Two readings of a decoder that need no training: the logit lens and attention sinks.
 
 Logit lens (nostalgebraist 2020, "interpreting GPT: the logit lens"): every layer's hidden state
-read through the model's own final LayerNorm and unembedding, as if the model stopped there: the
+read through the model's own final norm and unembedding, as if the model stopped there: the
 top guess for the next token at each position and layer, with its probability. The last layer's
 reading is the model's real prediction. Attention sinks (Xiao et al. 2023, "Efficient Streaming
 Language Models with Attention Sinks"): the share of each head's attention that goes to the first
@@ -17,7 +17,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.lesson.attention import softmax
-from core.lesson.layers import layer_norm
 
 __all__ = ["LogitLens", "first_token_share", "likeliest", "logit_lens"]
 
@@ -29,17 +28,13 @@ class LogitLens:
 
 
 def logit_lens(engine, hidden_states: np.ndarray) -> LogitLens:
-    """hidden_states (L + 1, T, D) as a GPT-2 engine returns them (the last already after its final
-    LayerNorm) -> each layer's top next-token guess per position and its probability. One reading
-    at a time: a (T, V) softmax of GPT-2's 50,257 tokens is 0.2 GB at 512 positions."""
-    eps = engine.config.layer_norm_epsilon
+    """hidden_states (L + 1, T, D) as a NumPy decoder returns them (the last already after its final
+    norm: GPT-2's LayerNorm, a Llama's RMSNorm) -> each layer's top next-token guess per position
+    and its probability. One reading at a time: a (T, V) softmax of GPT-2's 50,257 tokens is 0.2 GB
+    at 512 positions."""
     top_ids, top_probs = [], []
     for i, hidden in enumerate(hidden_states):
-        reading = (
-            hidden
-            if i == len(hidden_states) - 1
-            else layer_norm(hidden, engine.lnf_gamma, engine.lnf_beta, eps)
-        )
+        reading = hidden if i == len(hidden_states) - 1 else engine.final_normed(hidden)
         probs = softmax(engine.unembed(reading).astype(np.float64))  # (T, V)
         top = probs.argmax(-1)  # (T,)
         top_ids.append(top)

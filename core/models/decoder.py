@@ -101,6 +101,10 @@ class DecoderNumpy:
             raise ValueError("a decoder reads one text: it has no second segment")
         return self.forward(input_ids, ablate=ablate).hidden_states
 
+    def final_normed(self, x: np.ndarray) -> np.ndarray:
+        """The model's final norm on x (..., D), what the unembedding reads (each family its own)."""
+        raise NotImplementedError
+
     def unembed(self, final_hidden: np.ndarray) -> np.ndarray:
         """The unembedding: (..., D) after the final norm -> (..., V) logits, h W_U^T (W_U is the
         token-embedding table itself where the model ties them, as GPT-2 and SmolLM2 do)."""

@@ -179,6 +179,10 @@ class GPT2Numpy(DecoderNumpy):
         x = self.embed(ids, start=n_past)
         return self.layers_from(0, x, past=past, trace_layers=trace_layers, ablate=ablate)
 
+    def final_normed(self, x: np.ndarray) -> np.ndarray:
+        """The final LayerNorm (ln_f) on x (..., D): what the unembedding reads."""
+        return layer_norm(x, self.lnf_gamma, self.lnf_beta, self.config.layer_norm_epsilon)
+
     def layers_from(self, first: int, x: np.ndarray, *, past=None, trace_layers=(), ablate=()) -> Forward:
         """Blocks first..L-1 on x (T, D), the input of block `first` (hidden_states[first] of an
         earlier pass: a head ablated in block l changes nothing before it, so a sweep restarts here)."""
@@ -193,5 +197,5 @@ class GPT2Numpy(DecoderNumpy):
             cache.append((block["key"], block["value"]))
             if i in trace_layers:
                 steps[i] = block
-        hidden[-1] = layer_norm(hidden[-1], self.lnf_gamma, self.lnf_beta, self.config.layer_norm_epsilon)
+        hidden[-1] = self.final_normed(hidden[-1])
         return Forward(np.stack(hidden), np.stack(attentions), cache, steps)

@@ -159,6 +159,10 @@ class LlamaNumpy(DecoderNumpy):
         x = self.embed(ids)
         return self.layers_from(0, x, past=past, trace_layers=trace_layers, ablate=ablate)
 
+    def final_normed(self, x: np.ndarray) -> np.ndarray:
+        """The final RMSNorm on x (..., D): what the unembedding reads."""
+        return rms_norm(x, self.final_norm, self.config.rms_norm_eps)
+
     def layers_from(self, first: int, x: np.ndarray, *, past=None, trace_layers=(), ablate=()) -> Forward:
         """Blocks first..L-1 on x (T, D), the input of block `first` (hidden_states[first] of an
         earlier pass: a head ablated in block l changes nothing before it, so a sweep restarts here).
@@ -177,5 +181,5 @@ class LlamaNumpy(DecoderNumpy):
             cache.append((block["key"], block["value"]))
             if i in trace_layers:
                 steps[i] = block
-        hidden[-1] = rms_norm(hidden[-1], self.final_norm, self.config.rms_norm_eps)
+        hidden[-1] = self.final_normed(hidden[-1])
         return Forward(np.stack(hidden), np.stack(attentions), cache, steps)

@@ -49,6 +49,14 @@ EXAMPLES: dict[str, Example] = {
         "“Bank” as a lender: see where its heads look, and which word its final vector is nearest to; "
         "then compare with the river sentence.",
     ),
+    "bank-next": Example(
+        "Next word · The bank approved the…",
+        "The bank approved the",
+        "the",
+        "bank",
+        "A text that stops before its last word. On a decoder, the next-word view lists the model's "
+        "guesses, and under the token focus you can ask it to choose between two words you type.",
+    ),
     "bank-river": Example(
         "Bank · river",
         "We had a picnic on the bank of the river.",

@@ -7,11 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from transformers import GPT2LMHeadModel
+from transformers import GPT2LMHeadModel, LlamaForCausalLM
 
 from core.measures.decoder_reads import first_token_share, logit_lens
 from core.models.gpt2 import GPT2Numpy
+from core.models.llama import LlamaNumpy
 from tests.tiny_gpt2 import make_tiny_gpt2
+from tests.tiny_llama import make_tiny_llama
 
 TEXT = "The bank approved the loan because the river was calm."
 
@@ -22,17 +24,29 @@ def tiny(tmp_path_factory):
     return GPT2Numpy.from_pretrained(path), GPT2LMHeadModel.from_pretrained(path, attn_implementation="eager")
 
 
-def test_logit_lens_equals_transformers_ln_f_and_lm_head(tiny):
-    engine, model = tiny
+def assert_lens_equals_transformers(engine, model, final_norm) -> None:
+    """The lens against `final_norm` (the model's own module) and lm_head applied to transformers'
+    hidden states; the last row is the model's prediction."""
     result = engine.run(TEXT)
     lens = logit_lens(engine, result.hidden_states)
     with torch.no_grad():
         out = model(torch.from_numpy(result.input_ids)[None], output_hidden_states=True)
-        readings = [model.transformer.ln_f(h) for h in out.hidden_states[:-1]] + [out.hidden_states[-1]]
+        readings = [final_norm(h) for h in out.hidden_states[:-1]] + [out.hidden_states[-1]]
         probs = torch.softmax(torch.stack([model.lm_head(r)[0] for r in readings]).double(), -1).numpy()
     np.testing.assert_array_equal(lens.top_ids, probs.argmax(-1))
     np.testing.assert_allclose(lens.top_probs, probs.max(-1), atol=1e-6)
-    assert lens.top_ids[-1, -1] == int(np.argmax(result.next_token_logits))  # the last row is the prediction
+    assert lens.top_ids[-1, -1] == int(np.argmax(result.next_token_logits))
+
+
+def test_logit_lens_equals_transformers_ln_f_and_lm_head(tiny):
+    engine, model = tiny
+    assert_lens_equals_transformers(engine, model, model.transformer.ln_f)
+
+
+def test_logit_lens_on_a_llama_reads_through_its_final_rmsnorm(tmp_path):
+    path = make_tiny_llama(tmp_path, layers=3)
+    model = LlamaForCausalLM.from_pretrained(path, attn_implementation="eager")
+    assert_lens_equals_transformers(LlamaNumpy.from_pretrained(path), model, model.model.norm)
 
 
 def test_first_token_share_equals_a_loop(tiny):

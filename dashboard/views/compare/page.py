@@ -34,6 +34,7 @@ from dashboard.charts.pronoun import closeness_lines
 from dashboard.content import compare as text
 from dashboard.content.compare import PRESETS
 from dashboard.content.pronoun import EMBEDDINGS, X_TITLE
+from dashboard.continuation import pair_ui
 from dashboard.engines import session_result
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, current_limits
 from dashboard.model_pick import model_pick_ui
@@ -288,6 +289,8 @@ def _both(one: Side, two: Side, layer: int, head: int, model: tuple, focus_place
     ranking_ui(ranked, one.words.labels, two.words.labels, sig)
     _pronoun_test(one, two, focus, (f1, f2))
     _how_far_it_moves(one, two, (f1, f2))
+    if r1.decoder:  # the model's own answer: which continuation it prefers after each sentence
+        pair_ui("compare", model[0], (st.session_state["compare_text"], st.session_state["compare_text2"]))
 
 
 # the change in cosine, first layer to last, below which the page says the readings stayed alike

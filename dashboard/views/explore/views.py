@@ -19,6 +19,7 @@ from dashboard.charts.lines import lines_figure
 from dashboard.charts.thumbnails import model_grid_figure
 from dashboard.content import explore as text
 from dashboard.content.explore import EXAMPLES
+from dashboard.continuation import continuation_ui
 from dashboard.presenter import presenting
 from dashboard.pronoun import pronoun_test_ui
 from dashboard.views.explore import find_head, flow, links, neuron
@@ -299,6 +300,8 @@ def focus_view(
     referent = _referent(a_label)
     pair = find_head.trophy_pronoun_pair(*source) if referent else None
     pronoun_test_ui(result, view.shown_spans[a][0], "explore_pronoun", referent, pair=pair)
+    if result.decoder:  # the model's own answer, beside what its heads and vectors show
+        continuation_ui("explore", source[0], st.session_state.get("explore_text", ""))
     st.caption(text.FOCUS_ROWS_CAPTION.format(a=md(a_label)))
     chart(focus_heatmap(rows, view.labels, a_label), "explore_focus_chart")
     if note := view_note(view):

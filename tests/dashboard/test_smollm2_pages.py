@@ -1,0 +1,60 @@
+"""SmolLM2 on the explore page (issue 36 §3): offered offline, every cheap decoder view drawn on it,
+and the source articles' question answered by the model on the focus view, with the sentences on
+the page equal to what core.measures.choice computes from the same engine. The package is installed
+by `make test` (the Makefile's MODEL_PKG), so a missing file fails here rather than skipping.
+
+One session switches views: the model loads once (about 7 s warm; the conversion from the GGUF,
+about 20 s, happens once per test process)."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.measures.choice import choose
+from core.models import smollm2
+from dashboard.content import continuation as text
+from dashboard.continuation import pair_statement, verdict
+from dashboard.engines import load_engine, offline_models
+from tests.dashboard.harness import assert_no_crash, messages, n_charts, page_script
+from tests.deadline import APPTEST_DEADLINE
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fast_apptest")]
+
+CHEAP_VIEWS = ("head", "lines", "model", "nextword", "lens", "sinks")
+
+
+@pytest.fixture(scope="module")
+def app() -> AppTest:
+    assert smollm2.packaged_gguf(), f"SmolLM2's package is missing: {smollm2.SMOLLM2_PIP_HINT}"
+    at = AppTest.from_string(page_script("explore"), default_timeout=APPTEST_DEADLINE)
+    at.query_params.update({"model": "smollm2", "view": "focus", "example": "trophy-large"})
+    at.run()
+    assert_no_crash(at)
+    return at
+
+
+def test_smollm2_is_offered_offline_with_its_label():
+    assert smollm2.SMOLLM2_KEY in offline_models()
+
+
+def test_the_focus_view_says_what_the_model_prefers_after_each_sentence_of_the_pair(app):
+    engine = load_engine("smollm2", "numpy")
+    large, small = text.PROBES[text.TROPHY_LARGE], text.PROBES[text.TROPHY_SMALL]
+    first = choose(engine, large.prefix, large.options)[1]
+    second = choose(engine, small.prefix, small.options)[1]
+    shown = [m.value for m in app.markdown]
+    assert verdict(first, "trophy") in shown
+    pair = pair_statement(first, second, ("trophy", "suitcase"), ("“too large”", "“too small”"))
+    assert any(line.endswith(pair) and line.startswith("With “too small” instead:") for line in shown)
+    # labels as a reader writes them: no byte-level "Ġ" on the page
+    assert not [m.value for m in app.markdown if "Ġ" in m.value]
+
+
+@pytest.mark.parametrize("view", CHEAP_VIEWS)
+def test_a_decoder_view_draws_on_smollm2(app, view):
+    app.query_params.clear()
+    app.segmented_control(key="explore_view").set_value(view).run()
+    assert_no_crash(app, view)
+    assert n_charts(app) or app.get("imgs"), (view, messages(app))
+    assert not app.error, (view, messages(app))
