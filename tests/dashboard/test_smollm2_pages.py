@@ -38,6 +38,10 @@ def test_smollm2_is_offered_offline_with_its_label():
     assert smollm2.SMOLLM2_KEY in offline_models()
 
 
+def test_a_link_to_a_listed_model_selects_it_in_the_picker(app):
+    assert app.selectbox(key="explore_model_choice").value == "smollm2"
+
+
 def test_the_focus_view_says_what_the_model_prefers_after_each_sentence_of_the_pair(app):
     engine = load_engine("smollm2", "numpy")
     large, small = text.PROBES[text.TROPHY_LARGE], text.PROBES[text.TROPHY_SMALL]

@@ -25,7 +25,7 @@ from core.models.registry import BUNDLED_KEY, CURATED_HUB_MODELS, MAX_CHOICE_CHA
 from core.models.result import AttentionResult
 from core.text import clean_input
 from dashboard.content.explore import DEFAULT_EXAMPLE, EXAMPLES, MEASURES, VIEWS
-from dashboard.engines import allowed_engines, allowed_models, default_engine
+from dashboard.engines import allowed_engines, allowed_models, default_engine, offered_models
 from dashboard.hosted import Limits
 from dashboard.state import (
     PageLinks,
@@ -186,7 +186,7 @@ def init_state(limits: Limits) -> list[str]:
     if example is not None:
         text = EXAMPLES[example].text
     model = ss["explore_model"]
-    known = [BUNDLED_KEY, *CURATED_HUB_MODELS]
+    known = offered_models(limits)  # a listed model is selected in the picker, not typed into "Other"
     allowed = allowed_models(limits)
     if allowed is not None and model not in allowed and not is_trained_folder(model):
         too_big = model in CURATED_HUB_MODELS  # curated, but measured past this demo's memory
