@@ -209,7 +209,7 @@ def pair_ui(place: str, model_key: str, sentences: tuple[str, str]) -> None:
     limits, ss = current_limits(), st.session_state
     probes = [probe_for(sentence) for sentence in sentences]
     st.subheader(text.PAIR_TITLE)
-    st.caption(text.INTRO)
+    st.caption(text.PAIR_INTRO)
     if ss.get(f"{place}_choice_for") != sentences:
         ss[f"{place}_choice_for"] = sentences
         ss[f"{place}_choice_a"], ss[f"{place}_choice_b"] = probes[0].options

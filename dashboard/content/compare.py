@@ -60,6 +60,13 @@ SENTENCE1_LABEL = "Sentence 1"
 SENTENCE2_LABEL = "Sentence 2"
 SENTENCE_HELP = "At most {max_tokens} tokens are read (counting \\[CLS\\] and \\[SEP\\]); longer text is cut."
 
+CAUSAL_BEFORE = (
+    "In a decoder each token reads only the tokens before it, and “{word}” comes before the first token "
+    "that differs: everything computed at “{word}” is the same in both sentences, so no head's row "
+    "from it can change. The model can use the difference only at later tokens; the question at the "
+    "bottom asks it which word comes next."
+)
+
 PRONOUN_TITLE = "What the model made of “{word}” in each sentence"
 
 MOVES_TITLE = "How far “{word}” moves between the sentences"

@@ -79,6 +79,11 @@ CAPTION = (
 
 # the minimal pair: one probe per sentence, then whether the preference follows the change of meaning
 PAIR_TITLE = "Which continuation does the model prefer, in each sentence?"
+PAIR_INTRO = (
+    "Attention weights show where a head looks, not what the model concludes. Here the model itself "
+    "answers: after each sentence it gives the two continuations a probability. Type two other words "
+    "to ask your own question."
+)
 PARTNER = "With “{label}” instead: "
 PAIR_FOLLOWS = (
     "The model's preference follows the meaning: **{first}** with {one}, **{second}** with {two}, as a "

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.measures.choice import Option, choose
 from core.models.gpt2 import GPT2Numpy
+from dashboard.content import compare as compare_text
 from dashboard.content import continuation as text
 from dashboard.continuation import as_continuation, pair_statement, probe_for, verdict
 from tests.dashboard.harness import (
@@ -28,6 +29,7 @@ from tests.deadline import APPTEST_DEADLINE
 from tests.tiny_gpt2 import make_tiny_gpt2
 
 pytestmark = pytest.mark.usefixtures("fast_apptest")
+
 
 SENTENCE = "The cat sat on the mat because it was tired."
 
@@ -158,6 +160,8 @@ def test_compare_asks_after_each_sentence_of_the_pair(tiny_model):
     at.run()
     assert_no_crash(at)
     assert at.text_input(key="compare_choice_a").value == " trophy"
+    # "it" comes before "large"/"small": a decoder cannot tell the sentences apart there, and says so
+    assert compare_text.CAUSAL_BEFORE.format(word="it") in messages(at)
     engine = GPT2Numpy.from_pretrained(tiny_model)
     answers = [
         choose(engine, text.PROBES[s].prefix, text.TROPHY)[1] for s in (text.TROPHY_LARGE, text.TROPHY_SMALL)

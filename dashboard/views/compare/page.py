@@ -47,6 +47,7 @@ from dashboard.views.compare.widgets import (
     open_head,
     present_view_ui,
     ranking_ui,
+    say_causal,
     sentences_ui,
 )
 from dashboard.widgets import chart, chart_filename, error_md, md
@@ -269,6 +270,8 @@ def _both(one: Side, two: Side, layer: int, head: int, model: tuple, focus_place
     r1, r2 = one.result, two.result
     alignment = align_tokens(r1.tokens, r2.tokens)  # decided once: the message, the map, the ranking
     _say_alignment(r1, r2, alignment)
+    if r1.decoder and f1 is not None and f2 is not None:
+        say_causal(r1.tokens, r2.tokens, f1, f2)
     rowwise = row_by_row(alignment, f1, f2)
     ranked = None
     if f1 is not None and f2 is not None:
