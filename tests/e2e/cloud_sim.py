@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dashboard.hosted import HOSTED, MORE_MODELS_SETTING
+from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import ROOT, StreamlitServer, browser, chromium_available, wait_charts
 from tests.hub_standin import HubStandIn
 
@@ -145,9 +146,9 @@ def _open(page, url: str, charts: int, heatmap: bool = False) -> float:
     start = time.perf_counter()
     page.goto(url)
     try:
-        wait_charts(page, charts, timeout_ms=240_000)
+        wait_charts(page, charts, timeout_ms=BROWSER_DEADLINE_MS)
         if heatmap:
-            page.wait_for_selector(HEATMAP, state="attached", timeout=60_000)
+            page.wait_for_selector(HEATMAP, state="attached", timeout=BROWSER_DEADLINE_MS)
     except Exception as err:  # Playwright's timeout: say which page, and keep a picture of it
         SCREENSHOTS.mkdir(exist_ok=True)
         page.screenshot(path=SCREENSHOTS / "cloud-failed.png")

@@ -15,6 +15,7 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
+from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import StreamlitServer, browser, chromium_available
 
 SCREENSHOTS = __import__("pathlib").Path(__file__).parent / "screenshots"
@@ -22,7 +23,7 @@ DEFAULT_SIZE = (1400, 1000)
 
 # expect(...) waits for the element it asserts; a loaded machine (2 cores, a second test run beside
 # this one) can take longer than Playwright's 5 s default to send it
-expect.set_options(timeout=30_000)
+expect.set_options(timeout=BROWSER_DEADLINE_MS)
 
 
 def pytest_collection_modifyitems(items):

@@ -22,6 +22,8 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
+from tests.deadline import BROWSER_DEADLINE_MS
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -332,24 +334,24 @@ async def async_browser() -> AsyncIterator[object]:
             await b.close()
 
 
-def wait_idle(page, timeout_ms: float = 60_000) -> None:
+def wait_idle(page, timeout_ms: float = BROWSER_DEADLINE_MS) -> None:
     """Wait until Streamlit has finished running the script and drawn the page."""
     page.wait_for_selector(APP_IDLE, timeout=timeout_ms)
 
 
-def wait_charts(page, n: int, timeout_ms: float = 60_000) -> None:
+def wait_charts(page, n: int, timeout_ms: float = BROWSER_DEADLINE_MS) -> None:
     """Wait until the script has finished and at least `n` Plotly charts are drawn."""
     page.wait_for_function(CHARTS_DRAWN_JS, arg=n, timeout=timeout_ms, polling="raf")
 
 
-def wait_settled(page, n: int = 0, timeout_ms: float = 60_000, frames: int = 2) -> None:
+def wait_settled(page, n: int = 0, timeout_ms: float = BROWSER_DEADLINE_MS, frames: int = 2) -> None:
     """Wait until the script has finished, at least `n` Plotly charts are drawn, the fonts have loaded
     and nothing on the page has moved for `frames` animation frames (SETTLED_JS): the moment to
     measure the layout (cut labels, a chart's bottom) or take a screenshot."""
     page.wait_for_function(SETTLED_JS, arg=[n, frames, next(_WAITS)], timeout=timeout_ms, polling="raf")
 
 
-def wait_still(page, locator, timeout_ms: float = 30_000, frames: int = 2) -> None:
+def wait_still(page, locator, timeout_ms: float = BROWSER_DEADLINE_MS, frames: int = 2) -> None:
     """Wait until the element has not moved for `frames` animation frames (STILL_JS)."""
     handle = locator.element_handle(timeout=timeout_ms)
     page.wait_for_function(STILL_JS, arg=[handle, frames, next(_WAITS)], timeout=timeout_ms, polling="raf")
@@ -361,7 +363,7 @@ def watch_scrolls(page) -> None:
     page.evaluate(WATCH_SCROLLS_JS)
 
 
-def wait_scrolled_to(page, locator, timeout_ms: float = 30_000, frames: int = 2) -> None:
+def wait_scrolled_to(page, locator, timeout_ms: float = BROWSER_DEADLINE_MS, frames: int = 2) -> None:
     """Wait until the page has scrolled the element (an element with an id) into view since
     `watch_scrolls` and the scrolling has stopped (SCROLLED_TO_JS)."""
     handle = locator.element_handle(timeout=timeout_ms)
@@ -370,7 +372,7 @@ def wait_scrolled_to(page, locator, timeout_ms: float = 30_000, frames: int = 2)
     )
 
 
-def images_settled(frame, timeout_ms: float = 30_000) -> None:
+def images_settled(frame, timeout_ms: float = BROWSER_DEADLINE_MS) -> None:
     """Wait until every image of the frame (a page's or an iframe's) has loaded or failed and the
     events that follow have been dispatched (IMAGES_DONE_JS, TASKS_DONE_JS). Polled at an interval
     rather than each animation frame: a hidden frame draws no frames."""
@@ -381,7 +383,7 @@ def images_settled(frame, timeout_ms: float = 30_000) -> None:
 # ---- acting on a page: the only way a browser test presses a key or clicks (tests/test_house.py) ----
 
 
-def wait_listening(page, timeout_ms: float = 60_000) -> None:
+def wait_listening(page, timeout_ms: float = BROWSER_DEADLINE_MS) -> None:
     """Wait until the page is idle and listening: the script has finished and the browser has drawn
     its result and bound what it binds (a button's shortcut is bound in an effect after the render).
     A key pressed before that has nothing to hear it, on a slow machine more often than a fast one."""
@@ -389,7 +391,7 @@ def wait_listening(page, timeout_ms: float = 60_000) -> None:
     page.evaluate(EFFECTS_FLUSHED_JS)
 
 
-def press(page, key: str, effect: Callable[[], T], *, on=None, timeout_ms: float = 60_000) -> T:
+def press(page, key: str, effect: Callable[[], T], *, on=None, timeout_ms: float = BROWSER_DEADLINE_MS) -> T:
     """Press `key` once the page is listening (on the locator `on`, else on the page), then wait
     for and return `effect()`: the change the key should make (a URL, a heading, an assertion)."""
     wait_listening(page, timeout_ms)
@@ -397,7 +399,9 @@ def press(page, key: str, effect: Callable[[], T], *, on=None, timeout_ms: float
     return effect()
 
 
-def click(page, target, effect: Callable[[], T], *, live: bool = False, timeout_ms: float = 60_000) -> T:
+def click(
+    page, target, effect: Callable[[], T], *, live: bool = False, timeout_ms: float = BROWSER_DEADLINE_MS
+) -> T:
     """Click `target` (a locator, or an (x, y) point of the page, for a Plotly cell) once the page is
     listening, then wait for and return `effect()`. live=True: the page reruns by itself (a run
     training live) and may never be idle; a click during a run counts, so it waits for the target
@@ -415,7 +419,9 @@ def click(page, target, effect: Callable[[], T], *, live: bool = False, timeout_
     return effect()
 
 
-def press_while_running(page, key: str, effect: Callable[[], T], *, timeout_ms: float = 60_000) -> T:
+def press_while_running(
+    page, key: str, effect: Callable[[], T], *, timeout_ms: float = BROWSER_DEADLINE_MS
+) -> T:
     """Press `key` while the script runs (the clicker's second press during the rerun its first one
     started), then wait for and return `effect()`. Fails if the run ended before the key went in,
     since the test would then prove nothing about a press during a rerun."""
@@ -436,7 +442,7 @@ def send_text(page, box, text: str, *, key: str = "Control+Enter", param: str = 
         lambda: page.wait_for_function(
             "([n, t]) => new URLSearchParams(location.search).get(n) === t",
             arg=[param, text],
-            timeout=60_000,
+            timeout=BROWSER_DEADLINE_MS,
         ),
         on=box,
     )

@@ -15,6 +15,7 @@ import urllib.parse
 import pytest
 from playwright.sync_api import expect
 
+from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import StreamlitServer, click, send_text, wait_charts, wait_settled, wait_still
 from tests.e2e.test_injection import SENTENCES, assert_nothing_ran, text_param
 from tests.e2e.test_layout import CUT_TEXT_JS
@@ -32,7 +33,9 @@ def atlas_server(tmp_path_factory):
 
 def open_atlas(page, server, query: str = "") -> None:
     page.goto(f"{server.url}/atlas{query}")
-    wait_charts(page, 1, 600_000)  # the first visit computes the atlas: minutes on a loaded machine
+    wait_charts(
+        page, 1, BROWSER_DEADLINE_MS
+    )  # the first visit computes the atlas: minutes on a loaded machine
 
 
 def test_atlas_renders_grid_and_table(page, atlas_server, screenshot_dir):
@@ -56,7 +59,7 @@ def test_click_on_a_cell_opens_that_head_on_explore(page, atlas_server):
     click(
         page,
         (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2),
-        lambda: link.wait_for(timeout=60_000),
+        lambda: link.wait_for(timeout=BROWSER_DEADLINE_MS),
     )
     href = link.get_attribute("href")
     query = urllib.parse.parse_qs(urllib.parse.urlparse(href).query)
@@ -65,7 +68,7 @@ def test_click_on_a_cell_opens_that_head_on_explore(page, atlas_server):
         click(page, link, lambda: None)  # the new tab is the effect
     explore = opened.value
     explore.wait_for_load_state()
-    wait_charts(explore, 1, 120_000)
+    wait_charts(explore, 1, BROWSER_DEADLINE_MS)
     title = explore.locator(".js-plotly-plot .gtitle").first
     expect(title).to_have_text(re.compile(f"^Layer {layer + 1}, head {head + 1}"))
     explore.close()
@@ -77,7 +80,7 @@ def test_table_link_opens_that_head_on_explore(sized_page, atlas_server):
     open_atlas(page, atlas_server)
     # the grid has drawn its rows once its accessible copy holds them: the third row's link cell
     table = page.locator("[data-testid='stDataFrame']")
-    table.locator("[data-testid='glide-cell-3-2']").wait_for(state="attached", timeout=60_000)
+    table.locator("[data-testid='glide-cell-3-2']").wait_for(state="attached", timeout=BROWSER_DEADLINE_MS)
     wait_still(page, table)
     box = table.bounding_box()
     # the link column comes fourth, after layer (52 px), head (52 px) and role (118 px); rows 35 px
@@ -89,7 +92,7 @@ def test_table_link_opens_that_head_on_explore(sized_page, atlas_server):
     explore.wait_for_load_state()
     query = urllib.parse.parse_qs(urllib.parse.urlparse(explore.url).query)
     assert query["layer"] == ["0"] and query["head"] == ["2"] and query["model"] == ["bundled"]
-    wait_charts(explore, 1, 120_000)
+    wait_charts(explore, 1, BROWSER_DEADLINE_MS)
     expect(explore.locator(".js-plotly-plot .gtitle").first).to_have_text(re.compile("^Layer 1, head 3"))
     explore.close()
 
@@ -114,7 +117,9 @@ def test_payloads_in_the_link_do_not_run(page, atlas_server, group):
     open_atlas(page, atlas_server, "?" + query)
     assert_nothing_ran(page)
     # polled: the chart can be drawn a moment before the text area shows its value (a CI run saw '')
-    expect(page.locator("[data-testid='stTextArea'] textarea")).to_have_value(payload, timeout=15_000)
+    expect(page.locator("[data-testid='stTextArea'] textarea")).to_have_value(
+        payload, timeout=BROWSER_DEADLINE_MS
+    )
     expect(page.get_by_text("The link asks for an unknown", exact=False)).to_have_count(1)  # its `stat`
 
 

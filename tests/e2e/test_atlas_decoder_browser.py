@@ -11,6 +11,7 @@ import urllib.parse
 import pytest
 from playwright.sync_api import expect
 
+from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import StreamlitServer, click, wait_charts, wait_settled
 from tests.e2e.test_layout import CUT_TEXT_JS
 from tests.role_gpt2 import make_role_gpt2
@@ -36,7 +37,7 @@ def decoder_server(tmp_path_factory):
 def open_atlas(page, server, **params: str) -> None:
     query = urllib.parse.urlencode({"model": server.model, **params})
     page.goto(f"{server.url}/atlas?{query}")
-    wait_charts(page, 1, 180_000)  # the first visit measures the atlas
+    wait_charts(page, 1, BROWSER_DEADLINE_MS)  # the first visit measures the atlas
     wait_settled(page, 1)
 
 

@@ -11,6 +11,7 @@ from urllib.parse import quote
 import pytest
 from playwright.sync_api import expect
 
+from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import click, wait_settled
 from tests.e2e.test_layout import CUT_TEXT_JS
 from tests.e2e.test_pages_browser import assert_clean, screenshot_whole_page, wait_all_drawn
@@ -63,7 +64,9 @@ def test_ablation_view_draws_uncut(sized_page, app_server, name, size, extra):
             has_text="Heads switched off together"
         )
         click(  # the switch has rerun
-            page, switch, lambda: page.wait_for_function(BARS_SHOWN_JS, timeout=60_000, polling="raf")
+            page,
+            switch,
+            lambda: page.wait_for_function(BARS_SHOWN_JS, timeout=BROWSER_DEADLINE_MS, polling="raf"),
         )
         wait_all_drawn(page, 1)
         wait_settled(page, 1)

@@ -9,6 +9,7 @@ import urllib.parse
 
 import pytest
 
+from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import wait_charts
 from tests.e2e.test_injection import PAYLOADS, SENTENCES, assert_nothing_ran, text_param
 
@@ -30,6 +31,6 @@ CASES = [(view, list(SENTENCES)[n % len(SENTENCES)]) for n, view in enumerate(VI
 def test_behaviour_views_from_a_link(page, app_server, view, group):
     params = {"text": SENTENCES[group], **view, "focus": PAYLOADS[next(iter(PAYLOADS))]}
     page.goto(f"{app_server.url}/explore?" + urllib.parse.urlencode(params))
-    wait_charts(page, 1, 180_000)
+    wait_charts(page, 1, BROWSER_DEADLINE_MS)
     assert_nothing_ran(page)
     assert text_param(page) == SENTENCES[group]

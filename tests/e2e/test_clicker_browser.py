@@ -16,6 +16,7 @@ from urllib.parse import quote
 import pytest
 from playwright.sync_api import expect
 
+from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import ROOT, StreamlitServer, press, press_while_running
 from tests.e2e.test_pages_browser import assert_clean, wait_all_drawn
 from tests.tiny_gpt2 import make_tiny_gpt2
@@ -54,12 +55,14 @@ def test_a_key_pressed_during_a_rerun_counts(sized_page, slow_server):
     wait_all_drawn(page, 1)
     # step 3 -> 4 starts a two-second rerun; the second PageDown goes in during it: 4 -> causal mask
     press(page, "PageDown", lambda: None)
-    press_while_running(page, "PageDown", lambda: page.wait_for_url("**step=mask**", timeout=60_000))
+    press_while_running(
+        page, "PageDown", lambda: page.wait_for_url("**step=mask**", timeout=BROWSER_DEADLINE_MS)
+    )
     expect(page.get_by_role("heading", name="Causal mask")).to_have_count(1)
     wait_all_drawn(page, 3)
     assert "step=mask" in page.url  # and it stays there: the second press did not go on past it
     # and back: two PageUps, the second during the rerun of the first, from the mask to step 3
     press(page, "PageUp", lambda: None)
-    press_while_running(page, "PageUp", lambda: page.wait_for_url("**step=3**", timeout=60_000))
+    press_while_running(page, "PageUp", lambda: page.wait_for_url("**step=3**", timeout=BROWSER_DEADLINE_MS))
     expect(page.get_by_role("heading", name="Step 3 ·")).to_have_count(1)
     assert_clean(page)

@@ -10,6 +10,7 @@ import urllib.parse
 import pytest
 from playwright.sync_api import expect
 
+from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import click, send_text, wait_charts, wait_settled, wait_still
 from tests.e2e.test_injection import SENTENCES, assert_nothing_ran, strip_repeat
 from tests.e2e.test_layout import CUT_TEXT_JS
@@ -49,17 +50,17 @@ HEAD_TITLES_JS = """([test, arg]) => {
 
 def wait_title(page, text: str) -> None:
     """Wait until every head map's title names `text` ("layer 3, head 4")."""
-    page.wait_for_function(HEAD_TITLES_JS, arg=["names", text], timeout=60_000, polling="raf")
+    page.wait_for_function(HEAD_TITLES_JS, arg=["names", text], timeout=BROWSER_DEADLINE_MS, polling="raf")
 
 
 def wait_moved(page, text: str) -> None:
     """Wait until the head maps have left `text` for one other head, all three of them."""
-    page.wait_for_function(HEAD_TITLES_JS, arg=["moved", text], timeout=60_000, polling="raf")
+    page.wait_for_function(HEAD_TITLES_JS, arg=["moved", text], timeout=BROWSER_DEADLINE_MS, polling="raf")
 
 
 def test_renders_both_heads_and_the_difference(page, app_server, screenshot_dir):
     page.goto(f"{app_server.url}/compare")
-    wait_charts(page, ALL_CHARTS, 120_000)
+    wait_charts(page, ALL_CHARTS, BROWSER_DEADLINE_MS)
     shown = titles(page)
     assert shown[0].startswith("Sentence 1 · layer") and shown[1].startswith("Sentence 2 · layer")
     assert "sentence 2 − sentence 1" in shown[2]
@@ -71,7 +72,7 @@ def test_renders_both_heads_and_the_difference(page, app_server, screenshot_dir)
 
 def test_ranking_opens_a_head(page, app_server):
     page.goto(f"{app_server.url}/compare?layer=0&head=0")
-    wait_charts(page, ALL_CHARTS, 120_000)
+    wait_charts(page, ALL_CHARTS, BROWSER_DEADLINE_MS)
     assert "layer 1, head 1" in titles(page)[0]
     button = page.locator("[class*='st-key-compare_top_2'] button")
     label = button.inner_text()  # "Layer 3, head 4: 0.12"
@@ -82,7 +83,7 @@ def test_ranking_opens_a_head(page, app_server):
     # a row of the table: its selection box, in the first column of the grid (a canvas), once the
     # grid has drawn its rows (its accessible copy holds the 4th) and stands still
     grid = page.locator("[data-testid='stDataFrame']").first
-    grid.locator("tbody tr").nth(3).wait_for(state="attached", timeout=60_000)
+    grid.locator("tbody tr").nth(3).wait_for(state="attached", timeout=BROWSER_DEADLINE_MS)
     grid.scroll_into_view_if_needed()
     wait_still(page, grid)
     box = grid.bounding_box()
@@ -111,7 +112,7 @@ def own_page(shared_tab, app_server):
 
     def setup(page):
         page.goto(f"{app_server.url}/compare?preset=own&text=warm&text2=cold")
-        wait_charts(page, 3, 120_000)
+        wait_charts(page, 3, BROWSER_DEADLINE_MS)
 
     return shared_tab.kept("compare-own", (1400, 1000), setup)
 
@@ -132,7 +133,7 @@ def test_payloads_in_the_link_do_not_run(page, app_server, group):
     payload = SENTENCES[group]
     query = urllib.parse.urlencode({"text": payload, "text2": payload + " again", "focus": payload[:40]})
     page.goto(f"{app_server.url}/compare?{query}")
-    wait_charts(page, 2, 120_000)
+    wait_charts(page, 2, BROWSER_DEADLINE_MS)
     assert_nothing_ran(page)
     expect(page.get_by_label("Sentence 1", exact=True)).to_have_value(payload)
 
@@ -147,7 +148,7 @@ def test_no_label_is_cut(sized_page, app_server, size):
     found = []
     for path in PATHS:
         page.goto(app_server.url + path)
-        wait_charts(page, 1, 120_000)
+        wait_charts(page, 1, BROWSER_DEADLINE_MS)
         wait_settled(page, 1)  # Plotly's layout done, the fonts in: the labels at their final width
         found += [f"{path} at {size[0]}x{size[1]}: {text!r}" for text in page.evaluate(CUT_TEXT_JS)]
     assert not found, "cut or ellipsised text:\n" + "\n".join(found)

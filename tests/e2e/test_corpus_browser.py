@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 import pytest
 from playwright.sync_api import expect
 
+from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import click, wait_settled
 from tests.e2e.test_layout import CUT_TEXT_JS
 from tests.e2e.test_pages_browser import assert_clean, screenshot_whole_page, wait_all_drawn
@@ -48,7 +49,7 @@ def test_nearest_corpus_words(sized_page, app_server, name, size, extra):
     if extra:  # a projector shows one part at a time: the sentence's map and row first
         assert items.count() == 0
         part = page.locator('[data-testid="stButtonGroup"] button').filter(has_text="Nearest in the corpus")
-        click(page, part, lambda: items.first.wait_for(timeout=60_000))
+        click(page, part, lambda: items.first.wait_for(timeout=BROWSER_DEADLINE_MS))
         expect(items).to_have_count(10)
         wait_settled(page)  # the list laid out, where the measure below finds it
         assert (
@@ -85,7 +86,7 @@ def test_query_key_space(sized_page, app_server, name, size, extra):
     point = page.locator(".js-plotly-plot .scatterlayer .trace").nth(1).locator("path.point").first
     point.hover(force=True)
     hover = page.locator(".js-plotly-plot .hoverlayer")
-    hover.locator("text").first.wait_for(timeout=10_000)
+    hover.locator("text").first.wait_for(timeout=BROWSER_DEADLINE_MS)
     said = hover.text_content()
     assert re.search(r" · (key|query)\S", said) and len(said) > 20, said
     SHOTS.mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 import pytest
 from playwright.sync_api import expect
 
+from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import click, wait_charts, wait_settled
 from tests.e2e.test_cost_browser import OVERFLOW_JS
 from tests.e2e.test_layout import CUT_TEXT_JS
@@ -46,8 +47,8 @@ def open_part(page, url: str, n_charts: int) -> None:
     page.goto(url)
     button = page.get_by_role("button", name=MEASURE)
     chart = page.locator(".js-plotly-plot").nth(n_charts - 1)
-    expect(button.or_(chart)).to_be_visible(timeout=240_000)
-    drawn = partial(wait_charts, page, n_charts, 240_000)
+    expect(button.or_(chart)).to_be_visible(timeout=BROWSER_DEADLINE_MS)
+    drawn = partial(wait_charts, page, n_charts, BROWSER_DEADLINE_MS)
     if button.is_visible():
         click(page, button, drawn)
     else:

@@ -15,6 +15,7 @@ import pytest
 from playwright.sync_api import expect
 
 from dashboard.decks.model import builtin_deck
+from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import click, press, wait_idle, wait_listening, wait_settled
 from tests.e2e.test_injection import SENTENCES, assert_nothing_ran
 from tests.e2e.test_pages_browser import assert_clean
@@ -48,31 +49,33 @@ def test_a_clicker_walks_the_attention_deck_and_nothing_is_cut(sized_page, app_s
     page = sized_page((1920, 1080))
     page.goto(f"{app_server.url}/?deck=attention")
     for k, slide in enumerate(deck.slides, 1):
-        expect(page.get_by_text(f"Slide {k} of {n}")).to_have_count(1, timeout=240_000)
+        expect(page.get_by_text(f"Slide {k} of {n}")).to_have_count(1, timeout=BROWSER_DEADLINE_MS)
         page.wait_for_url(f"**/{slide.page}?deck=attention&slide={k}&present=1**")
-        wait_idle(page, 240_000)
-        wait_settled(page, 1, 240_000)
+        wait_idle(page, BROWSER_DEADLINE_MS)
+        wait_settled(page, 1, BROWSER_DEADLINE_MS)
         expect(page.locator(".st-key-deck_bar").get_by_text(slide.title, exact=False)).to_be_in_viewport()
         assert_nothing_cut(page, k)
         assert_clean(page)
         page.screenshot(path=SHOTS / f"deck-attention-{k:02d}.png")
         if k < n:
             moved = expect(page.get_by_text(f"Slide {k + 1} of {n}"))
-            press(page, "PageDown", partial(moved.to_have_count, 1, timeout=240_000))
+            press(page, "PageDown", partial(moved.to_have_count, 1, timeout=BROWSER_DEADLINE_MS))
     press(page, "PageDown", lambda: wait_listening(page))  # past the last slide: nothing moves
     expect(page.get_by_text(f"Slide {n} of {n}")).to_have_count(1)
     assert f"slide={n}&present=1" in page.url, page.url
     press(
         page,
         "PageUp",
-        lambda: expect(page.get_by_text(f"Slide {n - 1} of {n}")).to_have_count(1, timeout=120_000),
+        lambda: expect(page.get_by_text(f"Slide {n - 1} of {n}")).to_have_count(
+            1, timeout=BROWSER_DEADLINE_MS
+        ),
     )
     assert_clean(page)
 
 
 def test_build_save_reopen_and_share_a_deck(page, app_server, tmp_path):
     page.goto(f"{app_server.url}/learn?step=5")
-    wait_settled(page, 1, 120_000)
+    wait_settled(page, 1, BROWSER_DEADLINE_MS)
     click(
         page,
         page.get_by_role("button", name="Add this view to my deck"),
@@ -112,11 +115,11 @@ def test_build_save_reopen_and_share_a_deck(page, app_server, tmp_path):
         lambda: expect(page.get_by_text("Your deck is empty")).to_have_count(1),
     )
     page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(saved)
-    expect(page.get_by_text("Opened “Monday”: 1 slide.")).to_have_count(1, timeout=60_000)
+    expect(page.get_by_text("Opened “Monday”: 1 slide.")).to_have_count(1, timeout=BROWSER_DEADLINE_MS)
     link = page.get_by_text("?deck=1.").inner_text()
     page.goto(link)
-    expect(page.get_by_text("Monday · Slide 1 of 1")).to_have_count(1, timeout=60_000)
-    wait_settled(page, 1, 120_000)
+    expect(page.get_by_text("Monday · Slide 1 of 1")).to_have_count(1, timeout=BROWSER_DEADLINE_MS)
+    wait_settled(page, 1, BROWSER_DEADLINE_MS)
     expect(page.get_by_text(payload[:40], exact=False).first).to_be_visible()  # as text
     assert_nothing_ran(page)
     assert_clean(page)

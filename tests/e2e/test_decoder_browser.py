@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 import pytest
 from playwright.sync_api import expect
 
+from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import press, send_text, wait_charts, wait_settled
 from tests.e2e.test_cost_browser import OVERFLOW_JS
 from tests.e2e.test_injection import SENTENCES, assert_nothing_ran
@@ -43,7 +44,7 @@ def test_each_view_draws_at_1280(sized_page, app_server, gpt2_dir, view):
     SHOTS.mkdir(exist_ok=True)
     page = sized_page((1280, 800))
     page.goto(_url(app_server, gpt2_dir, view))
-    wait_charts(page, CHARTS[view], 120_000)
+    wait_charts(page, CHARTS[view], BROWSER_DEADLINE_MS)
     wait_settled(page, CHARTS[view])
     assert_clean(page)
     page.screenshot(path=SHOTS / f"decoder-{view}-1280x800.png")
@@ -53,7 +54,7 @@ def test_each_view_draws_at_1280(sized_page, app_server, gpt2_dir, view):
 def test_each_view_fits_a_projector(sized_page, app_server, gpt2_dir, view):
     page = sized_page((1920, 1080))
     page.goto(_url(app_server, gpt2_dir, view, present="1"))
-    wait_charts(page, CHARTS[view], 120_000)
+    wait_charts(page, CHARTS[view], BROWSER_DEADLINE_MS)
     wait_settled(page, CHARTS[view])
     assert page.evaluate(OVERFLOW_JS) <= 0, "the view runs past the bottom of a 1080-pixel screen"
     for chart in page.locator(".js-plotly-plot").all():
@@ -65,13 +66,13 @@ def test_each_view_fits_a_projector(sized_page, app_server, gpt2_dir, view):
 def test_a_clicker_walks_the_generation(sized_page, app_server, gpt2_dir):
     page = sized_page((1920, 1080))
     page.goto(_url(app_server, gpt2_dir, "generate", present="1", step="1"))
-    wait_charts(page, 2, 120_000)
+    wait_charts(page, 2, BROWSER_DEADLINE_MS)
     for key, step in (("ArrowRight", 2), ("PageDown", 3), ("ArrowLeft", 2), ("PageUp", 1)):
         stepped = partial(  # step 1 is the default: the link drops it
             page.wait_for_function,
             "(s) => (new URLSearchParams(location.search).get('step') || '1') === s",
             arg=str(step),
-            timeout=60_000,
+            timeout=BROWSER_DEADLINE_MS,
         )
         press(page, key, stepped)  # once the page listens: a key pressed during a rerun may be lost
         expect(page.get_by_text(f"Step {step} of 8:")).to_have_count(1)
@@ -82,7 +83,7 @@ def test_a_clicker_walks_the_generation(sized_page, app_server, gpt2_dir):
 def test_a_typed_payload_never_runs(sized_page, app_server, gpt2_dir, group):
     page = sized_page((1280, 800))
     page.goto(_url(app_server, gpt2_dir, "generate"))
-    wait_charts(page, 2, 120_000)
+    wait_charts(page, 2, BROWSER_DEADLINE_MS)
     box = page.locator("[data-testid='stTextArea'] textarea")
     send_text(page, box, SENTENCES[group])
     wait_charts(page, 2)

@@ -8,6 +8,7 @@ import urllib.parse
 
 from playwright.sync_api import expect
 
+from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import click, send_text
 from tests.e2e.test_pages_browser import assert_clean, wait_all_drawn
 
@@ -40,7 +41,7 @@ def test_a_typed_sentence_keeps_the_chosen_words(page, app_server, screenshot_di
     wait_all_drawn(page, 2)
     type_sentence(page, NEW_TROPHY)
     wait_all_drawn(page, 2)
-    page.get_by_text("The new text still has").wait_for(timeout=60_000)
+    page.get_by_text("The new text still has").wait_for(timeout=BROWSER_DEADLINE_MS)
     assert query(page)["focus"] == ["it"] and query(page)["target"] == ["trophy"]
     assert picker_text(page, "Focus token").endswith("| it  (#13)")  # not "because" (#12)
     assert picker_text(page, "link it to").endswith("| trophy  (#3)")
@@ -49,7 +50,7 @@ def test_a_typed_sentence_keeps_the_chosen_words(page, app_server, screenshot_di
     assert_clean(page)
     # words the next sentence lacks: back to the defaults, said, and no pair marked in the head view
     type_sentence(page, "A cat sat on a mat.")
-    page.get_by_text("is not a word of the new text").first.wait_for(timeout=60_000)
+    page.get_by_text("is not a word of the new text").first.wait_for(timeout=BROWSER_DEADLINE_MS)
     assert "focus" not in query(page) and "target" not in query(page)
     click(
         page,

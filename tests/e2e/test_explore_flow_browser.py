@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import click, wait_settled
 from tests.e2e.test_layout import CUT_TEXT_JS
 from tests.e2e.test_pages_browser import assert_clean, wait_all_drawn
@@ -70,7 +71,7 @@ def _wait_title(page, js_test: str) -> None:
         " const gd = document.querySelector('.js-plotly-plot');"
         " const t = (gd && gd.layout && gd.layout.title && gd.layout.title.text) || '';"
         f" return {js_test}; }}",
-        timeout=60_000,
+        timeout=BROWSER_DEADLINE_MS,
     )
 
 
@@ -79,12 +80,12 @@ def test_measure_switch_and_rollout_by_click(sized_page, app_server):
     wait_all_drawn(page, 1)
     assert "norms" not in page.evaluate(FIRST_CHART_JS)[0]
     click(page, _option(page, "norms ‖α f(x)‖"), lambda: _wait_title(page, "t.includes('norms')"))
-    page.wait_for_url("**measure=norms**", timeout=30_000)
+    page.wait_for_url("**measure=norms**", timeout=BROWSER_DEADLINE_MS)
     rescale = page.locator(".st-key-explore_rescale label").first
     click(page, rescale, lambda: _wait_title(page, "t.includes('rescaled')"))
-    page.wait_for_url("**rescale=1**", timeout=30_000)
+    page.wait_for_url("**rescale=1**", timeout=BROWSER_DEADLINE_MS)
     click(page, _option(page, "Rollout"), lambda: _wait_title(page, "t.includes('Rollout')"))
     wait_all_drawn(page, 2)
-    page.wait_for_url("**view=rollout**", timeout=30_000)
+    page.wait_for_url("**view=rollout**", timeout=BROWSER_DEADLINE_MS)
     expect(page.get_by_text("heads mix equally")).to_have_count(1)
     assert_clean(page)

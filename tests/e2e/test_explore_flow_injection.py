@@ -11,6 +11,7 @@ from collections import Counter
 import pytest
 from playwright.sync_api import expect
 
+from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import send_text, wait_charts, wait_settled
 from tests.e2e.test_injection import (  # noqa: F401 (wordpiece is a fixture)
     PAYLOADS,
@@ -54,14 +55,14 @@ def test_flow_views_from_a_link(page, app_server, n, group, wordpiece):  # noqa:
     # the focus names a payload itself: not a word of the text, so the page says so, as text
     params = {"text": payload, **extra, "focus": PAYLOADS[next(iter(PAYLOADS))]}
     page.goto(f"{app_server.url}/explore?" + urllib.parse.urlencode(params))
-    wait_charts(page, charts, 120_000)
+    wait_charts(page, charts, BROWSER_DEADLINE_MS)
     assert_nothing_ran(page)
     assert_shows(page, payload, axis, wordpiece, merged="merge" in extra)
 
 
 def test_flow_views_from_the_text_box(page, app_server, wordpiece):  # noqa: F811
     page.goto(f"{app_server.url}/explore?view=rollout&text=warm")
-    wait_charts(page, 2, 120_000)
+    wait_charts(page, 2, BROWSER_DEADLINE_MS)
     box = page.locator("[data-testid='stTextArea'] textarea")
     for payload in SENTENCES.values():
         send_text(page, box, payload)

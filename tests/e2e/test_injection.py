@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import ROOT, images_settled, send_text, wait_charts, wait_settled
 
 PAYLOADS = {
@@ -155,7 +156,7 @@ def explore_page(shared_tab, app_server):
 
     def setup(page):
         page.goto(f"{app_server.url}/explore?view=lines&text=warm")
-        wait_charts(page, 1, 120_000)
+        wait_charts(page, 1, BROWSER_DEADLINE_MS)
 
     return shared_tab.kept("injection-explore", (1400, 1000), setup)
 
@@ -174,7 +175,7 @@ def test_explore_text_box(explore_page, group, wordpiece):
 def test_explore_url(page, app_server, n, group, wordpiece, screenshot_dir):
     view, payload = EXPLORE_VIEWS[n % len(EXPLORE_VIEWS)], SENTENCES[group]
     page.goto(f"{app_server.url}/explore?" + urllib.parse.urlencode({"text": payload, "view": view}))
-    wait_settled(page, CHARTS[view], 120_000)
+    wait_settled(page, CHARTS[view], BROWSER_DEADLINE_MS)
     assert_nothing_ran(page)
     assert_explore_shows(page, payload, view, wordpiece)
     if n == 0:
@@ -208,7 +209,7 @@ def learn_page(shared_tab, app_server):
 
     def setup(page):
         page.goto(f"{app_server.url}/learn")
-        wait_charts(page, 1, 120_000)
+        wait_charts(page, 1, BROWSER_DEADLINE_MS)
 
     return shared_tab.kept("injection-learn", (1400, 1000), setup)
 
@@ -227,7 +228,7 @@ def test_learn_text_box(learn_page, group):
 def test_learn_url(page, app_server, n, group, screenshot_dir):
     payload = SENTENCES[group]
     page.goto(f"{app_server.url}/learn?" + urllib.parse.urlencode({"text": payload}))
-    wait_settled(page, 1, 120_000)
+    wait_settled(page, 1, BROWSER_DEADLINE_MS)
     assert_nothing_ran(page)
     assert_learn_shows(page, payload)
     if n == 0:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import wait_charts, wait_settled
 
 VIEWPORTS = ((1280, 800), (1920, 1080))
@@ -47,7 +48,7 @@ def test_no_label_is_cut(sized_page, app_server, size):
     found = []
     for path in PAGES:
         page.goto(app_server.url + path)
-        wait_charts(page, 1, 120_000)
+        wait_charts(page, 1, BROWSER_DEADLINE_MS)
         wait_settled(page, 1)  # Plotly's layout done, the fonts in: the labels at their final width
         found += [f"{path} at {size[0]}x{size[1]}: {text!r}" for text in page.evaluate(CUT_TEXT_JS)]
     assert not found, "cut or ellipsised text:\n" + "\n".join(found)

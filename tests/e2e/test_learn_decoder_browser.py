@@ -10,6 +10,7 @@ from urllib.parse import quote
 import pytest
 from playwright.sync_api import expect
 
+from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import press, wait_scrolled_to, wait_settled, watch_scrolls
 from tests.e2e.test_pages_browser import assert_clean, wait_all_drawn
 from tests.tiny_gpt2 import make_tiny_gpt2
@@ -58,7 +59,7 @@ def test_the_causal_mask_stop_on_a_projector(sized_page, app_server, decoder_url
     watch_scrolls(page)
     heading = _mask_heading(page)
     # the clicker: from step 4 to the causal mask, pressed once the page listens for it
-    press(page, "PageDown", lambda: heading.wait_for(timeout=60_000))
+    press(page, "PageDown", lambda: heading.wait_for(timeout=BROWSER_DEADLINE_MS))
     wait_all_drawn(page, 3)
     wait_scrolled_to(page, heading)
     wait_settled(page, 3)
@@ -70,6 +71,6 @@ def test_the_causal_mask_stop_on_a_projector(sized_page, app_server, decoder_url
     assert "−∞" in _cell_texts(page, 1) and "0" in _cell_texts(page, 2)
     page.screenshot(path=screenshot_dir / "learn-decoder-mask-present-1920x1080.png")
     # the heading is drawn during the run, the link changes with it: wait for the link, then the heading
-    press(page, "ArrowRight", lambda: page.wait_for_url("**step=5**", timeout=60_000))
-    page.get_by_role("heading", name="Step 5 ·").wait_for(timeout=60_000)
+    press(page, "ArrowRight", lambda: page.wait_for_url("**step=5**", timeout=BROWSER_DEADLINE_MS))
+    page.get_by_role("heading", name="Step 5 ·").wait_for(timeout=BROWSER_DEADLINE_MS)
     assert_clean(page)

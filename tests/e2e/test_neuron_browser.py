@@ -10,6 +10,7 @@ import urllib.parse
 import pytest
 from playwright.sync_api import expect
 
+from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import click, wait_charts, wait_still
 
 PROBLEMS = "[data-testid='stException'], [data-testid='stAlertContentError']"
@@ -35,22 +36,22 @@ def _click_cell(page, row: int, col: int, focus: str, target: str) -> None:
     assert box is not None
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     # Plotly's hover picks the point (its label shows); the click then selects it
-    chart.locator(".hoverlayer .hovertext").first.wait_for(timeout=30_000)
+    chart.locator(".hoverlayer .hovertext").first.wait_for(timeout=BROWSER_DEADLINE_MS)
     click(
         page,
         (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2),
-        lambda: page.wait_for_function(CHOSEN_JS, arg=[focus, target], timeout=60_000),
+        lambda: page.wait_for_function(CHOSEN_JS, arg=[focus, target], timeout=BROWSER_DEADLINE_MS),
     )
 
 
 @pytest.mark.slow
 def test_a_click_on_the_map_opens_that_cells_arithmetic(page, app_server, screenshot_dir):
     page.goto(f"{app_server.url}/explore?view=head")
-    wait_charts(page, 1, 180_000)
+    wait_charts(page, 1, BROWSER_DEADLINE_MS)
     # closed: no charts of its own
     expect(page.get_by_text("Where this weight comes from")).to_have_count(1)
     _click_cell(page, SUITCASE, THE, "suitcase", "the")
-    wait_charts(page, 3, 120_000)  # the map, then q/k and the row of the open section
+    wait_charts(page, 3, BROWSER_DEADLINE_MS)  # the map, then q/k and the row of the open section
     params = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)
     layer, head = int(params["layer"][0]), int(params["head"][0])
     label = f"Where this weight comes from (layer {layer + 1}, head {head + 1}: “suitcase” → “the”)"
@@ -85,9 +86,9 @@ def test_a_click_on_the_map_opens_that_cells_arithmetic(page, app_server, screen
 def test_with_merged_words_a_click_picks_the_words_first_piece(page, app_server):
     # merged: [CLS] the unaffable cat sat . [SEP]; tokens: [CLS] the una ##ffa ##ble cat sat . [SEP]
     page.goto(f"{app_server.url}/explore?view=head&merge=1&text=The+unaffable+cat+sat.")
-    wait_charts(page, 1, 180_000)
+    wait_charts(page, 1, BROWSER_DEADLINE_MS)
     _click_cell(page, 2, 3, "unaffable", "cat")  # row "unaffable", column "cat"
-    wait_charts(page, 3, 120_000)
+    wait_charts(page, 3, BROWSER_DEADLINE_MS)
     for label, shown in (("Query token i", "una  (#3)"), ("Key token j", "cat  (#6)")):
         box = page.locator("[data-testid='stSelectbox']").filter(has_text=label)
         expect(box.locator("input").first).to_have_value(shown)

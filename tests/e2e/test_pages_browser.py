@@ -12,6 +12,7 @@ import urllib.parse
 import pytest
 from playwright.sync_api import expect
 
+from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import COUNT_DRAWN_JS, click, wait_charts, wait_settled
 
 PROBLEMS = "[data-testid='stException'], [data-testid='stAlertContentError']"
@@ -27,7 +28,7 @@ ALL_DRAWN = """(n) => {
 
 
 def wait_all_drawn(page, n: int) -> None:
-    page.wait_for_function(ALL_DRAWN, arg=n, timeout=120_000, polling="raf")
+    page.wait_for_function(ALL_DRAWN, arg=n, timeout=BROWSER_DEADLINE_MS, polling="raf")
 
 
 def screenshot_whole_page(page, path) -> None:
@@ -73,7 +74,7 @@ def test_learn_next_button_moves_one_step(page, app_server):
         page,
         page.get_by_role("button", name="Next: 2 · Q, K, V").first,
         lambda: page.get_by_role("heading", name="Step 2 · Queries, keys and values").wait_for(
-            timeout=60_000
+            timeout=BROWSER_DEADLINE_MS
         ),
     )
     wait_all_drawn(page, 3)
@@ -102,7 +103,7 @@ def test_explore_page_draws(page, app_server, screenshot_dir, view):
 
 def test_model_view_click_opens_that_head(page, app_server):
     page.goto(f"{app_server.url}/explore?view=model&text=The+cat+sat+on+the+mat.&layer=0&head=0")
-    wait_charts(page, 1, 120_000)
+    wait_charts(page, 1, BROWSER_DEADLINE_MS)
     layer, head, n_heads = 2, 4, 12  # 0-based
     # the invisible hover/click points, one per head in layer-major order
     point = page.locator(".js-plotly-plot .scatterlayer .point").nth(layer * n_heads + head)
@@ -115,7 +116,7 @@ def test_model_view_click_opens_that_head(page, app_server):
             "() => { const q = new URLSearchParams(location.search);"
             f" return q.get('view') === 'head' && q.get('layer') === '{layer}'"
             f" && q.get('head') === '{head}'; }}",
-            timeout=60_000,
+            timeout=BROWSER_DEADLINE_MS,
         ),
     )
     wait_charts(page, 1)

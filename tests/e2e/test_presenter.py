@@ -9,6 +9,7 @@ from functools import partial
 import pytest
 from playwright.sync_api import expect
 
+from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import click, press, wait_scrolled_to, wait_settled, watch_scrolls
 from tests.e2e.test_pages_browser import assert_clean, wait_all_drawn
 
@@ -34,14 +35,18 @@ def test_keys_step_the_lesson_and_each_chart_is_in_view(big_page, app_server):
     for n, key in ((2, "ArrowRight"), (3, "PageDown"), (4, "ArrowRight"), (5, "PageDown"), (6, "ArrowRight")):
         watch_scrolls(page)
         heading = page.get_by_role("heading", name=f"Step {n} ·")
-        press(page, key, partial(heading.wait_for, timeout=60_000))
+        press(page, key, partial(heading.wait_for, timeout=BROWSER_DEADLINE_MS))
         wait_all_drawn(page, 1)
         wait_scrolled_to(page, heading)  # the page has scrolled to the new step, and stopped
         wait_settled(page, 1)
         assert f"step={n}" in page.url
         assert heading.bounding_box()["y"] >= 0
         _first_chart_in_view(page)
-    press(page, "PageUp", lambda: page.get_by_role("heading", name="Step 5 ·").wait_for(timeout=60_000))
+    press(
+        page,
+        "PageUp",
+        lambda: page.get_by_role("heading", name="Step 5 ·").wait_for(timeout=BROWSER_DEADLINE_MS),
+    )
     assert "present=1" in page.url
     assert_clean(page)
 
@@ -72,8 +77,8 @@ def test_explore_keys_step_heads_and_the_chart_stays_in_view(big_page, app_serve
     expect(summary).to_be_visible()
     expect(page.get_by_text("Layer (1–").first).to_be_hidden()  # folded away
     for key, head in (("ArrowRight", 1), ("PageDown", 2), ("ArrowLeft", 1), ("PageUp", 0)):
-        press(page, key, partial(page.wait_for_url, f"**head={head}**", timeout=60_000))
+        press(page, key, partial(page.wait_for_url, f"**head={head}**", timeout=BROWSER_DEADLINE_MS))
         wait_all_drawn(page, 1)
-        page.get_by_text(f"Layer 1, head {head + 1}").first.wait_for(timeout=60_000)
+        page.get_by_text(f"Layer 1, head {head + 1}").first.wait_for(timeout=BROWSER_DEADLINE_MS)
         _first_chart_in_view(page)
     assert_clean(page)

@@ -17,6 +17,7 @@ import pytest
 from playwright.sync_api import expect
 
 from core.train.trainer import Trainer, TrainSettings
+from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import ROOT, StreamlitServer, click, press, wait_charts, wait_settled
 from tests.e2e.test_cost_browser import OVERFLOW_JS
 from tests.e2e.test_pages_browser import assert_clean
@@ -78,12 +79,12 @@ def test_the_live_charts_update_while_training(sized_page, train_server):
     page = sized_page((1280, 800))
     page.goto(f"{train_server.url}/train?run=own&steps=5000")
     expect(page.get_by_text("Press Start")).to_have_count(1)
-    click(page, page.get_by_role("button", name="Start"), lambda: wait_charts(page, 2, 60_000))
+    click(page, page.get_by_role("button", name="Start"), lambda: wait_charts(page, 2, BROWSER_DEADLINE_MS))
     # while it trains, the status and the curve move on, twice: live, not once at the end. How
     # often they move is a speed, measured in bench/train_live.py, never asserted here.
     seen = [(_step(page), page.evaluate(CURVE_POINTS_JS))]
     for _ in range(2):
-        page.wait_for_function(ADVANCED_JS, arg=list(seen[-1]), timeout=120_000, polling=100)
+        page.wait_for_function(ADVANCED_JS, arg=list(seen[-1]), timeout=BROWSER_DEADLINE_MS, polling=100)
         seen.append((_step(page), page.evaluate(CURVE_POINTS_JS)))
     steps, points = zip(*seen, strict=True)
     assert list(steps) == sorted(set(steps)) and list(points) == sorted(set(points)), seen
@@ -100,7 +101,7 @@ def test_the_live_charts_update_while_training(sized_page, train_server):
 def test_the_recorded_run_at_1280(sized_page, train_server):
     page = sized_page((1280, 800))
     page.goto(f"{train_server.url}/train?step=50")
-    wait_charts(page, 3, 120_000)
+    wait_charts(page, 3, BROWSER_DEADLINE_MS)
     wait_settled(page, 3)
     expect(page.get_by_text("Recorded", exact=False).first).to_be_visible()
     assert_clean(page)
@@ -110,14 +111,14 @@ def test_the_recorded_run_at_1280(sized_page, train_server):
 def test_a_clicker_walks_the_snapshots_on_a_projector(sized_page, train_server):
     page = sized_page((1920, 1080))
     page.goto(f"{train_server.url}/train?present=1&step=50")
-    wait_charts(page, 2, 120_000)
+    wait_charts(page, 2, BROWSER_DEADLINE_MS)
     wait_settled(page, 2)
     overflow = page.evaluate(OVERFLOW_JS)
     page.screenshot(path=SHOTS / "train-presenter-1920x1080.png")
     for chart in page.locator(".js-plotly-plot").all()[:2]:
         expect(chart).to_be_in_viewport(ratio=0.95)
     for key, step in (("ArrowRight", 60), ("PageDown", 70), ("ArrowLeft", 60), ("PageUp", 50)):
-        press(page, key, lambda step=step: page.wait_for_url(f"**step={step}**", timeout=60_000))
+        press(page, key, lambda step=step: page.wait_for_url(f"**step={step}**", timeout=BROWSER_DEADLINE_MS))
         expect(page.get_by_text(f"attention on the probe at step {step}")).to_have_count(1)
     assert overflow <= 0, f"the step's view runs {overflow:.0f} px past 1920x1080"
     assert_clean(page)
@@ -129,16 +130,18 @@ def test_a_finished_run_opens_on_explore(sized_page, train_server):
     click(
         page,
         page.get_by_role("button", name="Start"),
-        lambda: expect(page.get_by_text("What happened, measured")).to_have_count(1, timeout=120_000),
+        lambda: expect(page.get_by_text("What happened, measured")).to_have_count(
+            1, timeout=BROWSER_DEADLINE_MS
+        ),
     )
-    wait_charts(page, 3, 60_000)
+    wait_charts(page, 3, BROWSER_DEADLINE_MS)
     page.screenshot(path=SHOTS / "train-done-1280x800.png", full_page=True)
     with page.context.expect_page() as opened:
         click(page, page.get_by_role("link", name="Open this model on explore"), lambda: None)
     explore = opened.value
     explore.wait_for_load_state()
     assert "view=induction" in explore.url and "attention-explorer-trained" in explore.url
-    wait_charts(explore, 1, 120_000)
+    wait_charts(explore, 1, BROWSER_DEADLINE_MS)
     expect(explore.locator("[data-testid='stException']")).to_have_count(0)
     assert not explore.get_by_text("Could not use the model").count()
     explore.screenshot(path=SHOTS / "train-handoff-explore-1280x800.png")

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import wait_charts, wait_settled
 
 pytestmark = pytest.mark.slow
@@ -23,7 +24,7 @@ def test_the_answer_and_its_chart_reach_the_first_screen(sized_page, app_server)
     SHOTS.mkdir(exist_ok=True)
     page = sized_page((1280, 800))
     page.goto(app_server.url + "/explore?example=trophy-large&view=focus")
-    wait_charts(page, 2, 240_000)
+    wait_charts(page, 2, BROWSER_DEADLINE_MS)
     wait_settled(page, 2)  # laid out: the answer and the chart where they stay
     page.screenshot(path=SHOTS / "walkthrough-find-the-head-1280x800.png")
     answer = page.get_by_text("Find the head:", exact=False).first.bounding_box()
@@ -38,7 +39,7 @@ def test_a_pair_link_on_a_projector_answers_above_the_chart(sized_page, app_serv
     page = sized_page((1920, 1080))
     query = urllib.parse.urlencode({"present": "1", "text": TROPHY, "focus": "it", "target": "trophy"})
     page.goto(f"{app_server.url}/explore?{query}")
-    wait_charts(page, 1, 240_000)
+    wait_charts(page, 1, BROWSER_DEADLINE_MS)
     wait_settled(page, 1)  # laid out: the answer and the chart where they stay
     page.screenshot(path=SHOTS / "walkthrough-pair-link-1920x1080.png")
     answer = page.get_by_text("links them most specifically", exact=False).first
