@@ -27,10 +27,12 @@ def cache_numbers(n_layers: int, n_heads: int, d_head: int, n: int) -> int:
     return 2 * n_layers * n_heads * d_head * n
 
 
-def cache_megabytes(engine, n: int, bytes_per_number: int = 4) -> float:
-    """The loaded decoder's cache at context n, in MB (float32 by default)."""
-    config = engine.config
-    return cache_numbers(engine.n_layers, engine.n_heads, config.d_k, n) * bytes_per_number / 2**20
+def cache_megabytes(engine, n: int, bytes_per_number: int = 4, *, kv_heads: int | None = None) -> float:
+    """The loaded decoder's cache at context n, in MB (float32 by default): its key/value heads
+    (fewer than its query heads under grouped-query attention), or `kv_heads` to price another
+    choice (kv_heads=engine.n_heads: the same model with full multi-head attention)."""
+    heads = engine.kv_heads if kv_heads is None else kv_heads
+    return cache_numbers(engine.n_layers, heads, engine.head_size, n) * bytes_per_number / 2**20
 
 
 def next_token_curves(

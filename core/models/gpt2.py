@@ -146,6 +146,8 @@ class GPT2Numpy(DecoderNumpy):
         self.config, self.tokenizer, self.name = config, tokenizer, name
         self.vocab_size = config.vocab_size
         self.n_layers, self.n_heads = config.n_layer, config.n_head
+        # the width, one head's size, and the key/value heads the cache keeps (every head: no sharing)
+        self.width, self.head_size, self.kv_heads = config.n_embd, config.d_k, config.n_head
         self.max_tokens = config.n_positions
         d = config.n_embd
         self.token_embeddings = take_tensor(tensors, "wte.weight", config.vocab_size, d)  # W_E (V, D)

@@ -122,6 +122,9 @@ class LlamaNumpy(DecoderNumpy):
         super().__init__()
         self.config, self.tokenizer, self.name = config, tokenizer, name
         self.n_layers, self.n_heads = config.num_hidden_layers, config.num_attention_heads
+        # the width, one head's size, and the key/value heads the cache keeps (shared: GQA)
+        self.width, self.head_size = config.hidden_size, config.head_dim
+        self.kv_heads = config.num_key_value_heads
         self.max_tokens, self.vocab_size = config.max_position_embeddings, config.vocab_size
         d = config.hidden_size
         self.token_embeddings = take_tensor(tensors, "embed_tokens.weight", config.vocab_size, d)  # (V, D)

@@ -268,6 +268,13 @@ NEXT_CACHE_LINE = (
     "{n_heads} heads · {d_head} (d_head) · {n:,} positions = **{numbers:,} numbers**, "
     "**{mb} MB** in float32."
 )
+NEXT_CACHE_LINE_GQA = (
+    "The cache holds a key and a value per layer, **key/value** head and position: 2 · {n_layers} "
+    "layers · {kv_heads} key/value heads · {d_head} (d_head) · {n:,} positions = **{numbers:,} "
+    "numbers**, **{mb} MB** in float32. Grouped-query attention: each key/value head serves "
+    "{group} of the {n_heads} query heads. With a key and value for every query head (full "
+    "multi-head attention) it would be **{mb_full} MB**, {group}× as much."
+)
 NEXT_CAPTION = (
     "Measured on the NumPy GPT-2 engine itself (core/cost/generation.py), random token ids: at "
     "each n, the context's cache is built once, then one more token is timed through the cached "

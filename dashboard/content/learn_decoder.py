@@ -35,6 +35,10 @@ NOT_A_DECODER = (
     "{model} is not a decoder: “Your sentence in a real BERT” shows an encoder's layers. Give a GPT-2 "
     "checkpoint here."
 )
+LLAMA_NOT_YET = (
+    "{model} is a Llama-family decoder (RMSNorm, rotary positions, grouped-query attention); this "
+    "walk-through covers GPT-2 blocks so far. The explore page shows its heads and what it predicts"
+)
 HOSTED_NONE = "This public demo offers no decoder yet; run the app on your own machine to load one."
 HOSTED_ONLY = "This public demo loads only the decoders in its picker; showing {model}."
 DECODER_EMPTY = "Type a sentence above, and the decoder will run on it."

@@ -9,7 +9,9 @@ import pytest
 
 from core.cost.generation import cache_megabytes, cache_numbers, next_token_curves
 from core.models.gpt2 import GPT2Numpy
+from core.models.llama import LlamaNumpy
 from tests.tiny_gpt2 import make_tiny_gpt2
+from tests.tiny_llama import make_tiny_llama
 
 
 @pytest.fixture(scope="module")
@@ -24,8 +26,18 @@ def test_cache_size_by_hand_and_as_the_forward_pass_keeps_it(engine):
     assert cache_numbers(12, 12, 64, 1024) == 18_874_368  # gpt2 at its full context: 72 MB in float32
     out = engine.forward(np.arange(10))
     kept = sum(key.size + value.size for key, value in out.cache)
-    assert kept == cache_numbers(engine.n_layers, engine.n_heads, engine.config.d_k, 10)
+    assert kept == cache_numbers(engine.n_layers, engine.n_heads, engine.head_size, 10)
     assert cache_megabytes(engine, 10) == pytest.approx(kept * 4 / 2**20)
+
+
+def test_a_grouped_query_cache_holds_its_key_value_heads_only(tmp_path):
+    """4 query heads sharing 2 key/value heads: the cache the engine keeps is half a full one's."""
+    llama = LlamaNumpy.from_pretrained(make_tiny_llama(tmp_path, layers=2, heads=4, kv_heads=2, width=32))
+    out = llama.forward(np.arange(10))
+    kept = sum(key.size + value.size for key, value in out.cache)
+    assert kept == cache_numbers(2, 2, 8, 10) == 2 * 2 * 2 * 8 * 10
+    assert cache_megabytes(llama, 10) == pytest.approx(kept * 4 / 2**20)
+    assert cache_megabytes(llama, 10, kv_heads=llama.n_heads) == pytest.approx(2 * cache_megabytes(llama, 10))
 
 
 def test_curves_cover_the_contexts_that_fit(engine):

@@ -125,7 +125,7 @@ def _timing_chart(spec, engine, timing: NextTiming, n: int, sizing) -> None:
             model=md(spec.label),
             n_layers=engine.n_layers,
             n_heads=engine.n_heads,
-            d_model=engine.config.n_embd,
+            d_model=engine.width,
         ),
         memory_title=text.NEXT_CACHE_TITLE,
         sizing=sizing,
@@ -151,20 +151,21 @@ def _timing_chart(spec, engine, timing: NextTiming, n: int, sizing) -> None:
 
 def _cache_row(engine, n: int) -> None:
     """The cache's size at the chosen n: the picker, the number, the formula."""
-    d_head = engine.config.d_k
+    d_head, kv_heads = engine.head_size, engine.kv_heads
     pick, number, line = st.columns([1, 1, 3], vertical_alignment="center")
     with pick:
         n = n_ui(engine.max_tokens)
     with number:
         st.metric(text.NEXT_METRIC.format(n=n), f"{megabytes(cache_megabytes(engine, n))} MB")
-    with line:
-        st.markdown(
-            text.NEXT_CACHE_LINE.format(
-                n_layers=engine.n_layers,
-                n_heads=engine.n_heads,
-                d_head=d_head,
-                n=n,
-                numbers=cache_numbers(engine.n_layers, engine.n_heads, d_head, n),
-                mb=megabytes(cache_megabytes(engine, n)),
-            )
+    sizes = {"n_layers": engine.n_layers, "n_heads": engine.n_heads, "d_head": d_head, "n": n}
+    numbers, mb = cache_numbers(engine.n_layers, kv_heads, d_head, n), megabytes(cache_megabytes(engine, n))
+    if kv_heads == engine.n_heads:
+        said = text.NEXT_CACHE_LINE.format(**sizes, numbers=numbers, mb=mb)
+    else:  # grouped-query attention: beside it, what full multi-head attention would hold
+        full = megabytes(cache_megabytes(engine, n, kv_heads=engine.n_heads))
+        group = engine.n_heads // kv_heads
+        said = text.NEXT_CACHE_LINE_GQA.format(
+            **sizes, kv_heads=kv_heads, group=group, numbers=numbers, mb=mb, mb_full=full
         )
+    with line:
+        st.markdown(said)

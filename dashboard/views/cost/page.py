@@ -127,7 +127,7 @@ def _variants(spec, engine, part: str | None, limits: Limits, sizing) -> None:
 
 def _width(engine) -> int:
     """The model's width D (the price is timed at it)."""
-    return engine.config.n_embd if is_decoder(engine) else engine.layer_weights(0).w_q.shape[0]
+    return engine.width if is_decoder(engine) else engine.layer_weights(0).w_q.shape[0]
 
 
 def _measure_first(model_key: str, engine, decoder: bool, limits: Limits) -> NextTiming | None:

@@ -18,6 +18,7 @@ from dataclasses import replace
 import streamlit as st
 
 from core.lesson.trace import LayerTrace
+from core.models.architectures import is_decoder
 from core.models.errors import ModelError, ModelInputError
 from core.models.gpt2 import GPT2Numpy
 from core.models.registry import CURATED_HUB_MODELS, MAX_CHOICE_CHARS, ModelSpec, parse_model_choice
@@ -39,6 +40,7 @@ from dashboard.content.learn_decoder import (
     HOSTED_ONLY,
     HUB_DECODER,
     LAYER_INPUT_TEXT,
+    LLAMA_NOT_YET,
     NOT_A_DECODER,
     OFFLINE,
     OTHER_DECODER,
@@ -246,6 +248,8 @@ def _try_load(model: str, limits: Limits):
         slot.empty()
         LOG.exception("loading the decoder %r failed", model)
         return "error", f"loading failed unexpectedly ({type(err).__name__})"
+    if is_decoder(engine) and not isinstance(engine, GPT2Numpy):  # a Llama: its own stops are to come
+        return "error", LLAMA_NOT_YET.format(model=spec.label)
     if not isinstance(engine, GPT2Numpy):
         return "error", NOT_A_DECODER.format(model=spec.label)
     return spec, engine
