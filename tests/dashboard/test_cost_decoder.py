@@ -158,3 +158,21 @@ def test_a_model_too_short_for_a_curve_says_so(tmp_path, positions, said):
     at = open_page(short)
     assert any(said in m for m in [*messages(at), markdown(at)]), (messages(at), markdown(at))
     assert n_charts(at) == 1 and not at.error  # the price
+
+
+def test_a_grouped_query_model_prices_its_shared_cache_beside_full_multi_head(tmp_path):
+    """A tiny Llama, 4 query heads sharing 2 key/value heads: the cache line counts the 2, and says
+    what 4 would hold."""
+    from core.models.llama import LlamaNumpy
+    from tests.tiny_llama import make_tiny_llama
+
+    folder = make_tiny_llama(tmp_path, layers=2, heads=4, kv_heads=2, width=32, positions=POSITIONS)
+    llama = LlamaNumpy.from_pretrained(folder)
+    at = open_page(folder, n="40")
+    assert not at.error, messages(at)
+    numbers = cache_numbers(2, 2, 8, 40)
+    mb, full = f"{cache_megabytes(llama, 40):.3g}", f"{cache_megabytes(llama, 40, kv_heads=4):.3g}"
+    shown = markdown(at)
+    assert f"2 · 2 layers · 2 key/value heads · 8 (d_head) · 40 positions = **{numbers:,} numbers**" in shown
+    assert "each key/value head serves 2 of the 4 query heads" in shown
+    assert f"it would be **{full} MB**, 2× as much" in shown and mb != full
