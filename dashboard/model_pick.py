@@ -48,7 +48,7 @@ def model_label(key: str) -> str:
     if key == SHIPPED_KEY:
         return "letters GPT-2 · trained here"
     if key == SMOLLM2_KEY:
-        return "SmolLM2-135M · a small LLM, offline"
+        return "SmolLM2-135M · small LLM"
     return f"{key} (Hub)" if key in CURATED_HUB_MODELS else key
 
 
