@@ -124,16 +124,20 @@ def ask(
 def boxes_ui(place: str, sentence: str) -> Probe:
     """The text box and the two continuation boxes, filled for `sentence` when it is new to them."""
     probe = _fill(place, sentence)
-    for k, what, chars in (
-        ("prefix", "text", PREFIX_CHARS),
-        *((k, "continuation", OPTION_CHARS) for k in "ab"),
-    ):
-        if note := clean_widget_text(f"{place}_choice_{k}", chars, what):
-            st.warning(note, icon=":material/content_cut:")
+    if note := clean_widget_text(f"{place}_choice_prefix", PREFIX_CHARS, "text"):
+        st.warning(note, icon=":material/content_cut:")
     st.text_area(text.PREFIX_LABEL, key=f"{place}_choice_prefix", max_chars=PREFIX_CHARS, height=90)
+    option_boxes_ui(place)
+    return probe
+
+
+def option_boxes_ui(place: str) -> None:
+    """The two continuation boxes side by side (their text cleaned before they are drawn)."""
+    for k in "ab":
+        if note := clean_widget_text(f"{place}_choice_{k}", OPTION_CHARS, "continuation"):
+            st.warning(note, icon=":material/content_cut:")
     for col, k, label in zip(st.columns(2), "ab", text.OPTION_LABELS, strict=True):
         col.text_input(label, key=f"{place}_choice_{k}", max_chars=OPTION_CHARS, help=text.OPTION_HELP)
-    return probe
 
 
 def asked(place: str) -> tuple[str, str, str]:
@@ -213,11 +217,7 @@ def pair_ui(place: str, model_key: str, sentences: tuple[str, str]) -> None:
     if ss.get(f"{place}_choice_for") != sentences:
         ss[f"{place}_choice_for"] = sentences
         ss[f"{place}_choice_a"], ss[f"{place}_choice_b"] = probes[0].options
-    for k in "ab":
-        if note := clean_widget_text(f"{place}_choice_{k}", OPTION_CHARS, "continuation"):
-            st.warning(note, icon=":material/content_cut:")
-    for col, k, label in zip(st.columns(2), "ab", text.OPTION_LABELS, strict=True):
-        col.text_input(label, key=f"{place}_choice_{k}", max_chars=OPTION_CHARS, help=text.OPTION_HELP)
+    option_boxes_ui(place)
     kept = all((ss[f"{place}_choice_a"], ss[f"{place}_choice_b"]) == p.options for p in probes)
     answers = []
     for n, (col, probe) in enumerate(zip(st.columns(2), probes, strict=True), start=1):
