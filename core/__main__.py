@@ -12,13 +12,16 @@ with it: each head's effect when ablated, and each token's importance by leave-o
     python -m core choose PREFIX --options " trophy" " suitcase" --model smollm2 [--format json] [--out FILE]
     python -m core train --out DIR [--seed 0] [--steps N] [--layers 2] [--heads 4] [--lr LR]
 
-ablate's JSON: {"model", "engine", "tokens", "effect": [L][H]}, effect = 1 − cos(sentence embedding
-with that head alone ablated, without), the embedding being the mean-pooled last layer, L2-normalised
-(core/measures/ablation.py); CSV: layer,head,effect. attribute's JSON: {"model", "engine", "tokens", "loo":
-[T], "attention": [T], "rollout": [T], "norms": [T], "spearman": {"attention", "rollout", "norms"}}, null at
-[CLS] and [SEP] (core/measures/attribution.py); CSV: index,token,loo,attention,rollout,norms. fill's JSON:
-{"model", "tokens", "masks": [{"index", "predictions": [{"token", "probability"}]}]}, from the model's
-masked-LM head in NumPy (core/models/masked_lm.py); a model without one is an error.
+ablate's JSON: {"model", "engine", "tokens", "effect": [L][H]}, effect being how far the model's output
+moves with that head alone ablated (core/measures/ablation.py): for a BERT 1 − cos of the sentence
+embedding (the mean-pooled last layer, L2-normalised), for a decoder the total variation of its
+next-token probabilities; CSV: layer,head,effect. attribute's JSON: {"model", "engine", "tokens", "loo":
+[T], "attention": [T], "rollout": [T], "norms": [T], "spearman": {"attention", "rollout", "norms"}}, null
+at [CLS] and [SEP] (core/measures/attribution.py; a decoder's attention is read from its last
+position); CSV: index,token,loo,attention,rollout,norms. ablate and attribute run on any model, fill
+on a BERT. fill's JSON: {"model", "tokens", "masks": [{"index", "predictions": [{"token",
+"probability"}]}]}, from the model's masked-LM head in NumPy (core/models/masked_lm.py); a model
+without one is an error.
 
 The decoder commands run a GPT-2 or a Llama such as smollm2 (core/models/decoder.py; tokens decoded
 to text, " Paris" not "ĠParis"). nextword's JSON: {"tokens", "next": [{"token", "prob"}]}, most
@@ -250,10 +253,8 @@ def _behaviour(args) -> tuple[str, object]:
     if args.command == "fill" and not 1 <= args.top <= 100:
         raise UsageError(f"--top must be in 1..100, got {args.top}")
     engine = load_engine(args.engine, args.model)
-    if _is_decoder(engine):
-        raise UsageError(
-            f"{args.command} runs on BERT encoders; for a decoder: nextword, generate, induction"
-        )
+    if args.command == "fill" and _is_decoder(engine):
+        raise UsageError("fill needs a BERT's masked-LM head; a decoder predicts the next word: nextword")
     result = engine.run(args.text)
     if args.command == "fill":
         from core.export import fill_json
