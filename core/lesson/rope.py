@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["rope_tables", "rotate", "rotate_half"]
+__all__ = ["pair_score", "rope_tables", "rotate", "rotate_half"]
 
 
 def rope_tables(positions: np.ndarray, d_head: int, base: float) -> tuple[np.ndarray, np.ndarray]:
@@ -40,3 +40,14 @@ def rotate(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     """x (..., T, d_head) turned by its positions' angles: x cos + rotate_half(x) sin, which is the
     2-D rotation (a cos - b sin, a sin + b cos) in each plane (a, b)."""
     return x * cos + rotate_half(x) * sin
+
+
+def pair_score(q: np.ndarray, k: np.ndarray, query_position: int, key_position: int, base: float) -> float:
+    """One query and one key (d_head,), turned to the given positions, met as attention meets them:
+    their dot product / sqrt(d_head). It depends on key_position - query_position only (the module
+    docstring), which the learn page's RoPE stop shows on a model's own vectors."""
+    d_head = q.shape[-1]
+    cos, sin = rope_tables(np.array([query_position, key_position]), d_head, base)
+    turned_q = rotate(q[None], cos[:1], sin[:1])[0]
+    turned_k = rotate(k[None], cos[1:], sin[1:])[0]
+    return float(turned_q @ turned_k / np.sqrt(d_head))

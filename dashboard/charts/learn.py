@@ -228,3 +228,33 @@ def _panel_title(text: str, x: float) -> dict:
         "showarrow": False,
         "font": {"size": 15},
     }
+
+
+def gap_figure(gaps: np.ndarray, scores: np.ndarray, marked: int, axes: tuple[str, str], height: int = 320):
+    """RoPE's score of one query and one key against the gap between their positions; the gap they
+    have in the text marked with a dot."""
+    line = go.Scatter(
+        x=gaps,
+        y=scores,
+        mode="lines",
+        line={"color": ACTIVATION_COLORS[0], "width": 3},
+        hovertemplate="gap %{x}<br>score %{y:.4f}<extra></extra>",
+        showlegend=False,
+    )
+    at = int(np.flatnonzero(gaps == marked)[0])
+    dot = go.Scatter(
+        x=[marked],
+        y=[scores[at]],
+        mode="markers",
+        marker={"size": 14, "color": ACTIVATION_COLORS[1]},
+        hovertemplate="in your text: gap %{x}<br>score %{y:.4f}<extra></extra>",
+        showlegend=False,
+    )
+    layout = {
+        "xaxis": {"title": {"text": axes[0]}},
+        "yaxis": {"title": {"text": axes[1]}, "zeroline": True},
+        "height": height,
+        "margin": {"l": 10, "r": 10, "t": 20, "b": 10},
+        "font": {"size": 14},
+    }
+    return go.Figure(data=[line, dot], layout=layout)

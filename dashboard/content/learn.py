@@ -23,7 +23,7 @@ MODES = ("sentence", "bert", "gpt2", *EXAMPLES)  # the URL's ?example= is one of
 MODE_LABELS = {
     "sentence": "Your sentence",
     "bert": "Your sentence in a real BERT",
-    "gpt2": "Your sentence in a real GPT-2",
+    "gpt2": "Your sentence in a real decoder (GPT-2, SmolLM2)",
     "cat-mat": "Worked example: “The cat sat on the mat”",
     "i-love-nlp": "Worked example: “I love NLP”",
 }
@@ -62,6 +62,11 @@ STEP_VIEW_LABELS = {
     "ln": "LayerNorm first",
     "mask": "Causal mask",
     "mlp": "MLP (GELU)",
+    # a Llama's (dashboard/content/learn_llama.py: LLAMA_VIEWS)
+    "rmsnorm": "RMSNorm first",
+    "rope": "RoPE",
+    "gqa": "Grouped queries",
+    "swiglu": "MLP (SwiGLU)",
 }
 
 # ---- the seven steps: (title, formula, the standard explanation) --------------------------------

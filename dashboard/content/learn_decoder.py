@@ -10,6 +10,7 @@ formulas go through st.latex.
 from __future__ import annotations
 
 from core.models.shipped import SHIPPED_KEY
+from core.models.smollm2 import SMOLLM2_KEY
 
 # ---- which decoder -------------------------------------------------------------------------------
 
@@ -19,14 +20,19 @@ DEFAULT_DECODER = SHIPPED_KEY
 HUB_DECODER = "distilbert/distilgpt2"  # the one to suggest when the Hub cannot be reached
 # The decoders offered in the picker; what each Hub one is and its download size come from the
 # registry (core.models.registry.CURATED_HUB_MODELS), said before the download starts.
-DECODERS = (SHIPPED_KEY, HUB_DECODER, "gpt2")
+DECODERS = (SHIPPED_KEY, SMOLLM2_KEY, HUB_DECODER, "gpt2")
 SHIPPED_ABOUT = (
     "A 2-layer GPT-2 trained from scratch by this product (the train page) on letters: it reads a–z "
     "only, one token per letter, and drops everything else. For English, pick a Hub model."
 )
+SMOLLM2_ABOUT = (
+    "SmolLM2-135M, a small LLM of the Llama family that reads English: 30 layers, 9 query heads "
+    "sharing 3 key/value heads. Its block has four stops GPT-2's lacks: RMSNorm, RoPE, grouped "
+    "queries and a gated MLP."
+)
 OTHER_DECODER = "__other__"  # the picker's "type a Hub id or a folder" entry; never in a link
 OTHER_LABEL = "Other: a Hub id or a local folder…"
-DECODER_PICKER = "Decoder (a GPT-2 checkpoint)"
+DECODER_PICKER = "Decoder (GPT-2 or Llama family)"
 DECODER_TYPED = "Hub id or local folder of a GPT-2"
 DECODER_TYPED_HINT = "Type a GPT-2's Hub id (owner/name) or the path of a folder with its files, then Load."
 # One line, when no decoder can be loaded because the Hub is out of reach: what to load later.

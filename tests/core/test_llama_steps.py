@@ -14,7 +14,7 @@ from transformers.models.llama.modeling_llama import LlamaRMSNorm, apply_rotary_
 
 from core.lesson.attention import share_kv_heads
 from core.lesson.layers import rms_norm, silu, swiglu_feed_forward
-from core.lesson.rope import rope_tables, rotate
+from core.lesson.rope import pair_score, rope_tables, rotate
 
 RNG = np.random.default_rng(0)
 
@@ -74,15 +74,19 @@ def test_rope_turns_each_plane_by_position_times_frequency():
 
 @pytest.mark.parametrize("shift", [1, 17, 200])
 def test_a_rotated_score_depends_on_the_distance_only(shift):
-    q, k = RNG.normal(size=(1, 32)), RNG.normal(size=(1, 32))
-
-    def score(m: int, n: int) -> float:  # query at position m, key at position n
-        turned_q = rotate(q, *rope_tables(np.array([m]), 32, 1e4))
-        turned_k = rotate(k, *rope_tables(np.array([n]), 32, 1e4))
-        return float((turned_q @ turned_k.T)[0, 0])
-
-    assert score(9, 4) == pytest.approx(score(9 + shift, 4 + shift), abs=1e-4)
-    assert score(9, 4) != pytest.approx(score(9, 4 + shift), abs=1e-3)
+    q, k = RNG.normal(size=32).astype(np.float32), RNG.normal(size=32).astype(np.float32)
+    assert pair_score(q, k, 9, 4, 1e4) == pytest.approx(pair_score(q, k, 9 + shift, 4 + shift, 1e4), abs=1e-5)
+    assert pair_score(q, k, 9, 4, 1e4) != pytest.approx(pair_score(q, k, 9, 4 + shift, 1e4), abs=1e-3)
+    # what the learn page's RoPE stop computes is transformers' rotation, then the scaled dot product
+    cos, sin = rope_tables(np.array([9 + shift, 4]), 32, 1e4)
+    turned_q, turned_k = apply_rotary_pos_emb(
+        torch.from_numpy(q[None, None, None]).expand(1, 1, 2, 32),
+        torch.from_numpy(k[None, None, None]).expand(1, 1, 2, 32),
+        torch.from_numpy(cos)[None],
+        torch.from_numpy(sin)[None],
+    )
+    expected = float(turned_q[0, 0, 0] @ turned_k[0, 0, 1]) / math.sqrt(32)
+    assert pair_score(q, k, 9 + shift, 4, 1e4) == pytest.approx(expected, abs=1e-5)
 
 
 def test_grouped_query_heads_share_as_transformers_repeats_them():

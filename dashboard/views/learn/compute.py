@@ -10,8 +10,8 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.lesson.attention import causal_mask
-from core.lesson.layers import gelu, gelu_tanh
+from core.lesson.attention import causal_mask, share_kv_heads
+from core.lesson.layers import gelu, gelu_tanh, silu
 from core.lesson.toy import SaturationCurve, ToySettings, softmax_saturation
 from core.lesson.toy import trace as toy_trace
 from core.lesson.trace import LayerTrace
@@ -91,6 +91,41 @@ def decoder_trace(model_key: str, text: str, layer: int) -> tuple[LayerTrace, in
     return trace, total
 
 
+# cache_resource, as decoder_trace
+@st.cache_resource(max_entries=8, show_spinner=False)
+def llama_trace(model_key: str, text: str, layer: int) -> tuple[LayerTrace, int]:
+    """One block (0-indexed) of the Llama `model_key` (SmolLM2), as decoder_trace: every array is the
+    engine's own (forward(ids, trace_layers=[layer]).steps). Steps 2 to 6 draw one query head, so
+    "key" and "value" are its group's, shared over the query heads (share_kv_heads); step 2 shows
+    them before RoPE, and the RoPE stop shows the turned ones ("query_rot", "key_rot") that step 3
+    multiplies. The key/value heads themselves are kept as "key_kv" / "key_kv_rot" / "value_kv"."""
+    engine = load_engine(model_key, "numpy")
+    ids = list(engine.encode(text).ids)
+    total, ids = len(ids), ids[:MAX_BERT_TOKENS]
+    steps = engine.forward(ids, trace_layers=[layer]).steps[layer]
+    heads, weights = engine.n_heads, engine.layers[layer]
+    arrays = {name: steps[name] for name in ("x", "scores", "scaled", "masked", "probs", "context")}
+    arrays |= {name: steps[name] for name in ("concat", "output", "residual", "ffn", "layer_output")}
+    arrays |= {"rms1": steps["rmsnorm"], "rms2": steps["normed"], "query": steps["query_raw"]}
+    arrays |= {"key": share_kv_heads(steps["key_raw"], heads), "value": share_kv_heads(steps["value"], heads)}
+    arrays |= {"query_rot": steps["query"], "key_rot": share_kv_heads(steps["key"], heads)}
+    arrays |= {"key_kv": steps["key_raw"], "key_kv_rot": steps["key"], "value_kv": steps["value"]}
+    for name in ("w_q", "w_k", "w_v", "w_o", "w_gate", "w_up", "w_down", "norm1", "norm2"):
+        arrays[name] = getattr(weights, name)
+    tokens = tuple(_token_label(engine.decode(i)) for i in ids)
+    trace = LayerTrace(
+        query_tokens=tokens,
+        key_tokens=tokens,
+        arrays=arrays,
+        n_heads=heads,
+        d_k=engine.head_size,
+        mask=causal_mask(len(ids)),
+        ln_eps=engine.config.rms_norm_eps,
+        given=("w_q", "w_k", "w_v", "w_o", "w_gate", "w_up", "w_down", "norm1", "norm2"),
+    )
+    return trace, total
+
+
 def _token_label(text: str) -> str:
     """A decoded token as an axis label: its leading space left out (a token of spaces kept)."""
     return text.strip() or text
@@ -139,6 +174,12 @@ def gelu_gap() -> float:
 
 
 @st.cache_resource(max_entries=2, show_spinner=False)
+def silu_chart() -> go.Figure:
+    """A Llama's SiLU (the gate of its SwiGLU MLP) beside ReLU and GELU, computed by core.lesson.layers."""
+    x = GELU_RANGE
+    return activation_figure(x, {"SiLU (Llama's gate)": silu(x), "ReLU": np.maximum(x, 0), "GELU": gelu(x)})
+
+
 def gelu_chart() -> go.Figure:
     """GPT-2's GELU (tanh form) beside the exact form and ReLU, computed by core.lesson.layers."""
     x = GELU_RANGE

@@ -18,11 +18,13 @@ from dataclasses import replace
 import streamlit as st
 
 from core.lesson.trace import LayerTrace
-from core.models.architectures import is_decoder
 from core.models.errors import ModelError, ModelInputError
 from core.models.gpt2 import GPT2Numpy
+from core.models.llama import LlamaNumpy
 from core.models.registry import CURATED_HUB_MODELS, MAX_CHOICE_CHARS, ModelSpec, parse_model_choice
 from core.models.shipped import SHIPPED_KEY
+from core.models.smollm2 import SMOLLM2_KEY
+from dashboard.content import learn_llama
 from dashboard.content.learn import BERT_LAYER_INPUT_FORMULA, BERT_NOTES
 from dashboard.content.learn_decoder import (
     DECODER_ABOUT,
@@ -40,7 +42,6 @@ from dashboard.content.learn_decoder import (
     HOSTED_ONLY,
     HUB_DECODER,
     LAYER_INPUT_TEXT,
-    LLAMA_NOT_YET,
     NOT_A_DECODER,
     OFFLINE,
     OTHER_DECODER,
@@ -52,15 +53,18 @@ from dashboard.content.learn_decoder import (
     PROJECTIONS_TEXT,
     SCALED_NOTE,
     SHIPPED_ABOUT,
+    SMOLLM2_ABOUT,
     SOFTMAX_NOTE,
     TOKENS_CAPTION,
 )
+from dashboard.content.learn_llama import LLAMA_ABOUT, LLAMA_VIEWS
 from dashboard.engines import allowed_models, load_with_progress
 from dashboard.hosted import Limits, current_limits
 from dashboard.model_pick import model_label
 from dashboard.state import clean_widget_text
 from dashboard.views.learn import compute
 from dashboard.views.learn.decoder_views import ln_view, mask_view, mlp_view
+from dashboard.views.learn.llama_views import gqa_view, rmsnorm_view, rope_view, swiglu_view
 from dashboard.views.learn.sources import SHOWN_DIMS
 from dashboard.views.learn.steps import StepSource, draw_steps
 from dashboard.views.learn.widgets import (
@@ -82,16 +86,19 @@ def decoder_mode(text: str, controls) -> None:
         found = _controls(text)
     if found is None:
         return
-    trace, layer, config, head = found
-    source = decoder_source(trace, layer, config.n_layer, head, config.n_positions)
+    trace, layer, engine, head = found
+    if isinstance(engine, LlamaNumpy):
+        source = llama_source(trace, layer, engine, head)
+    else:
+        source = decoder_source(trace, layer, engine.n_layers, head, engine.max_tokens)
     # step 4 shows the scores as the model scaled them, every one; the mask stop hides the upper triangle
     draw_steps(replace(trace, mask=None), source, head)
-    step_pager_ui(DECODER_VIEWS)
+    step_pager_ui(source.views)
 
 
 def _controls(text: str):
-    """The decoder picker, layer and head: (trace, layer, the model's config, head), or None (said on
-    the page)."""
+    """The decoder picker, layer and head: (trace, layer, the engine, head), or None (said on the
+    page)."""
     model = decoder_ui(current_limits())
     if model is None:
         return None
@@ -102,29 +109,35 @@ def _controls(text: str):
     if not text.strip():
         st.info(DECODER_EMPTY, icon=":material/edit_note:")
         return None
-    config = engine.config
-    past_the_end("learn_layer", config.n_layer, "layer", "layers")
-    layer = layer_ui(config.n_layer)
+    llama = isinstance(engine, LlamaNumpy)
+    past_the_end("learn_layer", engine.n_layers, "layer", "layers")
+    layer = layer_ui(engine.n_layers)
     try:
-        trace, total = compute.decoder_trace(spec.key, text, layer)
+        trace, total = (compute.llama_trace if llama else compute.decoder_trace)(spec.key, text, layer)
     except Exception as err:  # a text the tokenizer refuses: say so, keep the page
         LOG.warning("the decoder could not run: %s", err)
         st.error(f"The decoder could not run on this text: {type(err).__name__}: {error_md(str(err)[:300])}")
         return None
     if total > len(trace.key_tokens):
         st.warning(DECODER_TRUNCATED.format(total=total, kept=len(trace.key_tokens)))
-    sizes = {"d_model": config.n_embd, "n_heads": config.n_head, "d_k": trace.d_k}
-    about = DECODER_ABOUT.format(
-        model=md(spec.label), n_layers=config.n_layer, layer=layer + 1, dims=SHOWN_DIMS, **sizes
+    sizes = {
+        "d_model": engine.width,
+        "n_heads": engine.n_heads,
+        "d_k": trace.d_k,
+        "kv_heads": engine.kv_heads,
+    }
+    about = (LLAMA_ABOUT if llama else DECODER_ABOUT).format(
+        model=md(spec.label), n_layers=engine.n_layers, layer=layer + 1, dims=SHOWN_DIMS, **sizes
     )
     st.info(about, icon=":material/model_training:")
     st.caption(TOKENS_CAPTION.format(t=len(trace.key_tokens)))
     st.text(" · ".join(trace.key_tokens))
-    step_picker_ui(DECODER_VIEWS)
+    views = LLAMA_VIEWS if llama else DECODER_VIEWS
+    step_picker_ui(views)
     past_the_end("learn_bert_head", trace.n_heads, "head", "heads")
     ss = st.session_state
     head = head_ui(trace.n_heads, key="learn_bert_head") if head_shown() else ss["learn_bert_head"]
-    return trace, layer, config, head
+    return trace, layer, engine, head
 
 
 # ---- which decoder ---------------------------------------------------------------------------------
@@ -133,7 +146,7 @@ def _controls(text: str):
 def _label(key: str) -> str:
     if key == OTHER_DECODER:
         return OTHER_LABEL
-    return model_label(key) if key == SHIPPED_KEY else f"{key} (Hub)"
+    return model_label(key) if key in (SHIPPED_KEY, SMOLLM2_KEY) else f"{key} (Hub)"
 
 
 def _chose() -> None:
@@ -170,6 +183,8 @@ def decoder_ui(limits: Limits) -> str | None:
         st.caption(f"{info.summary}; {info.download} to download the first time.")
     elif choice == SHIPPED_KEY:
         st.caption(SHIPPED_ABOUT)
+    elif choice == SMOLLM2_KEY:
+        st.caption(SMOLLM2_ABOUT)
     elif choice == OTHER_DECODER:
         _typed_ui(current)
     return ss.get("learn_decoder", current)
@@ -208,7 +223,7 @@ def _offline(err: BaseException) -> bool:
     return isinstance(err.__cause__, LocalEntryNotFoundError)
 
 
-def load_decoder(model: str, limits: Limits) -> tuple[ModelSpec, GPT2Numpy] | None:
+def load_decoder(model: str, limits: Limits) -> tuple[ModelSpec, GPT2Numpy | LlamaNumpy] | None:
     """The decoder `model` on the NumPy engine, or None after saying why not in one line. A failure
     is remembered for the session (choosing the model again, or Load, retries it)."""
     failures: dict[str, tuple[str, str]] = st.session_state.setdefault("learn_decoder_failures", {})
@@ -248,9 +263,7 @@ def _try_load(model: str, limits: Limits):
         slot.empty()
         LOG.exception("loading the decoder %r failed", model)
         return "error", f"loading failed unexpectedly ({type(err).__name__})"
-    if is_decoder(engine) and not isinstance(engine, GPT2Numpy):  # a Llama: its own stops are to come
-        return "error", LLAMA_NOT_YET.format(model=spec.label)
-    if not isinstance(engine, GPT2Numpy):
+    if not isinstance(engine, GPT2Numpy | LlamaNumpy):
         return "error", NOT_A_DECODER.format(model=spec.label)
     return spec, engine
 
@@ -280,3 +293,38 @@ def decoder_source(trace: LayerTrace, layer: int, n_layers: int, head: int, n_po
             7: lambda: mlp_view(trace, layer, n_layers),
         },
     )
+
+
+def llama_source(trace: LayerTrace, layer: int, engine: LlamaNumpy, head: int) -> StepSource:
+    """One Llama block (0-indexed): the decoder's steps with a Llama's texts and formulas, and its own
+    stops: RMSNorm after step 1, RoPE and grouped-query attention after step 2, the causal mask after
+    step 4 (GPT-2's) and the SwiGLU MLP after step 7."""
+    t = learn_llama
+    sizes = {"n_heads": trace.n_heads, "d_k": trace.d_k, "d_model": trace.d_model, "head": head + 1}
+    sizes |= {"kv_heads": engine.kv_heads, "kv_width": engine.kv_heads * trace.d_k}
+    if layer == 0:
+        formula_1, text_1 = t.EMBEDDINGS_FORMULA, t.EMBEDDINGS_TEXT
+    else:
+        formula_1 = BERT_LAYER_INPUT_FORMULA.format(previous=layer)
+        text_1 = LAYER_INPUT_TEXT.format(layer=layer + 1, previous=layer)
+    return StepSource(
+        views=LLAMA_VIEWS,
+        titles={7: t.OUTPUT_TITLE},
+        texts={1: text_1, 2: t.PROJECTIONS_TEXT.format(**sizes), 7: t.OUTPUT_TEXT.format(**sizes)},
+        formulas={1: formula_1, 2: t.PROJECTIONS_FORMULA, 3: t.SCORES_FORMULA, 7: t.OUTPUT_FORMULA},
+        notes={3: t.SCORES_NOTE, 4: SCALED_NOTE, 5: SOFTMAX_NOTE},
+        shown_dims=SHOWN_DIMS,
+        after={
+            1: lambda: rmsnorm_view(trace),
+            2: lambda: _rope_and_groups(trace, head, engine),
+            4: lambda: mask_view(trace, head),
+            7: lambda: swiglu_view(trace, layer, engine.n_layers),
+        },
+    )
+
+
+def _rope_and_groups(trace: LayerTrace, head: int, engine: LlamaNumpy) -> None:
+    """The two stops between the projections and the scores: RoPE turns Q and K, then the query heads
+    meet their group's keys (the cache priced at the model's whole context)."""
+    rope_view(trace, head, engine.config.rope_theta)
+    gqa_view(trace, head, engine.n_layers, engine.max_tokens)

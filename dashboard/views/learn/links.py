@@ -1,10 +1,10 @@
 """The learn page's link: URL query parameters <-> session state, so a copied link reproduces a slide.
 
-Parameters: `example` (cat-mat, i-love-nlp, bert or gpt2; none = your sentence), `text`, the toy
-model's `d_model`, `d_k`, `heads`, `seed`, `scale`, `mask`, `window`, `pe`, `head`, the real model's
-`layer` and `head`, the decoder's `model` (a Hub id or a folder; default distilbert/distilgpt2), and
-`step` (1 to 7, heads, all; a decoder adds ln, mask, mlp). Layers and heads are 0-indexed in links,
-shown from 1.
+Parameters: `example` (cat-mat, i-love-nlp, bert, gpt2 or its other name decoder; none = your
+sentence), `text`, the toy model's `d_model`, `d_k`, `heads`, `seed`, `scale`, `mask`, `window`, `pe`,
+`head`, the real model's `layer` and `head`, the decoder's `model` (letters, smollm2, a Hub id or a
+folder), and `step` (1 to 7, heads, all; a GPT-2 adds ln, mask, mlp; a Llama rmsnorm, rope, gqa, mask,
+swiglu). Layers and heads are 0-indexed in links, shown from 1.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from core.models.registry import MAX_CHOICE_CHARS
 from core.text import clean_input
 from dashboard.content.learn import D_K_CHOICES, DEFAULT_TEXT, STEP_VIEWS
 from dashboard.content.learn_decoder import DECODER_VIEWS, DEFAULT_DECODER
+from dashboard.content.learn_llama import LLAMA_VIEWS
 from dashboard.state import (
     PageLinks,
     Parsed,
@@ -56,6 +57,8 @@ REAL_MODES = ("bert", "gpt2")  # a real model's layer: `layer` and its own `head
 
 
 def _parse_mode(raw: str) -> Parsed:
+    if raw == "decoder":  # the decoder mode by what it is, whichever family (`gpt2` is its first name)
+        return "gpt2", None
     if raw == "" or raw in EXAMPLES or raw in REAL_MODES:
         return raw or "sentence", None
     return "sentence", (
@@ -90,7 +93,8 @@ def _links(mode: str) -> PageLinks:
         heads = (int_param("head", "learn_head", 0, 0, 7),)
     if mode == "gpt2":
         heads += (UrlParam("model", "learn_decoder", DEFAULT_DECODER, _parse_decoder),)
-    views = DECODER_VIEWS if mode == "gpt2" else STEP_VIEWS
+    # a decoder's stops depend on its family, known once it is loaded: the link may name any of them
+    views = tuple(dict.fromkeys(DECODER_VIEWS + LLAMA_VIEWS)) if mode == "gpt2" else STEP_VIEWS
     return PageLinks(
         "learn",
         (
