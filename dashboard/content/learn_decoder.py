@@ -14,9 +14,10 @@ from core.models.smollm2 import SMOLLM2_KEY
 
 # ---- which decoder -------------------------------------------------------------------------------
 
-# The letter GPT-2 trained and shipped with the product (the train page's run): offline, so it is
-# the default; the Hub's decoders read English.
-DEFAULT_DECODER = SHIPPED_KEY
+# SmolLM2 reads English, as the page's sentences are; where this copy does not hold it (or the hosted
+# demo does not load it), the page opens on the letter GPT-2 shipped with the product, silently.
+DEFAULT_DECODER = SMOLLM2_KEY
+FALLBACK_DECODER = SHIPPED_KEY
 HUB_DECODER = "distilbert/distilgpt2"  # the one to suggest when the Hub cannot be reached
 # The decoders offered in the picker; what each Hub one is and its download size come from the
 # registry (core.models.registry.CURATED_HUB_MODELS), said before the download starts.

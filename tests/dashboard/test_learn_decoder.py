@@ -165,14 +165,28 @@ def test_a_later_layer_reads_the_previous_blocks_output(gpt2_dir, engine):
 # ---- which decoder ---------------------------------------------------------------------------------
 
 
-def test_offline_the_default_decoder_is_the_shipped_letter_model():
+def test_offline_the_default_decoder_is_smollm2_which_reads_english():
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
+    at.query_params.update({"example": "decoder", "step": "rope"})
+    at.run()
+    assert_no_crash(at)
+    assert at.selectbox(key="learn_decoder_choice").value == "smollm2"
+    assert at.get("plotly_chart") and not at.error and not at.warning
+    assert "SmolLM2" in messages(at)[0] and "Llama family" in messages(at)[0]  # the model's numbers, named
+
+
+def test_without_smollm2_the_page_opens_on_the_letter_model_silently(monkeypatch):
+    from core.models import smollm2
+
+    monkeypatch.setattr(smollm2, "packaged_gguf", lambda: None)  # as after `pip install -r requirements.txt`
     at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
     at.query_params.update({"example": "gpt2", "step": "mask"})
     at.run()
     assert_no_crash(at)
     assert at.selectbox(key="learn_decoder_choice").value == SHIPPED_KEY
+    assert not [o for o in at.selectbox(key="learn_decoder_choice").options if "SmolLM2" in o]
     assert at.get("plotly_chart") and not at.error and not at.warning
-    assert "letters GPT" in messages(at)[0]  # the model's numbers, named
+    assert "letters GPT" in messages(at)[0]
 
 
 def test_offline_a_hub_decoder_is_one_line_and_the_page_goes_on():

@@ -1,13 +1,15 @@
-"""The learn page's decoder mode: one block of a GPT-2 on the user's sentence, drawn by the same
-renderer as a BERT layer (steps.py), with the decoder's differences where they happen: learned
-positions in step 1, then stops of its own (decoder_views.py) for the LayerNorm that comes first
-(pre-LN), the causal mask (the scores, the upper triangle set to −∞, the softmax's exact zeros) and
-the MLP with GELU's tanh form.
+"""The learn page's decoder mode: one block of a decoder on the user's sentence, drawn by the same
+renderer as a BERT layer (steps.py), with the decoder's differences where they happen. A GPT-2 adds
+learned positions in step 1 and stops of its own (decoder_views.py): LayerNorm first (pre-LN), the
+causal mask (the scores, the upper triangle set to −∞, the softmax's exact zeros) and the MLP with
+GELU's tanh form. A Llama (SmolLM2) adds RMSNorm, RoPE, grouped-query attention, the causal mask and
+the SwiGLU MLP (llama_views.py).
 
-No decoder ships with the product yet: the user names one (a curated Hub id, or where custom models
-are allowed any Hub id or local folder), loaded by dashboard.engines on the NumPy engine like every
-model. When none can be loaded (offline), one line says what to load when the network is there.
-The model's name and its errors reach the page escaped (md, error_md), never as markdown.
+The page opens on SmolLM2, which reads English, where this copy holds it; else on the letter GPT-2
+shipped with the product. The picker offers the curated Hub GPT-2s too, and where custom models are
+allowed any Hub id or local folder, loaded by dashboard.engines on the NumPy engine like every model.
+When one cannot be loaded (offline), one line says what to load when the network is there. The
+model's name and its errors reach the page escaped (md, error_md), never as markdown.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from dashboard.content.learn_decoder import (
     DEFAULT_DECODER,
     EMBEDDINGS_FORMULA,
     EMBEDDINGS_TEXT,
+    FALLBACK_DECODER,
     HOSTED_NONE,
     HOSTED_ONLY,
     HUB_DECODER,
@@ -58,7 +61,7 @@ from dashboard.content.learn_decoder import (
     TOKENS_CAPTION,
 )
 from dashboard.content.learn_llama import LLAMA_ABOUT, LLAMA_VIEWS
-from dashboard.engines import allowed_models, load_with_progress
+from dashboard.engines import allowed_models, load_with_progress, offline_models
 from dashboard.hosted import Limits, current_limits
 from dashboard.model_pick import model_label
 from dashboard.state import clean_widget_text
@@ -163,14 +166,15 @@ def decoder_ui(limits: Limits) -> str | None:
     id or a local folder. Returns the model to load (session key `learn_decoder`, the link's `model`),
     or None when this server offers none (said on the page)."""
     ss = st.session_state
-    allowed = allowed_models(limits)
-    options = [key for key in DECODERS if allowed is None or key in allowed]
+    options = _offered(limits)
     if limits.allow_custom_models:
         options.append(OTHER_DECODER)
     if not options:
         st.info(HOSTED_NONE, icon=":material/cloud_off:")
         return None
     current = ss.get("learn_decoder") or DEFAULT_DECODER
+    if current == DEFAULT_DECODER and current not in options:  # not held here: the letter model, silently
+        current = ss["learn_decoder"] = FALLBACK_DECODER if FALLBACK_DECODER in options else options[0]
     if current not in options and not limits.allow_custom_models:
         st.warning(HOSTED_ONLY.format(model=md(options[0])), icon=":material/link:")
         current = ss["learn_decoder"] = options[0]
@@ -188,6 +192,15 @@ def decoder_ui(limits: Limits) -> str | None:
     elif choice == OTHER_DECODER:
         _typed_ui(current)
     return ss.get("learn_decoder", current)
+
+
+def _offered(limits: Limits) -> list[str]:
+    """The curated decoders this server loads; SmolLM2 only where its file is here or the host has
+    added it (hosted, it is fetched at first use)."""
+    allowed = allowed_models(limits)
+    if allowed is None:
+        return [key for key in DECODERS if key != SMOLLM2_KEY or key in offline_models()]
+    return [key for key in DECODERS if key in allowed]
 
 
 def _typed_ui(current: str) -> None:
