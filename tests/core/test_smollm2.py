@@ -204,3 +204,34 @@ def test_which_continuation_the_model_prefers_is_what_transformers_computes(engi
         n = len(prefix_ids)
         expected = sum(logprobs[n - 1 + j, t] for j, t in enumerate(option.token_ids))
         assert option.logprob == pytest.approx(expected, abs=1e-3)
+
+
+def test_every_decoder_command_takes_smollm2_by_name(capsys, engines):
+    """The command line's decoder commands with `--model smollm2` (the same code as for any decoder,
+    tests/core/test_cli_decoder.py) answer with this engine's numbers. ablate is left out: 270
+    forward passes (bench/README.md)."""
+    from core.__main__ import main
+    from core.measures.attribution import attribution
+    from core.measures.induction import induction
+
+    engine, _ = engines
+    prompt = "The bank approved the"
+
+    def run(*argv) -> dict:
+        assert main([*argv, "--model", "smollm2"]) == 0
+        out, err = capsys.readouterr()
+        assert err == ""
+        return json.loads(out)
+
+    said = run("nextword", prompt, "--top", "3")
+    assert [n["token"] for n in said["next"]] == [t for t, _ in engine.next_tokens(prompt, 3)]
+    assert run("generate", prompt, "--tokens", "3")["generated"] == engine.generate(prompt, 3).generated
+    repeated = run("induction", "--length", "12", "--seed", "1")
+    assert repeated["ids"] == induction(engine, 12, 1).token_ids.tolist()
+    attended = np.array(run("attend", prompt)["attentions"])
+    assert attended.shape == (30, 9, 4, 4) and np.triu(attended[0, 0], k=1).max() == 0.0
+    found = attribution(engine, engine.run(prompt))
+    np.testing.assert_allclose(run("attribute", prompt)["loo"], found.loo, atol=1e-6)
+    chosen = run("choose", "The capital of France is", "--options", " Paris", " London")
+    assert [o["text"] for o in chosen["options"]] == [" Paris", " London"]
+    assert chosen["options"][0]["logprob"] > chosen["options"][1]["logprob"]
