@@ -38,7 +38,7 @@ from tests.dashboard.harness import ROOT, assert_no_crash, messages
 from tests.deadline import APPTEST_DEADLINE
 
 PAGES = ("learn", "explore", "compare", "atlas", "cost", "train")
-HAVE = ("decoder",)  # every need a built-in deck may name (dashboard/decks/bar.py: CHECKS)
+HAVE = ("decoder", "smollm2")  # every need a built-in deck may name (dashboard/decks/bar.py: CHECKS)
 APP = str(ROOT / "dashboard" / "app.py")
 MARKUP = "<script>alert(1)</script> **bold** [a](javascript:1) <b>x</b>"
 
@@ -65,7 +65,7 @@ def test_a_deck_survives_its_file_and_its_link():
 
 
 def test_every_built_in_deck_is_clean_and_fits_a_link():
-    assert {"attention", "pronoun", "cost", "gpt", "heads"} <= set(builtin_names())
+    assert {"attention", "pronoun", "cost", "gpt", "heads", "llm"} <= set(builtin_names())
     for name in builtin_names():
         deck = builtin_deck(name, PAGES, HAVE)  # raises on any problem in our own file
         assert deck is not None and deck.slides, name
@@ -89,6 +89,10 @@ def test_the_decoder_decks_are_offered_only_with_the_shipped_model(monkeypatch):
     pages = dict.fromkeys(PAGES)
     assert {"gpt", "heads"} <= set(bar.offered(pages))
     monkeypatch.setattr(shipped, "shipped_model_dir", lambda: None)
+    assert set(bar.offered(pages)) == {"attention", "pronoun", "cost", "llm"}
+    from core.models import smollm2
+
+    monkeypatch.setattr(smollm2, "packaged_gguf", lambda: None)  # and without SmolLM2's package
     assert set(bar.offered(pages)) == {"attention", "pronoun", "cost"}
     at = AppTest.from_file(APP, default_timeout=APPTEST_DEADLINE)
     at.query_params["deck"] = "gpt"
@@ -186,7 +190,7 @@ def walk(name: str) -> list[AppTest]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["attention", "pronoun", "cost", "gpt", "heads"])
+@pytest.mark.parametrize("name", ["attention", "pronoun", "cost", "gpt", "heads", "llm"])
 def test_every_slide_of_a_built_in_deck_opens_its_view(name):
     at = walk(name)
     at.button(key="deck_prev").click().run()  # and back one
