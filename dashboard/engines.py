@@ -75,7 +75,7 @@ class EngineChoice:
 # decoders), needs no torch, and is the faster of the two here. PyTorch stays as the reference.
 ENGINES: dict[str, EngineChoice] = {
     "numpy": EngineChoice(
-        "NumPy, from scratch (BERT and GPT-2)", architectures.engine_from_dir, architectures.check_config
+        "NumPy, from scratch (BERT, GPT-2, Llama)", architectures.engine_from_dir, architectures.check_config
     ),
     "torch": EngineChoice(
         "PyTorch reference (transformers, eager attention)",

@@ -62,3 +62,17 @@ def test_a_decoder_view_draws_on_smollm2(app, view):
     assert_no_crash(app, view)
     assert n_charts(app) or app.get("imgs"), (view, messages(app))
     assert not app.error, (view, messages(app))
+
+
+def test_the_parity_badge_checks_smollm2_against_pytorch():
+    """The engine switch's check: transformers' LlamaForCausalLM on the same converted weights (the
+    torch reference engine) against the NumPy engine, on the page, within the bridge's 1e-5."""
+    at = AppTest.from_string(page_script("explore"), default_timeout=APPTEST_DEADLINE)
+    at.query_params.update({"model": "smollm2", "view": "head", "text": "The bank approved the loan"})
+    at.run()
+    at.toggle(key="explore_parity").set_value(True).run()
+    assert_no_crash(at)
+    (badge,) = [m.value for m in at.markdown if "NumPy vs PyTorch" in m.value]
+    assert badge.startswith(":green-badge[") and float(badge.split("= ")[1].rstrip("]")) <= 1e-5
+    assert any("30 × 9 heads" in c.value for c in at.caption)
+    assert any("engine: NumPy" in c.value and "Llama" in c.value for c in at.caption)
