@@ -209,7 +209,7 @@ def test_which_continuation_the_model_prefers_is_what_transformers_computes(engi
 def test_every_decoder_command_takes_smollm2_by_name(capsys, engines):
     """The command line's decoder commands with `--model smollm2` (the same code as for any decoder,
     tests/core/test_cli_decoder.py) answer with this engine's numbers. ablate is left out: 270
-    forward passes (bench/README.md)."""
+    forward passes (docs/cli.md)."""
     from core.__main__ import main
     from core.measures.attribution import attribution
     from core.measures.induction import induction
