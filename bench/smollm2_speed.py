@@ -26,8 +26,8 @@ from bench.common import Row, median_time
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPT_32 = (
-    "The bank approved the loan after a long meeting with the family, and the children went to the "
-    "river bank to watch the boats go by in the"
+    "The bank approved the loan after a long meeting with the family, and the children went down to "
+    "the river bank to watch the small boats go by in the warm"
 )
 LOAD = (
     "import time; t = time.perf_counter(); from core.models.architectures import load_engine; "

@@ -25,11 +25,13 @@ from core.models.registry import (
 from core.models.shipped import SHIPPED_KEY
 from core.models.smollm2 import SMOLLM2_KEY
 from core.text import clean_input
+from dashboard.content.learn_decoder import BFLOAT16_NOTE
 from dashboard.engines import (
     ENGINES,
     allowed_engines,
     allowed_models,
     default_engine,
+    load_engine,
     load_with_progress,
     numpy_unsupported_reason,
     offered_models,
@@ -147,6 +149,8 @@ def model_pick_ui(
     loaded = _load(page, model, ss[engine_key], limits, engines)
     if isinstance(loaded, tuple):
         st.sidebar.caption(f"Showing **{md(loaded[0].label)}** · engine: {md(ENGINES[loaded[1]].label)}")
+        if getattr(load_engine(loaded[0].key, loaded[1]), "compact", False):
+            st.sidebar.caption(BFLOAT16_NOTE)
         return loaded
     st.error(f"Could not use the model “{md(model_label(model))}”: {error_md(loaded.rstrip('.'))}.")
     if model == BUNDLED_KEY:

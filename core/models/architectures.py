@@ -72,9 +72,13 @@ def check_supported(model_dir: str | Path) -> str | None:
     return None
 
 
-def engine_from_dir(model_dir: Path, *, name: str) -> BertNumpy | DecoderNumpy:
-    """The NumPy engine for the checkpoint already in `model_dir`, by its model_type."""
+def engine_from_dir(model_dir: Path, *, name: str, compact: bool = False) -> BertNumpy | DecoderNumpy:
+    """The NumPy engine for the checkpoint already in `model_dir`, by its model_type. compact: a
+    Llama holds its weights in bfloat16 (half the memory: the hosted demo's SmolLM2); the other
+    families are held as they are (the hosted demo's BERT and letter GPT-2 are small)."""
     engine = ENGINES[registry.read_config(model_dir)["model_type"]]
+    if compact and engine is LlamaNumpy:
+        return engine.from_pretrained(model_dir, name=name, compact=True)
     return engine.from_pretrained(model_dir, name=name)
 
 

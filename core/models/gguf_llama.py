@@ -1,5 +1,6 @@
 """A Llama-family GGUF file (llama.cpp's format) turned into the folder every engine here reads:
-config.json, model.safetensors (float32) and tokenizer.json.
+config.json, the float32 weights (model-*.safetensors, one file a block, and their index) and
+tokenizer.json.
 
 The file is read with the `gguf` package, llama.cpp's own reader and dequantizer. Two things differ
 from a transformers checkpoint and are undone here, once:
@@ -23,7 +24,9 @@ import numpy as np
 
 from core.models.errors import ModelFilesError, first_line
 
-__all__ = ["convert_gguf", "unpermute_rows"]
+__all__ = ["SHARD_INDEX", "convert_gguf", "unpermute_rows"]
+
+SHARD_INDEX = "model.safetensors.index.json"  # transformers' name for a sharded checkpoint's index
 
 # GGUF tensor names -> transformers' LlamaForCausalLM names ("{i}" is the block)
 _BLOCK_NAMES = {
@@ -38,6 +41,7 @@ _BLOCK_NAMES = {
     "ffn_down": "mlp.down_proj",
 }
 _TOP_NAMES = {"token_embd": "model.embed_tokens", "output_norm": "model.norm", "output": "lm_head"}
+_ROWS_AT_ONCE = 4096  # rows dequantized at a time (the embedding table has 49,152)
 _CONTROL = 3  # llama.cpp's token type for special tokens (<|im_start|>, <|endoftext|>…)
 
 
@@ -86,29 +90,35 @@ def llama_config(reader) -> dict:
     }
 
 
-def llama_tensors(reader, config: dict, on_tensor: Callable[[int, int], None]) -> dict[str, np.ndarray]:
-    """Every tensor dequantized to float32 under transformers' name, W^Q and W^K rows unpermuted.
-    on_tensor(done, total) hears each tensor done."""
+def _our_name(gguf_name: str) -> tuple[str, str]:
+    """(transformers' name, the shard it goes to: "blk.3" for a block's tensors, "top" for the rest)."""
+    parts = gguf_name.split(".")  # blk.3.attn_q.weight, or token_embd.weight
+    if parts[0] == "blk" and len(parts) == 4 and parts[2] in _BLOCK_NAMES:
+        return f"model.layers.{parts[1]}.{_BLOCK_NAMES[parts[2]]}.{parts[3]}", f"blk.{parts[1]}"
+    if parts[0] in _TOP_NAMES and len(parts) == 2:
+        return f"{_TOP_NAMES[parts[0]]}.{parts[1]}", "top"
+    raise ModelFilesError(f"the GGUF file has a tensor {gguf_name!r} that no Llama has")
+
+
+def llama_tensors(reader, config: dict, tensors: list) -> dict[str, np.ndarray]:
+    """Some of the file's tensors dequantized to float32 under transformers' names, the rows of W^Q and
+    W^K unpermuted."""
     from gguf.quants import dequantize
 
     heads = {"attn_q": config["num_attention_heads"], "attn_k": config["num_key_value_heads"]}
-    tensors: dict[str, np.ndarray] = {}
-    for done, tensor in enumerate(reader.tensors, 1):
-        parts = tensor.name.split(".")  # blk.3.attn_q.weight, or token_embd.weight
-        if parts[0] == "blk" and parts[2] in _BLOCK_NAMES:
-            name = f"model.layers.{parts[1]}.{_BLOCK_NAMES[parts[2]]}.{parts[3]}"
-        elif parts[0] in _TOP_NAMES:
-            name = f"{_TOP_NAMES[parts[0]]}.{parts[1]}"
-        else:
-            raise ModelFilesError(f"the GGUF file has a tensor {tensor.name!r} that no Llama has")
+    arrays: dict[str, np.ndarray] = {}
+    for tensor in tensors:
+        name, _ = _our_name(tensor.name)
         # the reader's shape is GGML's (innermost first); dequantize gives numpy's (rows, columns)
-        array = np.asarray(dequantize(tensor.data, tensor.tensor_type), dtype=np.float32)
-        array = array.reshape([int(n) for n in reversed(tensor.shape)])
-        if parts[0] == "blk" and parts[2] in heads:
-            array = unpermute_rows(array, heads[parts[2]])
-        tensors[name] = np.ascontiguousarray(array)
-        on_tensor(done, len(reader.tensors))
-    return tensors
+        array = np.empty([int(n) for n in reversed(tensor.shape)], dtype=np.float32)
+        rows = array.reshape(len(tensor.data), -1)  # the data holds one row of blocks per row
+        for start in range(0, len(rows), _ROWS_AT_ONCE):  # the dequantizer's scratch stays small
+            part = tensor.data[start : start + _ROWS_AT_ONCE]
+            rows[start : start + len(part)] = dequantize(part, tensor.tensor_type).reshape(len(part), -1)
+        if (kind := tensor.name.split(".")[-2]) in heads and tensor.name.startswith("blk."):
+            array = unpermute_rows(array, heads[kind])
+        arrays[name] = np.ascontiguousarray(array)
+    return arrays
 
 
 def llama_tokenizer(reader):
@@ -132,7 +142,7 @@ def llama_tokenizer(reader):
 
 
 def convert_gguf(gguf_file: Path, out_dir: Path, say: Callable[[str], None] = lambda message: None) -> None:
-    """Write config.json, tokenizer.json and model.safetensors (float32) for `gguf_file` into out_dir.
+    """Write config.json, tokenizer.json and the float32 weights in shards for `gguf_file` into out_dir.
     Raises ModelFilesError for a file that is not a readable Llama GGUF."""
     from gguf import GGUFReader
     from safetensors.numpy import save_file
@@ -147,8 +157,21 @@ def convert_gguf(gguf_file: Path, out_dir: Path, say: Callable[[str], None] = la
     (out_dir / "config.json").write_text(json.dumps(config, indent=2))
     llama_tokenizer(reader).save(str(out_dir / "tokenizer.json"))
 
-    def on_tensor(done: int, total: int) -> None:
-        if done % 50 == 0:
-            say(f"Expanding the quantised weights to float32: tensor {done} of {total}…")
-
-    save_file(llama_tensors(reader, config, on_tensor), str(out_dir / "model.safetensors"))
+    # One shard per block (and one for the embeddings and the final norm), written as it is expanded:
+    # the whole model in float32 (540 MB for SmolLM2) is never in memory at once, which the hosted
+    # demo could not afford. The index, written last, is what says the folder is complete.
+    shards: dict[str, list] = {}
+    for tensor in reader.tensors:
+        shards.setdefault(_our_name(tensor.name)[1], []).append(tensor)
+    weight_map: dict[str, str] = {}
+    total = 0
+    for number, tensors in enumerate(shards.values(), 1):
+        if number % 10 == 0:
+            say(f"Expanding the quantised weights to float32: part {number} of {len(shards)}…")
+        file = f"model-{number:05d}-of-{len(shards):05d}.safetensors"
+        arrays = llama_tensors(reader, config, tensors)
+        save_file(arrays, str(out_dir / file), metadata={"format": "pt"})
+        weight_map |= dict.fromkeys(arrays, file)
+        total += sum(array.nbytes for array in arrays.values())
+    index = {"metadata": {"total_size": total}, "weight_map": weight_map}
+    (out_dir / SHARD_INDEX).write_text(json.dumps(index, indent=1))

@@ -49,6 +49,7 @@ from core.lesson.attention import attention_steps, causal_mask, merge_heads, sha
 from core.lesson.layers import linear, residual, rms_norm, swiglu_feed_forward
 from core.lesson.rope import rope_tables, rotate
 from core.models import registry
+from core.models.bfloat16 import from_bfloat16, to_bfloat16
 from core.models.checkpoint import read_safetensors, take_tensor
 from core.models.decoder import DecoderNumpy, Forward, load_tokenizer
 from core.models.interventions import check_heads
@@ -117,10 +118,20 @@ class LlamaNumpy(DecoderNumpy):
     """A Llama in NumPy: from_pretrained(dir), then run(text) -> AttentionResult, next_tokens,
     generate (core/models/decoder.py: what every decoder shares)."""
 
-    def __init__(self, config: LlamaConfig, tensors: dict[str, np.ndarray], tokenizer=None, name="llama"):
-        """tensors: the checkpoint's, named without "model."; they are taken out of the dict."""
+    def __init__(
+        self,
+        config: LlamaConfig,
+        tensors: dict[str, np.ndarray],
+        tokenizer=None,
+        name="llama",
+        *,
+        compact=False,
+    ):
+        """tensors: the checkpoint's, named without "model."; they are taken out of the dict. compact:
+        the tensors are bfloat16 halves (read_safetensors(hold=to_bfloat16)), kept so and expanded to
+        float32 block by block as the forward pass reaches them (core/models/bfloat16.py)."""
         super().__init__()
-        self.config, self.tokenizer, self.name = config, tokenizer, name
+        self.config, self.tokenizer, self.name, self.compact = config, tokenizer, name, compact
         self.n_layers, self.n_heads = config.num_hidden_layers, config.num_attention_heads
         # the width, one head's size, and the key/value heads the cache keeps (shared: GQA)
         self.width, self.head_size = config.hidden_size, config.head_dim
@@ -128,8 +139,8 @@ class LlamaNumpy(DecoderNumpy):
         self.max_tokens, self.vocab_size = config.max_position_embeddings, config.vocab_size
         d = config.hidden_size
         self.token_embeddings = take_tensor(tensors, "embed_tokens.weight", config.vocab_size, d)  # (V, D)
-        self.layers = [read_block_weights(tensors, i, config) for i in range(self.n_layers)]
-        self.final_norm = take_tensor(tensors, "norm.weight", d)
+        self._blocks = [read_block_weights(tensors, i, config) for i in range(self.n_layers)]
+        self.final_norm = self._expanded(take_tensor(tensors, "norm.weight", d))
         self.unembedding = (
             self.token_embeddings
             if config.tie_word_embeddings
@@ -139,16 +150,31 @@ class LlamaNumpy(DecoderNumpy):
             array.setflags(write=False)
 
     @classmethod
-    def from_pretrained(cls, path: str | os.PathLike, *, name: str | None = None) -> LlamaNumpy:
+    def from_pretrained(
+        cls, path: str | os.PathLike, *, name: str | None = None, compact=False
+    ) -> LlamaNumpy:
+        """The model in the checkpoint folder; compact: its weights held in bfloat16 (half the memory)."""
         model_dir = Path(path)
         config = LlamaConfig.from_dict(registry.read_config(model_dir))
-        tensors = read_safetensors(model_dir, prefix="model.")
+        tensors = read_safetensors(model_dir, prefix="model.", hold=to_bfloat16 if compact else None)
         tokenizer = load_tokenizer(model_dir, config.max_position_embeddings)
-        return cls(config, tensors, tokenizer, name=name or str(model_dir))
+        return cls(config, tensors, tokenizer, name=name or str(model_dir), compact=compact)
+
+    def _expanded(self, array: np.ndarray) -> np.ndarray:
+        """A weight as float32: as held, or expanded from its bfloat16 halves."""
+        return from_bfloat16(array) if self.compact else array
+
+    def block_weights(self, i: int) -> SimpleNamespace:
+        """Block i's parameters in float32 (llama_weights.read_block_weights's names). Compact, a
+        fresh expansion each call: 18 MB for SmolLM2, where all 30 blocks in float32 are 540 MB."""
+        held = self._blocks[i]
+        return (
+            SimpleNamespace(**{k: self._expanded(v) for k, v in vars(held).items()}) if self.compact else held
+        )
 
     def embed(self, ids: np.ndarray) -> np.ndarray:
         """1) the token embeddings of ids (T,): (T, D). No position is added here (RoPE, step 2b)."""
-        return self.token_embeddings[ids]
+        return self._expanded(self.token_embeddings[ids])
 
     def rope(self, start: int, n: int) -> tuple[np.ndarray, np.ndarray]:
         """RoPE's (cos, sin) tables (n, d_head) for positions start .. start + n - 1."""
@@ -166,6 +192,14 @@ class LlamaNumpy(DecoderNumpy):
         """The final RMSNorm on x (..., D): what the unembedding reads."""
         return rms_norm(x, self.final_norm, self.config.rms_norm_eps)
 
+    def unembed(self, final_hidden: np.ndarray) -> np.ndarray:
+        """(..., D) after the final RMSNorm -> (..., V) logits, h W_U^T. Compact, the table is expanded
+        a slice of the vocabulary at a time (all of it in float32 is 113 MB for SmolLM2)."""
+        if not self.compact:
+            return super().unembed(final_hidden)
+        slices = np.array_split(self.unembedding, 8)
+        return np.concatenate([final_hidden @ from_bfloat16(rows).T for rows in slices], axis=-1)
+
     def layers_from(self, first: int, x: np.ndarray, *, past=None, trace_layers=(), ablate=()) -> Forward:
         """Blocks first..L-1 on x (T, D), the input of block `first` (hidden_states[first] of an
         earlier pass: a head ablated in block l changes nothing before it, so a sweep restarts here).
@@ -177,7 +211,7 @@ class LlamaNumpy(DecoderNumpy):
             cut = [head for layer, head in ablate if layer == i]
             layer_past = None if past is None else past[i]
             block = llama_block(
-                hidden[-1], self.layers[i], self.config, rope, past=layer_past, ablate_heads=cut
+                hidden[-1], self.block_weights(i), self.config, rope, past=layer_past, ablate_heads=cut
             )
             hidden.append(block["layer_output"])
             attentions.append(block["probs"])

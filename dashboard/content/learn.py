@@ -19,11 +19,11 @@ SENTENCES = {
 }
 DEFAULT_TEXT = SENTENCES["cat"][1]
 
-MODES = ("sentence", "bert", "gpt2", *EXAMPLES)  # the URL's ?example= is one of these but "sentence"
+MODES = ("sentence", "bert", "decoder", *EXAMPLES)  # the URL's ?example= is one of these but "sentence"
 MODE_LABELS = {
     "sentence": "Your sentence",
     "bert": "Your sentence in a real BERT",
-    "gpt2": "Your sentence in a real decoder (GPT-2, SmolLM2)",
+    "decoder": "Your sentence in a real decoder (GPT-2, SmolLM2)",
     "cat-mat": "Worked example: “The cat sat on the mat”",
     "i-love-nlp": "Worked example: “I love NLP”",
 }

@@ -31,6 +31,11 @@ SMOLLM2_ABOUT = (
     "sharing 3 key/value heads. Its block has four stops GPT-2's lacks: RMSNorm, RoPE, grouped "
     "queries and a gated MLP."
 )
+# said wherever SmolLM2 is shown on the hosted demo (core/models/bfloat16.py; bench/README.md measures it)
+BFLOAT16_NOTE = (
+    "On this public demo its weights are held in bfloat16, half the memory: its numbers can differ "
+    "from the full model's from the third decimal on (`make run` on a laptop holds float32)."
+)
 OTHER_DECODER = "__other__"  # the picker's "type a Hub id or a folder" entry; never in a link
 OTHER_LABEL = "Other: a Hub id or a local folder…"
 DECODER_PICKER = "Decoder (GPT-2 or Llama family)"

@@ -17,6 +17,7 @@ from core.models import shipped, smollm2
 from dashboard import presenter
 from dashboard.decks import mine
 from dashboard.decks.model import LINK_PREFIX, Deck, builtin_deck, builtin_names, decode_link
+from dashboard.hosted import current_limits
 from dashboard.state import parse_clamped_int
 from dashboard.widgets import md
 
@@ -27,13 +28,14 @@ def _decoder_ships() -> bool:
 
 
 def _smollm2_here() -> bool:
-    return smollm2.packaged_gguf() is not None
+    # installed (`make run`), or the hosted demo, which fetches it at first use
+    return smollm2.packaged_gguf() is not None or current_limits().hosted
 
 
 # What a built-in deck may need besides its pages (its "needs"), and how to tell it is there. A deck
 # that needs something unlisted or missing is not offered. "decoder": the letter GPT-2 that ships
 # with the product (models/letters-gpt2), which the decks `gpt` and `heads` show; "smollm2": its
-# package is installed (`make run`), for the deck `llm`.
+# package is installed (`make run`) or the hosted demo will fetch it, for the deck `llm`.
 CHECKS: dict[str, Callable[[], bool]] = {"decoder": _decoder_ships, "smollm2": _smollm2_here}
 # Session keys that survive a move to another slide: the deck's own, the sidebar's image format, the
 # hosted demo's rate limit. Everything else belongs to a page and is forgotten. Presenter mode goes

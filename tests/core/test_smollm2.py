@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import zipfile
@@ -19,11 +20,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from safetensors.numpy import load_file
 from transformers import AutoTokenizer, LlamaForCausalLM
 
 from core.models import smollm2
 from core.models.bundled import sha256_of
+from core.models.checkpoint import read_safetensors
 from core.models.errors import ModelFilesError, ModelNotFoundError
 from core.models.gguf_llama import convert_gguf
 from core.models.llama import LlamaNumpy
@@ -69,7 +70,7 @@ def test_the_shipped_file_is_the_pinned_one(gguf_file):
 def test_the_conversion_equals_transformers_own_gguf_loader(gguf_file, model_dir):
     theirs = LlamaForCausalLM.from_pretrained(gguf_file.parent, gguf_file=gguf_file.name, dtype=torch.float32)
     expected = {name: t.numpy() for name, t in theirs.state_dict().items()}
-    ours = load_file(model_dir / "model.safetensors")
+    ours = read_safetensors(model_dir, prefix="")  # one file a block, and the index written last
     expected.pop("lm_head.weight")  # tied: the embedding table itself
     assert sorted(ours) == sorted(expected)
     for name, array in ours.items():
@@ -112,6 +113,25 @@ def test_greedy_generation_and_the_cache_match_transformers(engines):
     cached, recomputed = engine.generate(prompt, 8), engine.generate(prompt, 8, use_cache=False)
     assert [s.token_id for s in cached.steps] == [s.token_id for s in recomputed.steps] == expected
     assert cached.steps[0].token == " Paris"
+
+
+def test_the_hosted_demos_bfloat16_copy_matches_transformers_on_the_same_rounding(engines, model_dir):
+    """The hosted demo holds the weights in bfloat16 (core/models/bfloat16.py): against transformers on
+    the same weights rounded so, the same tolerances hold, and it reads the same next word."""
+    engine, reference = engines
+    compact = LlamaNumpy.from_pretrained(model_dir, compact=True)
+    rounded = copy.deepcopy(reference)
+    with torch.no_grad():
+        for parameter in rounded.parameters():
+            parameter.copy_(parameter.to(torch.bfloat16).float())
+    ids = prose_ids(engine, 37)
+    ours = compact.forward(np.array(ids))
+    with torch.no_grad():
+        theirs = rounded(torch.tensor([ids]), output_attentions=True)
+    attentions = np.stack([a[0].numpy() for a in theirs.attentions])
+    assert np.abs(ours.attentions - attentions).max() < ATTENTION_TOL
+    assert np.abs(compact.unembed(ours.hidden_states[-1]) - theirs.logits[0].numpy()).max() < LOGIT_TOL
+    assert compact.next_tokens("The capital of France is", 1)[0][0] == " Paris"
 
 
 def test_a_damaged_file_is_refused_with_one_line(gguf_file, tmp_path):

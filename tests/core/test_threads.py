@@ -101,7 +101,7 @@ def test_concurrent_sessions_share_one_load_through_the_page_cache(monkeypatch, 
         return choice.load(path, name=name)
 
     monkeypatch.setitem(explore.ENGINES, engine, explore.EngineChoice(choice.label, counting_load, None))
-    explore.load_engine.clear(folder, engine)
+    explore.cached_engine.clear(folder, engine, False)
     start = threading.Barrier(THREADS)
     texts = [text for text, _pair in JOBS]
 
@@ -121,4 +121,4 @@ def test_concurrent_sessions_share_one_load_through_the_page_cache(monkeypatch, 
             for k, result in enumerate(results_of_session):
                 assert_same(result, serial[(i + k) % len(texts)], texts[(i + k) % len(texts)])
     finally:
-        explore.load_engine.clear(folder, engine)
+        explore.cached_engine.clear(folder, engine, False)

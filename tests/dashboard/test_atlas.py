@@ -353,7 +353,7 @@ def test_model_retrained_in_place_gets_a_new_atlas(tmp_path):
     import torch
     from transformers import BertModel
 
-    from dashboard.engines import load_engine
+    from dashboard.engines import cached_engine
 
     folder = make_tiny_bundled_tokenizer_bert(tmp_path / "retrained")
     model = str(folder)
@@ -369,7 +369,7 @@ def test_model_retrained_in_place_gets_a_new_atlas(tmp_path):
     from dashboard.views.atlas.compute import memory_store
 
     memory_store.clear()
-    load_engine.clear()  # what a restart does: the engine reads the new weights
+    cached_engine.clear()  # what a restart does: the engine reads the new weights
     again = open_page(model=model)
     assert "computed now and saved" in caption_text(again), caption_text(again)
     expected = tiny_atlas(model)  # the new weights, measured independently of the page

@@ -52,10 +52,10 @@ def fresh(monkeypatch):
     """The page's per-process memory of loaded models, emptied for the test (and after it)."""
     monkeypatch.setattr(engines, "_LOADED", set())
     monkeypatch.setattr(bundled, "_VERIFIED_BUNDLED", set())
-    engines.load_engine.clear()
+    engines.cached_engine.clear()
     engines.compute_attention.clear()
     yield
-    engines.load_engine.clear()
+    engines.cached_engine.clear()
     engines.compute_attention.clear()
 
 
@@ -162,7 +162,7 @@ def test_a_hub_fault_is_reported_the_bundled_model_stays_and_a_retry_works(fresh
 def damaged_bundled(fresh, tmp_path, monkeypatch) -> Path:
     copy = make_damaged_bundled(tmp_path, monkeypatch)
     for engine in engines.ENGINES:
-        engines.load_engine.clear("bundled", engine)
+        engines.cached_engine.clear("bundled", engine, False)
     return copy
 
 

@@ -12,12 +12,14 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.models.registry import BUNDLED_KEY, CURATED_HUB_MODELS
 from core.models.shipped import SHIPPED_KEY
-from dashboard.engines import allowed_models
+from core.models.smollm2 import SMOLLM2_KEY
+from dashboard.engines import allowed_models, load_engine
 from dashboard.hosted import HOSTED, LOCAL, MORE_MODELS_SETTING, current_limits
 from dashboard.model_pick import model_label
 from tests.dashboard.harness import (
@@ -191,8 +193,9 @@ def fits_the_demo() -> list[str]:
 
 
 def test_the_hosted_pickers_offer_exactly_the_curated_models_that_fit(hosted):
-    # the bundled BERT and the letter GPT-2 shipped with the product (116 KB) always fit
-    expected = [model_label(key) for key in [BUNDLED_KEY, SHIPPED_KEY, *fits_the_demo()]]
+    # the bundled BERT, the letter GPT-2 shipped with the product (116 KB) and SmolLM2 (fetched at
+    # first use, held in bfloat16) always fit
+    expected = [model_label(key) for key in [BUNDLED_KEY, SHIPPED_KEY, SMOLLM2_KEY, *fits_the_demo()]]
     assert model_options(open_explore()) == expected
     assert len(fits_the_demo()) < len(CURATED_HUB_MODELS)  # the decoders do not fit (bench/README.md)
 
@@ -216,9 +219,20 @@ def test_the_host_may_add_curated_models_that_do_not_fit(monkeypatch):
     limits = current_limits()
     assert limits.more_models == (left_out[0], "owner/not-curated")
     added = [key for key in CURATED_HUB_MODELS if key in fits_the_demo() or key == left_out[0]]
-    assert allowed_models(limits) == [BUNDLED_KEY, SHIPPED_KEY, *added]  # "owner/not-curated" is not curated
+    # "owner/not-curated" is not curated
+    assert allowed_models(limits) == [BUNDLED_KEY, SHIPPED_KEY, SMOLLM2_KEY, *added]
     monkeypatch.delenv(SETTING)
     assert current_limits() == LOCAL  # the list means nothing outside hosted mode
+
+
+@pytest.mark.slow
+def test_the_hosted_demo_runs_smollm2_with_its_weights_in_bfloat16(hosted):
+    at = open_explore(model=SMOLLM2_KEY, text="The bank approved the loan")
+    assert_no_crash(at)
+    assert at.selectbox(key="explore_model_choice").value == SMOLLM2_KEY and n_charts(at)
+    hosted_engine = load_engine(SMOLLM2_KEY, "numpy")
+    assert hosted_engine.compact and hosted_engine.token_embeddings.dtype == np.uint16
+    assert hosted_engine.next_tokens("The capital of France is", 1)[0][0] == " Paris"
 
 
 def test_a_curated_model_is_allowed_and_offline_it_fails_softly(hosted):

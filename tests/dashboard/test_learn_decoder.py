@@ -1,4 +1,4 @@
-"""The learn page's decoder mode (`example=gpt2&model=...`): one block of a GPT-2 drawn by the same
+"""The learn page's decoder mode (`example=decoder&model=...`): one block of a GPT-2 drawn by the same
 renderer as BERT's layer, with the causal mask as a stop of its own. The GPT-2 is a tiny random
 checkpoint saved here as a local folder (no Hub here); every number on the page is checked against
 the NumPy engine's own trace (GPT2Numpy.forward(ids, trace_layers=[layer]).steps). Offline, with the
@@ -64,7 +64,7 @@ def steps(engine: GPT2Numpy, layer: int, text: str = SENTENCE) -> dict[str, np.n
 
 def open_decoder(gpt2_dir, **params: str) -> AppTest:
     at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
-    at.query_params.update({"example": "gpt2", "model": str(gpt2_dir), "text": SENTENCE, **params})
+    at.query_params.update({"example": "decoder", "model": str(gpt2_dir), "text": SENTENCE, **params})
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
@@ -180,9 +180,10 @@ def test_without_smollm2_the_page_opens_on_the_letter_model_silently(monkeypatch
 
     monkeypatch.setattr(smollm2, "packaged_gguf", lambda: None)  # as after `pip install -r requirements.txt`
     at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
-    at.query_params.update({"example": "gpt2", "step": "mask"})
+    at.query_params.update({"example": "gpt2", "step": "mask"})  # the mode's first name: old links work
     at.run()
     assert_no_crash(at)
+    assert at.query_params["example"] == "decoder"  # and the address now says it by its name
     assert at.selectbox(key="learn_decoder_choice").value == SHIPPED_KEY
     assert not [o for o in at.selectbox(key="learn_decoder_choice").options if "SmolLM2" in o]
     assert at.get("plotly_chart") and not at.error and not at.warning
@@ -192,7 +193,7 @@ def test_without_smollm2_the_page_opens_on_the_letter_model_silently(monkeypatch
 def test_offline_a_hub_decoder_is_one_line_and_the_page_goes_on():
     # tests/conftest.py sets HF_HUB_OFFLINE, so the Hub fails here as it does on a machine offline
     at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
-    at.query_params.update({"example": "gpt2", "step": "mask", "model": "distilbert/distilgpt2"})
+    at.query_params.update({"example": "decoder", "step": "mask", "model": "distilbert/distilgpt2"})
     at.run()
     assert_no_crash(at)
     assert at.selectbox(key="learn_decoder_choice").value == "distilbert/distilgpt2"
@@ -208,7 +209,7 @@ def test_offline_a_hub_decoder_is_one_line_and_the_page_goes_on():
 def test_a_bert_is_not_a_decoder(tmp_path):
     folder = make_tiny_bundled_tokenizer_bert(tmp_path / "bert")
     at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
-    at.query_params.update({"example": "gpt2", "model": str(folder)})
+    at.query_params.update({"example": "decoder", "model": str(folder)})
     at.run()
     assert_no_crash(at)
     assert "is not a decoder" in " ".join(e.value for e in at.error)
@@ -217,7 +218,7 @@ def test_a_bert_is_not_a_decoder(tmp_path):
 
 def test_a_typed_folder_loads_and_goes_into_the_link(gpt2_dir):
     at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
-    at.query_params.update({"example": "gpt2", "step": "mask"})
+    at.query_params.update({"example": "decoder", "step": "mask"})
     at.run()
     at.selectbox(key="learn_decoder_choice").set_value("__other__").run()
     at.text_input(key="learn_decoder_typed").set_value(str(gpt2_dir))
@@ -232,7 +233,7 @@ def test_a_typed_folder_loads_and_goes_into_the_link(gpt2_dir):
 @pytest.fixture(scope="module")
 def typed_app(gpt2_dir) -> AppTest:
     at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
-    at.query_params.update({"example": "gpt2", "step": "mask", "model": str(gpt2_dir)})
+    at.query_params.update({"example": "decoder", "step": "mask", "model": str(gpt2_dir)})
     at.run()
     at.selectbox(key="learn_decoder_choice").set_value("__other__").run()
     assert_answered(at)
@@ -284,14 +285,14 @@ def test_any_link_gives_a_message_never_a_traceback(linked_gpt2):
 
     @FUZZ
     # layer, head and step meet every kind of link value on a decoder that loads; then the model
-    @named_links(("layer", "head", "step"), {"example": "gpt2", "model": str(LINKED_DIR), "text": SENTENCE})
-    @named_links(("model",), {"example": "gpt2", "step": "mask"})
-    @example(params={"example": "gpt2", "model": str(LINKED_DIR), "layer": "2", "head": "4", "step": "mlp"})
-    @example(params={"example": "gpt2", "model": str(LINKED_DIR), "step": "ln", "head": "-1"})
+    @named_links(("layer", "head", "step"), {"example": "decoder", "model": str(LINKED_DIR), "text": SENTENCE})
+    @named_links(("model",), {"example": "decoder", "step": "mask"})
+    @example(params={"example": "decoder", "model": str(LINKED_DIR), "layer": "2", "head": "4", "step": "mlp"})
+    @example(params={"example": "decoder", "model": str(LINKED_DIR), "step": "ln", "head": "-1"})
     @given(
         params=st.fixed_dictionaries(
             {
-                "example": st.just("gpt2"),
+                "example": st.sampled_from(["decoder", "gpt2"]),
                 "model": st.one_of(st.sampled_from([str(LINKED_DIR), DEFAULT_DECODER]), LINK_TEXT),
             },
             optional={name: LINK_TEXT for name in ("layer", "head", "step", "text")},
@@ -314,7 +315,7 @@ def test_any_link_gives_a_message_never_a_traceback(linked_gpt2):
 def test_hosted_mode_loads_no_folder_and_says_so(gpt2_dir, monkeypatch):
     monkeypatch.setenv("ATTENTION_EXPLORER_HOSTED", "1")
     at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
-    at.query_params.update({"example": "gpt2", "model": str(gpt2_dir), "step": "mask"})
+    at.query_params.update({"example": "decoder", "model": str(gpt2_dir), "step": "mask"})
     at.run()
     assert_no_crash(at)
     # a local folder never loads on the public demo: it shows the letter GPT-2 shipped with the

@@ -126,7 +126,7 @@ def test_the_grouped_query_stop_says_who_shares_and_what_the_cache_saves(llama_d
 
 def test_the_swiglu_stop_counts_the_nearly_shut_gates(llama_dir, engine):
     at = open_llama(llama_dir, step="swiglu")
-    trace, weights = steps(engine, 0), engine.layers[0]
+    trace, weights = steps(engine, 0), engine.block_weights(0)
     closed = (np.abs(silu(trace["normed"] @ weights.w_gate)) < 0.1).mean()
     assert f"{closed:.0%} of the gate's values are below 0.1" in " ".join(texts(at))
     silu_curve = chart(at, "silu")["data"][0]

@@ -45,7 +45,7 @@ def slow_server(tmp_path_factory):
     wrapper.write_text(WRAPPER.format(root=str(ROOT), app=str(ROOT / "dashboard" / "app.py")))
     gpt2 = make_tiny_gpt2(folder / "gpt2", n_layer=2, n_head=4, n_embd=32)
     with StreamlitServer(app=wrapper) as server:
-        server.learn_url = f"{server.url}/learn?example=gpt2&model={quote(str(gpt2), safe='')}&present=1"
+        server.learn_url = f"{server.url}/learn?example=decoder&model={quote(str(gpt2), safe='')}&present=1"
         yield server
 
 

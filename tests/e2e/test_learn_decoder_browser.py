@@ -21,7 +21,7 @@ SENTENCE = "The trophy would not fit in the suitcase"
 @pytest.fixture(scope="module")
 def decoder_url(tmp_path_factory):
     folder = make_tiny_gpt2(tmp_path_factory.mktemp("gpt2"), n_layer=2, n_head=4, n_embd=32)
-    return f"/learn?example=gpt2&model={quote(str(folder), safe='')}&text={quote(SENTENCE)}"
+    return f"/learn?example=decoder&model={quote(str(folder), safe='')}&text={quote(SENTENCE)}"
 
 
 def _cell_texts(page, n_chart: int) -> list[str]:

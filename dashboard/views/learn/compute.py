@@ -103,7 +103,7 @@ def llama_trace(model_key: str, text: str, layer: int) -> tuple[LayerTrace, int]
     ids = list(engine.encode(text).ids)
     total, ids = len(ids), ids[:MAX_BERT_TOKENS]
     steps = engine.forward(ids, trace_layers=[layer]).steps[layer]
-    heads, weights = engine.n_heads, engine.layers[layer]
+    heads, weights = engine.n_heads, engine.block_weights(layer)
     arrays = {name: steps[name] for name in ("x", "scores", "scaled", "masked", "probs", "context")}
     arrays |= {name: steps[name] for name in ("concat", "output", "residual", "ffn", "layer_output")}
     arrays |= {"rms1": steps["rmsnorm"], "rms2": steps["normed"], "query": steps["query_raw"]}

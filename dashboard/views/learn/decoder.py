@@ -29,6 +29,7 @@ from core.models.smollm2 import SMOLLM2_KEY
 from dashboard.content import learn_llama
 from dashboard.content.learn import BERT_LAYER_INPUT_FORMULA, BERT_NOTES
 from dashboard.content.learn_decoder import (
+    BFLOAT16_NOTE,
     DECODER_ABOUT,
     DECODER_EMPTY,
     DECODER_PICKER,
@@ -188,7 +189,7 @@ def decoder_ui(limits: Limits) -> str | None:
     elif choice == SHIPPED_KEY:
         st.caption(SHIPPED_ABOUT)
     elif choice == SMOLLM2_KEY:
-        st.caption(SMOLLM2_ABOUT)
+        st.caption(f"{SMOLLM2_ABOUT} {BFLOAT16_NOTE}" if limits.hosted else SMOLLM2_ABOUT)
     elif choice == OTHER_DECODER:
         _typed_ui(current)
     return ss.get("learn_decoder", current)
@@ -340,4 +341,4 @@ def _rope_and_groups(trace: LayerTrace, head: int, engine: LlamaNumpy) -> None:
     """The two stops between the projections and the scores: RoPE turns Q and K, then the query heads
     meet their group's keys (the cache priced at the model's whole context)."""
     rope_view(trace, head, engine.config.rope_theta)
-    gqa_view(trace, head, engine.n_layers, engine.max_tokens)
+    gqa_view(trace, head, engine)

@@ -12,9 +12,8 @@ import numpy as np
 import streamlit as st
 
 from core.lesson.trace import LayerTrace
-from dashboard.charts.heatmap import PAGE, PRESENTER
 from dashboard.charts.learn import short_labels
-from dashboard.content.learn import COL_TITLE, DIM_TITLE, ROW_TITLE
+from dashboard.content.learn import COL_TITLE, ROW_TITLE
 from dashboard.content.learn_decoder import (
     LN_CAPTION,
     LN_CHARTS,
@@ -36,51 +35,11 @@ from dashboard.content.learn_decoder import (
 from dashboard.presenter import presenting
 from dashboard.views.learn import compute
 from dashboard.views.learn.sources import SHOWN_DIMS
+from dashboard.views.learn.stop_parts import NARROW, first_dims, shape_text, stop_intro, stop_matrix
 from dashboard.views.learn.widgets import shown
 from dashboard.widgets import chart, chart_filename, csv_download
 
 ATTENTION_CORNER = "query (from) \\ key (to)"
-NARROW = SHOWN_DIMS // 2  # dimensions printed in a chart a third of the page wide
-
-
-def _intro(view: str, title: str, formula: str, text: str, shapes: list[str]) -> None:
-    """As steps.py's: the heading (anchor step-<view>, where the pager scrolls), then the formula with
-    the shapes beside the explanation."""
-    st.divider()
-    st.subheader(title, anchor=f"step-{view}")
-    left, right = st.columns([1, 1], gap="large", vertical_alignment="center")
-    with left:
-        st.latex(formula)
-        st.caption("Shapes: " + " · ".join(shapes))
-    with right:
-        st.markdown(text)
-
-
-def _matrix(
-    view: str, key: str, title: str, values: np.ndarray, rows, cols, *, share: float, **kwargs
-) -> None:
-    """One matrix with its title above it, sized for the page or the projector; with `hidden` (bool
-    cells) and `hidden_text`, those cells are written out (charts.learn.causal_figure)."""
-    st.markdown(f"**{title}**")
-    sizing = PRESENTER if presenting() else PAGE
-    if "hidden" in kwargs:
-        fig = compute.causal_chart(values, rows, cols, sizing=sizing, share=share, **kwargs)
-    else:
-        fig = compute.heatmap(values, rows, cols, sizing=sizing, share=share, **kwargs)
-    chart(fig, key, filename=chart_filename("learn", view, key))
-
-
-def _dims(values: np.ndarray, n: int) -> tuple[np.ndarray, list[str], str]:
-    width = values.shape[-1]
-    if width <= n:
-        return values, [str(j + 1) for j in range(width)], DIM_TITLE
-    return values[..., :n], [str(j + 1) for j in range(n)], f"{DIM_TITLE} (first {n} of {width})"
-
-
-def _shape(name: str, shape: tuple[int, ...]) -> str:
-    return f"{name}: ({' × '.join(map(str, shape))})"
-
-
 # ---- LayerNorm first -------------------------------------------------------------------------------
 
 
@@ -88,18 +47,18 @@ def ln_view(tr: LayerTrace) -> None:
     if not shown("ln"):
         return
     x, h = tr["x"], tr["ln1"]
-    _intro(
+    stop_intro(
         "ln",
         f"{LN_TITLE}",
         LN_FORMULA,
         LN_TEXT,
-        [_shape("X", x.shape), _shape("H", h.shape), f"ε = {tr.ln_eps:g}"],
+        [shape_text("X", x.shape), shape_text("H", h.shape), f"ε = {tr.ln_eps:g}"],
     )
     rows = short_labels(tr.query_tokens)
     for col, key, title, values in zip(st.columns(2), ("ln_x", "ln1"), LN_CHARTS, (x, h), strict=True):
-        shown_values, dims, dim_title = _dims(values, SHOWN_DIMS)
+        shown_values, dims, dim_title = first_dims(values, SHOWN_DIMS)
         with col:
-            _matrix("ln", key, title, shown_values, rows, dims, share=0.5, col_title=dim_title)
+            stop_matrix("ln", key, title, shown_values, rows, dims, share=0.5, col_title=dim_title)
     x_sd, h_sd = x.std(axis=-1), h.std(axis=-1)
     st.caption(
         LN_CAPTION.format(
@@ -124,8 +83,13 @@ def mask_view(tr: LayerTrace, head: int) -> None:
     allowed = tr.mask  # (T, T) bool, True = may attend: the diagonal and below
     t = allowed.shape[0]
     of_head = f" (head {head + 1} of {tr.n_heads})" if tr.n_heads > 1 else ""
-    shapes = [_shape("S'", (t, t)), _shape("mask", (t, t)), _shape("A", (t, t)), "each row sums to 1"]
-    _intro("mask", MASK_TITLE + of_head, MASK_FORMULA, MASK_TEXT, shapes)
+    shapes = [
+        shape_text("S'", (t, t)),
+        shape_text("mask", (t, t)),
+        shape_text("A", (t, t)),
+        "each row sums to 1",
+    ]
+    stop_intro("mask", MASK_TITLE + of_head, MASK_FORMULA, MASK_TEXT, shapes)
     rows, cols = short_labels(tr.query_tokens), short_labels(tr.key_tokens)
     scaled, masked, probs = tr["scaled"][head], tr["masked"][head], tr["probs"][head]
     # two decimals: the three matrices print their numbers on a projector
@@ -142,7 +106,7 @@ def mask_view(tr: LayerTrace, head: int) -> None:
     ):
         with col:  # the row axis' title once, on the first: the others' cells get the room
             rows_named = {"row_title": ROW_TITLE if i == 0 else ""}
-            _matrix("mask", key, title, values, rows, cols, share=1 / 3, **axes, **rows_named, **extra)
+            stop_matrix("mask", key, title, values, rows, cols, share=1 / 3, **axes, **rows_named, **extra)
     above = probs[~allowed]
     sums = probs.sum(axis=-1)
     largest = float(above.max(initial=0.0))
@@ -172,18 +136,18 @@ def mlp_view(tr: LayerTrace, layer: int, n_layers: int) -> None:
     after = MLP_AFTER_LAST if layer + 1 == n_layers else MLP_AFTER.format(next=layer + 2)
     text = MLP_TEXT.format(d_ff=d_ff, d_model=d_model, gelu_gap=compute.gelu_gap(), after=after)
     shapes = [
-        _shape("X'", ln2.shape),
-        _shape("W₁", (d_model, d_ff)),
-        _shape("W₂", (d_ff, d_model)),
-        _shape("Y", out.shape),
+        shape_text("X'", ln2.shape),
+        shape_text("W₁", (d_model, d_ff)),
+        shape_text("W₂", (d_ff, d_model)),
+        shape_text("Y", out.shape),
     ]
-    _intro("mlp", MLP_TITLE, MLP_FORMULA, text, shapes)
+    stop_intro("mlp", MLP_TITLE, MLP_FORMULA, text, shapes)
     rows = short_labels(tr.query_tokens)
     for col, key, title, values in zip(
         st.columns(3), ("ln2", "ffn", "layer_output"), MLP_CHARTS, (ln2, ffn, out), strict=True
     ):
-        shown_values, dims, dim_title = _dims(values, NARROW)
+        shown_values, dims, dim_title = first_dims(values, NARROW)
         with col:
-            _matrix("mlp", key, title, shown_values, rows, dims, share=1 / 3, col_title=dim_title)
+            stop_matrix("mlp", key, title, shown_values, rows, dims, share=1 / 3, col_title=dim_title)
     with st.expander("GELU's tanh form beside the exact form and ReLU", expanded=not presenting()):
         chart(compute.gelu_chart(), "gelu", filename=chart_filename("learn", "mlp", "gelu"))

@@ -1,6 +1,6 @@
 """The learn page's link: URL query parameters <-> session state, so a copied link reproduces a slide.
 
-Parameters: `example` (cat-mat, i-love-nlp, bert, gpt2 or its other name decoder; none = your
+Parameters: `example` (cat-mat, i-love-nlp, bert, decoder or its first name gpt2; none = your
 sentence), `text`, the toy model's `d_model`, `d_k`, `heads`, `seed`, `scale`, `mask`, `window`, `pe`,
 `head`, the real model's `layer` and `head`, the decoder's `model` (letters, smollm2, a Hub id or a
 folder), and `step` (1 to 7, heads, all; a GPT-2 adds ln, mask, mlp; a Llama rmsnorm, rope, gqa, mask,
@@ -53,12 +53,12 @@ DEFAULTS = {
 
 
 TOY_PARAMS = ("d_model", "d_k", "heads", "seed", "scale", "mask", "window", "pe")  # the toy model's
-REAL_MODES = ("bert", "gpt2")  # a real model's layer: `layer` and its own `head`
+REAL_MODES = ("bert", "decoder")  # a real model's layer: `layer` and its own `head`
 
 
 def _parse_mode(raw: str) -> Parsed:
-    if raw == "decoder":  # the decoder mode by what it is, whichever family (`gpt2` is its first name)
-        return "gpt2", None
+    if raw == "gpt2":  # the decoder mode's first name, from when GPT-2 was its only family: old links
+        return "decoder", None
     if raw == "" or raw in EXAMPLES or raw in REAL_MODES:
         return raw or "sentence", None
     return "sentence", (
@@ -91,10 +91,10 @@ def _links(mode: str) -> PageLinks:
         )
     else:
         heads = (int_param("head", "learn_head", 0, 0, 7),)
-    if mode == "gpt2":
+    if mode == "decoder":
         heads += (UrlParam("model", "learn_decoder", DEFAULT_DECODER, _parse_decoder),)
     # a decoder's stops depend on its family, known once it is loaded: the link may name any of them
-    views = tuple(dict.fromkeys(DECODER_VIEWS + LLAMA_VIEWS)) if mode == "gpt2" else STEP_VIEWS
+    views = tuple(dict.fromkeys(DECODER_VIEWS + LLAMA_VIEWS)) if mode == "decoder" else STEP_VIEWS
     return PageLinks(
         "learn",
         (
@@ -143,7 +143,7 @@ def write_url(mode: str, text: str) -> None:
     ss = st.session_state
     links = _links(mode)
     if mode in REAL_MODES:  # the real model reads the text; the decoder's mode names its model
-        model = {} if mode == "gpt2" else {"model": None}
+        model = {} if mode == "decoder" else {"model": None}
         links.write_url(example=mode, text=text, **model, **dict.fromkeys(TOY_PARAMS))
     elif mode != "sentence":
         links.write_url(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core.cost.generation import cache_numbers
+from core.cost.generation import cache_megabytes
 from core.lesson.layers import linear, silu
 from core.lesson.rope import pair_score
 from core.lesson.trace import LayerTrace
@@ -22,8 +22,8 @@ from dashboard.content import learn_llama as text
 from dashboard.content.learn import COL_TITLE, ROW_TITLE
 from dashboard.presenter import presenting
 from dashboard.views.learn import compute
-from dashboard.views.learn.decoder_views import NARROW, _dims, _intro, _matrix, _shape
 from dashboard.views.learn.sources import SHOWN_DIMS
+from dashboard.views.learn.stop_parts import NARROW, first_dims, shape_text, stop_intro, stop_matrix
 from dashboard.views.learn.widgets import shown
 from dashboard.widgets import chart, chart_filename, md
 
@@ -42,15 +42,20 @@ def rmsnorm_view(tr: LayerTrace) -> None:
     if not shown("rmsnorm"):
         return
     x, h, gamma = tr["x"], tr["rms1"], tr["norm1"]
-    shapes = [_shape("X", x.shape), _shape("γ₁", gamma.shape), _shape("H", h.shape), f"ε = {tr.ln_eps:g}"]
-    _intro("rmsnorm", text.RMS_TITLE, text.RMS_FORMULA, text.RMS_TEXT, shapes)
+    shapes = [
+        shape_text("X", x.shape),
+        shape_text("γ₁", gamma.shape),
+        shape_text("H", h.shape),
+        f"ε = {tr.ln_eps:g}",
+    ]
+    stop_intro("rmsnorm", text.RMS_TITLE, text.RMS_FORMULA, text.RMS_TEXT, shapes)
     rows = short_labels(tr.query_tokens)
     for col, key, title, values in zip(
         st.columns(2), ("rms_x", "rms1"), text.RMS_CHARTS, (x, h), strict=True
     ):
-        shown_values, dims, dim_title = _dims(values, SHOWN_DIMS)
+        shown_values, dims, dim_title = first_dims(values, SHOWN_DIMS)
         with col:
-            _matrix("rmsnorm", key, title, shown_values, rows, dims, share=0.5, col_title=dim_title)
+            stop_matrix("rmsnorm", key, title, shown_values, rows, dims, share=0.5, col_title=dim_title)
     x_rms, h_rms = _rms(x), _rms(h)
     unit = _rms(x / np.sqrt((np.asarray(x, np.float64) ** 2).mean(axis=-1, keepdims=True) + tr.ln_eps))
     figures = {"x_lo": x_rms.min(), "x_hi": x_rms.max(), "unit_lo": unit.min(), "unit_hi": unit.max()}
@@ -66,9 +71,9 @@ def rope_view(tr: LayerTrace, head: int, base: float) -> None:
         return
     q, q_turned = tr["query"][head], tr["query_rot"][head]
     d_k = tr.d_k
-    shapes = [_shape("Q, K", q.shape), f"{d_k // 2} planes", f"base b = {base:g}", "V is not turned"]
+    shapes = [shape_text("Q, K", q.shape), f"{d_k // 2} planes", f"base b = {base:g}", "V is not turned"]
     formula = text.ROPE_FORMULA.replace("BASE", f"{base:g}")
-    _intro("rope", text.ROPE_TITLE, formula, text.ROPE_TEXT.format(planes=d_k // 2), shapes)
+    stop_intro("rope", text.ROPE_TITLE, formula, text.ROPE_TEXT.format(planes=d_k // 2), shapes)
     if len(tr.query_tokens) > 2:  # a last token, the first, and one between them: the point first
         _gap_demo(tr, head, base)
     rows = short_labels(tr.query_tokens)
@@ -76,9 +81,9 @@ def rope_view(tr: LayerTrace, head: int, base: float) -> None:
     for col, key, title, values in zip(
         st.columns(2), ("rope_q", "rope_q_turned"), titles, (q, q_turned), strict=True
     ):
-        shown_values, dims, dim_title = _dims(values, SHOWN_DIMS)
+        shown_values, dims, dim_title = first_dims(values, SHOWN_DIMS)
         with col:
-            _matrix("rope", key, title, shown_values, rows, dims, share=0.5, col_title=dim_title)
+            stop_matrix("rope", key, title, shown_values, rows, dims, share=0.5, col_title=dim_title)
 
 
 def _gap_demo(tr: LayerTrace, head: int, base: float) -> None:
@@ -117,19 +122,21 @@ def _gap_demo(tr: LayerTrace, head: int, base: float) -> None:
 # ---- grouped-query attention ---------------------------------------------------------------------------
 
 
-def gqa_view(tr: LayerTrace, head: int, n_layers: int, context: int) -> None:
+def gqa_view(tr: LayerTrace, head: int, engine) -> None:
+    """The shared key/value heads, the query heads of one group side by side, and the cache the
+    sharing saves at the model's full context (`engine`: the loaded decoder it prices)."""
     if not shown("gqa"):
         return
     heads, kv_heads, d_k = tr.n_heads, tr["key_kv"].shape[0], tr.d_k
     group, kv = heads // kv_heads, head // (heads // kv_heads)
     sizes = {"n_heads": heads, "kv_heads": kv_heads, "group": group}
-    shapes = [_shape("Q", (heads, len(tr.query_tokens), d_k)), _shape("K, V", tr["key_kv"].shape)]
-    _intro("gqa", text.GQA_TITLE.format(**sizes), text.GQA_FORMULA, text.GQA_TEXT.format(**sizes), shapes)
+    shapes = [shape_text("Q", (heads, len(tr.query_tokens), d_k)), shape_text("K, V", tr["key_kv"].shape)]
+    stop_intro("gqa", text.GQA_TITLE.format(**sizes), text.GQA_FORMULA, text.GQA_TEXT.format(**sizes), shapes)
     spans = [f"{g * group + 1}–{(g + 1) * group}" if group > 1 else str(g + 1) for g in range(kv_heads)]
     groups = "; ".join(f"query heads {span} → key/value head {g + 1}" for g, span in enumerate(spans))
+    context, n_layers = engine.max_tokens, engine.n_layers
     megabytes = {
-        name: cache_numbers(n_layers, n, d_k, context) * 4 / 2**20
-        for name, n in (("gqa", kv_heads), ("full", heads))
+        name: cache_megabytes(engine, context, kv_heads=n) for name, n in (("gqa", kv_heads), ("full", heads))
     }
     cache = text.GQA_CACHE.format(
         tokens=context, n_layers=n_layers, ratio=heads / kv_heads, **sizes, **megabytes
@@ -172,18 +179,18 @@ def swiglu_view(tr: LayerTrace, layer: int, n_layers: int) -> None:
     closed = float((np.abs(gate) < 0.1).mean())
     body = text.SWIGLU_TEXT.format(d_ff=d_ff, d_model=d_model, closed=closed, after=after)
     shapes = [
-        _shape("H'", h.shape),
-        _shape("W_gate, W_up", (d_model, d_ff)),
-        _shape("W_down", (d_ff, d_model)),
-        _shape("Y", out.shape),
+        shape_text("H'", h.shape),
+        shape_text("W_gate, W_up", (d_model, d_ff)),
+        shape_text("W_down", (d_ff, d_model)),
+        shape_text("Y", out.shape),
     ]
-    _intro("swiglu", text.SWIGLU_TITLE, text.SWIGLU_FORMULA, body, shapes)
+    stop_intro("swiglu", text.SWIGLU_TITLE, text.SWIGLU_FORMULA, body, shapes)
     rows = short_labels(tr.query_tokens)
     for col, key, title, values in zip(
         st.columns(3), ("rms2", "ffn", "layer_output"), text.SWIGLU_CHARTS, (h, ffn, out), strict=True
     ):
-        shown_values, dims, dim_title = _dims(values, NARROW)
+        shown_values, dims, dim_title = first_dims(values, NARROW)
         with col:
-            _matrix("swiglu", key, title, shown_values, rows, dims, share=1 / 3, col_title=dim_title)
+            stop_matrix("swiglu", key, title, shown_values, rows, dims, share=1 / 3, col_title=dim_title)
     with st.expander(text.SILU_EXPANDER, expanded=not presenting()):
         chart(compute.silu_chart(), "silu", filename=chart_filename("learn", "swiglu", "silu"))

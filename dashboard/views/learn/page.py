@@ -76,13 +76,13 @@ def _render() -> None:
         if note := clean_widget_text("learn_text", links.MAX_CHARS, "sentence"):
             st.warning(note, icon=":material/content_cut:")
         text = st.session_state.get("learn_text") or ""
-        if mode in ("sentence", "bert", "gpt2"):
+        if mode in ("sentence", "bert", "decoder"):
             text = sentence_ui()
     if mode == "sentence":
         _sentence(text, controls)
     elif mode == "bert":
         _bert(text, controls)
-    elif mode == "gpt2":
+    elif mode == "decoder":
         decoder_mode(text, controls)
     else:
         _example(EXAMPLES[mode], controls)
