@@ -9,9 +9,9 @@ from __future__ import annotations
 # ---- which views a model has -----------------------------------------------------------------------
 
 DECODER_ONLY = (
-    "The {view} view reads a decoder (a GPT-2: causal attention, trained to predict the next token). "
-    "This model is an encoder; pick the letters GPT-2 (trained here, offline) in the model picker, or "
-    "`gpt2` or `distilbert/distilgpt2` when the network is there. Showing the head view."
+    "The {view} view reads a decoder (causal attention, trained to predict the next token). This "
+    "model is an encoder; pick SmolLM2-135M (a small LLM that reads English) or the letters GPT-2 "
+    "(trained here) in the model picker. Showing the head view."
 )
 ENCODER_ONLY = (
     "The {view} view reads a BERT encoder's query and key weights; this model is a decoder. "

@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from core.measures.decoder_reads import first_token_share, likeliest, logit_lens
 from core.measures.induction import induction
 from core.models.gpt2 import GPT2Numpy
+from core.models.smollm2 import SMOLLM2_KEY
 from dashboard.charts.decoder import shown_token
 from dashboard.charts.explore import escape_label
 from dashboard.content import decoder as text
@@ -144,7 +145,7 @@ def test_induction_switches_off_the_top_heads(gpt2_dir, engine):
 
 def test_a_view_of_the_other_kind_says_so(gpt2_dir):
     decoder_on_encoder = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
-    decoder_on_encoder.query_params.update({"view": "generate", "text": TEXT})
+    decoder_on_encoder.query_params.update({"model": "bundled", "view": "generate", "text": TEXT})
     decoder_on_encoder.run()
     assert text.DECODER_ONLY.format(view="Generate") in messages(decoder_on_encoder)
     assert decoder_on_encoder.session_state["explore_view"] == "head" and n_charts(decoder_on_encoder)
@@ -152,6 +153,16 @@ def test_a_view_of_the_other_kind_says_so(gpt2_dir):
     assert text.ENCODER_ONLY.format(view="Q/K space") in messages(at)
     at = open_page(gpt2_dir, view="head", text="The [MASK] sat on the mat.")
     assert text.MASK_DECODER in shown(at)
+
+
+@pytest.mark.slow
+def test_a_decoders_view_with_no_model_named_opens_smollm2():
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
+    at.query_params.update({"view": "nextword", "text": "The bank approved the"})
+    at.run()
+    assert not at.exception and not at.error
+    assert at.session_state["explore_model"] == SMOLLM2_KEY and at.session_state["explore_view"] == "nextword"
+    assert "the model's first choice is" in shown(at) and n_charts(at)
 
 
 @pytest.mark.parametrize(

@@ -285,9 +285,13 @@ def test_any_link_gives_a_message_never_a_traceback(linked_gpt2):
 
     @FUZZ
     # layer, head and step meet every kind of link value on a decoder that loads; then the model
-    @named_links(("layer", "head", "step"), {"example": "decoder", "model": str(LINKED_DIR), "text": SENTENCE})
+    @named_links(
+        ("layer", "head", "step"), {"example": "decoder", "model": str(LINKED_DIR), "text": SENTENCE}
+    )
     @named_links(("model",), {"example": "decoder", "step": "mask"})
-    @example(params={"example": "decoder", "model": str(LINKED_DIR), "layer": "2", "head": "4", "step": "mlp"})
+    @example(
+        params={"example": "decoder", "model": str(LINKED_DIR), "layer": "2", "head": "4", "step": "mlp"}
+    )
     @example(params={"example": "decoder", "model": str(LINKED_DIR), "step": "ln", "head": "-1"})
     @given(
         params=st.fixed_dictionaries(

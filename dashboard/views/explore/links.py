@@ -23,6 +23,7 @@ import streamlit as st
 from core.measures.analysis import TokenView, find_word_ref, token_view, word_ref
 from core.models.registry import BUNDLED_KEY, CURATED_HUB_MODELS, MAX_CHOICE_CHARS
 from core.models.result import AttentionResult
+from core.models.smollm2 import SMOLLM2_KEY
 from core.text import clean_input
 from dashboard.content.explore import DEFAULT_EXAMPLE, EXAMPLES, MEASURES, VIEWS
 from dashboard.engines import allowed_engines, allowed_models, default_engine, offered_models
@@ -40,6 +41,7 @@ from dashboard.state import (
 )
 from dashboard.trained_models import is_trained_folder
 from dashboard.views.explore import generate, induction
+from dashboard.views.explore.decoder import DECODER_VIEWS
 from dashboard.views.explore.results import link_ranking
 from dashboard.views.explore.widgets import max_chars, reset_widgets
 from dashboard.widgets import md
@@ -187,6 +189,8 @@ def init_state(limits: Limits) -> list[str]:
         text = EXAMPLES[example].text
     model = ss["explore_model"]
     known = offered_models(limits)  # a listed model is selected in the picker, not typed into "Other"
+    if "model" not in params and ss["explore_view"] in DECODER_VIEWS and SMOLLM2_KEY in known:
+        model = SMOLLM2_KEY  # a decoder's view with no model named: the decoder that reads English
     allowed = allowed_models(limits)
     if allowed is not None and model not in allowed and not is_trained_folder(model):
         too_big = model in CURATED_HUB_MODELS  # curated, but measured past this demo's memory
