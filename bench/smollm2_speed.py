@@ -7,6 +7,8 @@ transformers' eager LlamaForCausalLM on the same converted weights, the same thr
 - next word on 32 tokens: encode, forward, unembed the last position, softmax, top 5 (next_tokens).
 - forward at 32 and 256 tokens: NumPy / torch (attentions and hidden states asked of both).
 - generation per token, greedy, up to 256 tokens: with the KV cache and recomputing everything.
+- held in bfloat16 (the hosted demo, core/models/bfloat16.py): next word and generation per token,
+  and the resident memory of each way of holding the weights, in a fresh process.
 
     python -m bench --only smollm2_speed
 """
@@ -33,6 +35,14 @@ LOAD = (
     "import time; t = time.perf_counter(); from core.models.architectures import load_engine; "
     "load_engine('smollm2'); print(time.perf_counter() - t)"
 )
+# a fresh process: the engine held as asked, then its load time, resident and peak memory (MB)
+HELD = (
+    "import sys, time; t = time.perf_counter(); from core.models import smollm2; "
+    "from core.models.llama import LlamaNumpy; "
+    "e = LlamaNumpy.from_pretrained(smollm2.smollm2_model_dir(), compact=sys.argv[1] == 'bfloat16'); "
+    "s = time.perf_counter() - t; status = open('/proc/self/status').read(); "
+    "mb = lambda k: int(status.split(k + ':')[1].split()[0]) / 1024; print(s, mb('VmRSS'), mb('VmHWM'))"
+)
 
 
 def _load_seconds(cache: str) -> float:
@@ -40,6 +50,33 @@ def _load_seconds(cache: str) -> float:
     command = [sys.executable, "-c", LOAD]
     out = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])
+
+
+def _held_rows() -> list[Row]:
+    """How the weights are held (float32, or bfloat16 as on the hosted demo): memory and load time."""
+    rows = []
+    for hold in ("float32", "bfloat16"):
+        command = [sys.executable, "-c", HELD, hold]
+        out = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
+        seconds, resident, peak = map(float, out.stdout.strip().splitlines()[-1].split())
+        note = f"peak while loading {peak:,.0f} MB; load {seconds:.2f} s (a fresh process, warm cache)"
+        rows.append(Row(f"SmolLM2 held in {hold}: resident after loading", resident, "MB", note=note))
+    return rows
+
+
+def _compact_rows(folder: Path, repeats: int) -> list[Row]:
+    """What holding the weights in bfloat16 costs in time (every block expanded as it is reached)."""
+    from core.models.llama import LlamaNumpy
+
+    compact = LlamaNumpy.from_pretrained(folder, compact=True)
+    next_word = median_time(lambda: compact.next_tokens(PROMPT_32, 5), repeats, warmup=1)
+    start = time.perf_counter()
+    steps = len(compact.generate(PROMPT_32, 32).steps)
+    per_token = (time.perf_counter() - start) / steps * 1e3
+    return [
+        Row("SmolLM2 in bfloat16 (hosted): next word on 32 tokens", next_word, "s", target=0.5),
+        Row("SmolLM2 in bfloat16 (hosted): generation, 32 tokens, per token with the cache", per_token, "ms"),
+    ]
 
 
 def _load_rows(cache: str, repeats: int) -> list[Row]:
@@ -103,4 +140,4 @@ def run(quick: bool = False) -> list[Row]:
     for n in (32, 256):
         ids = rng.integers(0, engine.vocab_size, size=n)
         rows.append(forward_ratio_row(f"SmolLM2 forward, {n} tokens", engine, model, ids, repeats))
-    return rows + _generation_rows(engine)
+    return rows + _generation_rows(engine) + _compact_rows(folder, repeats) + _held_rows()

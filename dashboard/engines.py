@@ -251,6 +251,9 @@ def compute_attention(model_key: str, engine: str, text: str, max_tokens: int = 
     return result
 
 
+HELD = "result_held_"  # + a place: the session's own result there
+
+
 def session_result(place: str, model_key: str, engine: str, text: str, limits: Limits) -> AttentionResult:
     """compute_attention's result for a page's input, counted against the session's new texts a
     minute (hosted.count_new_text: raises TooManyTexts) and held by the session for `place` while
@@ -259,15 +262,20 @@ def session_result(place: str, model_key: str, engine: str, text: str, limits: L
     The shared cache keeps only the last four texts (an entry can be 80 MB). With a classroom on one
     server, thirty sessions' texts took turns in it, so each click of a student recomputed the
     forward pass of a text another student's clicks had pushed out (bench/classroom.py). The session's
-    reference keeps its own current result: one per place, the same object the cache held (no copy).
+    reference keeps its own current result: one per place, the same object the cache held (no copy),
+    and only for the page it shows ("compare1" and "compare2" are compare's): thirty students' SmolLM2
+    results held on every page they had visited added 400 MB to a hosted server.
     """
     key = (model_key, engine, text, limits.max_tokens)
     count_new_text(place, key, limits.max_texts_per_minute)
-    held = st.session_state.get(f"result_held_{place}")
+    ss, page = st.session_state, place.rstrip("0123456789")
+    for other in [k for k in ss if k.startswith(HELD) and not k.removeprefix(HELD).startswith(page)]:
+        del ss[other]  # another page's: computed again (or found in the shared cache) if it is opened again
+    held = ss.get(HELD + place)
     if held is not None and held[0] == key:
         return held[1]
     result = compute_attention(*key)
-    st.session_state[f"result_held_{place}"] = (key, result)
+    ss[HELD + place] = (key, result)
     return result
 
 

@@ -25,6 +25,8 @@ import numpy as np
 
 __all__ = ["Induction", "copy_losses", "induction", "prefix_matching_scores", "repeated_random_tokens"]
 
+_LOSS_ROWS = 16  # rows of logits turned into losses at a time
+
 
 @dataclass(frozen=True)
 class Induction:
@@ -55,11 +57,16 @@ def prefix_matching_scores(attentions: np.ndarray, length: int) -> np.ndarray:
 
 def copy_losses(logits: np.ndarray, token_ids: np.ndarray, length: int) -> tuple[float, float]:
     """(T, V) logits (position t predicts token t + 1) -> mean cross-entropy over tokens 2..n of
-    each copy: the first copy's (positions 0 .. n-2 predict 1 .. n-1) and the second's (n .. 2n-2)."""
-    logits = np.asarray(logits, dtype=np.float64)
-    log_probs = logits - logits.max(-1, keepdims=True)
-    log_probs -= np.log(np.exp(log_probs).sum(-1, keepdims=True))  # (T, V) log softmax
-    losses = -log_probs[np.arange(len(token_ids) - 1), token_ids[1:]]  # (T - 1,): at t, of token t + 1
+    each copy: the first copy's (positions 0 .. n-2 predict 1 .. n-1) and the second's (n .. 2n-2).
+    In float64, a few rows at a time: all of them would be 80 MB at SmolLM2's 49,152 tokens."""
+    targets = np.asarray(token_ids)[1:]  # at t, token t + 1
+    losses = np.empty(len(targets))
+    for start in range(0, len(targets), _LOSS_ROWS):
+        stop = min(start + _LOSS_ROWS, len(targets))
+        rows = np.array(logits[start:stop], dtype=np.float64)  # a copy: the caller's logits stay as they are
+        rows -= rows.max(-1, keepdims=True)
+        log_total = np.log(np.exp(rows).sum(-1))  # log softmax = rows - log_total
+        losses[start:stop] = log_total - rows[np.arange(stop - start), targets[start:stop]]
     return float(losses[: length - 1].mean()), float(losses[length : 2 * length - 1].mean())
 
 

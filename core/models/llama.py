@@ -38,7 +38,9 @@ H query heads, H_kv key/value heads, d_head the head size, V vocabulary, L block
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from types import SimpleNamespace
@@ -57,6 +59,8 @@ from core.models.llama_config import LlamaConfig
 from core.models.llama_weights import read_block_weights
 
 __all__ = ["LlamaNumpy", "llama_block"]  # loaded by architecture: architectures.load_engine
+
+COMPACT_PASSES = 2  # forward passes a compact engine runs at once
 
 
 # ---- one block ----------------------------------------------------------------------------------
@@ -132,6 +136,10 @@ class LlamaNumpy(DecoderNumpy):
         float32 block by block as the forward pass reaches them (core/models/bfloat16.py)."""
         super().__init__()
         self.config, self.tokenizer, self.name, self.compact = config, tokenizer, name, compact
+        # Compact is for a small shared server: at most two passes (or unembeddings) at once (it has two
+        # cores, and each holds expanded weights and activations, about 35 MB for SmolLM2); the others
+        # wait their turn instead of adding their memory.
+        self._passes = threading.BoundedSemaphore(COMPACT_PASSES) if compact else contextlib.nullcontext()
         self.n_layers, self.n_heads = config.num_hidden_layers, config.num_attention_heads
         # the width, one head's size, and the key/value heads the cache keeps (shared: GQA)
         self.width, self.head_size = config.hidden_size, config.head_dim
@@ -197,8 +205,9 @@ class LlamaNumpy(DecoderNumpy):
         a slice of the vocabulary at a time (all of it in float32 is 113 MB for SmolLM2)."""
         if not self.compact:
             return super().unembed(final_hidden)
-        slices = np.array_split(self.unembedding, 8)
-        return np.concatenate([final_hidden @ from_bfloat16(rows).T for rows in slices], axis=-1)
+        with self._passes:  # each slice expanded is 14 MB: counted with the passes
+            slices = np.array_split(self.unembedding, 8)
+            return np.concatenate([final_hidden @ from_bfloat16(rows).T for rows in slices], axis=-1)
 
     def layers_from(self, first: int, x: np.ndarray, *, past=None, trace_layers=(), ablate=()) -> Forward:
         """Blocks first..L-1 on x (T, D), the input of block `first` (hidden_states[first] of an
@@ -207,16 +216,17 @@ class LlamaNumpy(DecoderNumpy):
         ablate, trace_layers = check_heads(ablate, self.n_layers, self.n_heads), set(trace_layers)
         rope = self.rope(0 if past is None else past[0][0].shape[1], x.shape[0])
         hidden, attentions, cache, steps = [x], [], [], {}
-        for i in range(first, self.n_layers):
-            cut = [head for layer, head in ablate if layer == i]
-            layer_past = None if past is None else past[i]
-            block = llama_block(
-                hidden[-1], self.block_weights(i), self.config, rope, past=layer_past, ablate_heads=cut
-            )
-            hidden.append(block["layer_output"])
-            attentions.append(block["probs"])
-            cache.append((block["key"], block["value"]))
-            if i in trace_layers:
-                steps[i] = block
+        with self._passes:
+            for i in range(first, self.n_layers):
+                cut = [head for layer, head in ablate if layer == i]
+                layer_past = None if past is None else past[i]
+                block = llama_block(
+                    hidden[-1], self.block_weights(i), self.config, rope, past=layer_past, ablate_heads=cut
+                )
+                hidden.append(block["layer_output"])
+                attentions.append(block["probs"])
+                cache.append((block["key"], block["value"]))
+                if i in trace_layers:
+                    steps[i] = block
         hidden[-1] = self.final_normed(hidden[-1])
         return Forward(np.stack(hidden), np.stack(attentions), cache, steps)

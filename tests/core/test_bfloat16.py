@@ -9,6 +9,10 @@
 
 from __future__ import annotations
 
+import copy
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 import torch
@@ -101,3 +105,29 @@ def test_a_compact_llamas_cache_and_generation_agree_with_recomputing(pair):
     for a, b in zip(cached.steps, recomputed.steps, strict=True):
         np.testing.assert_allclose([p for _, p in a.top], [p for _, p in b.top], atol=1e-5)
         np.testing.assert_allclose(a.attentions, b.attentions, atol=1e-5)
+
+
+def test_a_compact_llama_runs_at_most_two_passes_at_once(pair):
+    """Compact is for a small shared server: a third session's pass waits, so that its memory is not
+    added (each pass holds a block's expanded weights)."""
+    compact = pair[0]
+    inside, most, lock = [0], [0], threading.Lock()
+
+    class Watched(LlamaNumpy):
+        def block_weights(self, i):
+            with lock:
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+            threading.Event().wait(0.02)  # stay a moment, so that other passes would pile up here
+            with lock:
+                inside[0] -= 1
+            return super().block_weights(i)
+
+    watched = copy.copy(compact)
+    watched.__class__ = Watched
+    ids = np.arange(12) % compact.vocab_size
+    with ThreadPoolExecutor(6) as pool:
+        outs = list(pool.map(lambda _: watched.forward(ids).attentions, range(6)))
+    assert 1 <= most[0] <= 2
+    for out in outs:
+        np.testing.assert_array_equal(out, outs[0])

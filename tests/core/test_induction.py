@@ -91,6 +91,20 @@ def test_copy_losses_by_hand():
     assert copy_losses(np.zeros((6, 3)), ids, 3) == pytest.approx((np.log(3), np.log(3)))
 
 
+def test_copy_losses_equal_torchs_cross_entropy_over_many_rows():
+    # 2 x 37 positions: more rows than copy_losses takes at a time, so the pieces are joined right
+    rng = np.random.default_rng(3)
+    ids = rng.integers(0, 500, 74)
+    logits = rng.normal(0.0, 4.0, (74, 500))
+    kept = logits.copy()
+    losses = torch.nn.functional.cross_entropy(
+        torch.from_numpy(logits[:-1]), torch.from_numpy(ids[1:]), reduction="none"
+    ).numpy()
+    expected = (losses[:36].mean(), losses[37:73].mean())
+    assert copy_losses(logits, ids, 37) == pytest.approx(expected, rel=1e-12)
+    assert np.array_equal(logits, kept)  # the caller's logits are left as they were
+
+
 def test_too_long_for_the_context_is_refused(tiny):
     with pytest.raises(ValueError, match="context"):
         induction(tiny[0], length=40)
