@@ -144,3 +144,7 @@ SWIGLU_CHARTS = ("RMSNorm₂(X'): what the MLP reads", "the MLP's output", "Y = 
 SWIGLU_AFTER = "layer {next}'s input"
 SWIGLU_AFTER_LAST = "read through the final RMSNorm and the unembedding to predict the next token"
 SILU_EXPANDER = "SiLU beside ReLU and GELU"
+ROPE_VECTORS_ON_PAGE = (
+    "Q and K before and after the turn, dimension by dimension, are drawn below this on the page "
+    "(without presenter mode)."
+)

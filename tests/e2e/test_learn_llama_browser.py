@@ -1,7 +1,7 @@
 """The learn page's Llama stops in a real browser, on SmolLM2 itself (the shipped model, offline): the
 RoPE stop at 1280x800 with its same-gap table and its curve, nothing cut; and in presenter mode at
-1920x1080 the clicker walks RoPE → grouped-query attention → step 3, each stop's heading brought to
-the top of the screen."""
+1920x1080 the clicker walks RoPE (its point only) → grouped-query attention (its three patterns on
+the screen) → step 3, each stop's heading brought to the top of the screen."""
 
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ def test_the_rope_stop_at_1280(sized_page, app_server, screenshot_dir):
 def test_a_clicker_walks_the_llama_stops_on_a_projector(sized_page, app_server, screenshot_dir):
     page = sized_page((1920, 1080))
     page.goto(app_server.url + URL + "&step=rope&present=1")
-    wait_all_drawn(page, 3)
+    wait_all_drawn(page, 1)  # the gap curve: Q and K themselves stay on the page
+    expect(page.get_by_text("are drawn below this on the page")).to_be_visible()
     watch_scrolls(page)
     groups = page.get_by_role("heading", name="Grouped-query attention")
     press(page, "PageDown", lambda: groups.wait_for(timeout=BROWSER_DEADLINE_MS))
@@ -45,6 +46,8 @@ def test_a_clicker_walks_the_llama_stops_on_a_projector(sized_page, app_server, 
     wait_settled(page, 3)
     assert "step=gqa" in page.url and groups.bounding_box()["y"] >= 0
     expect(page.get_by_text("query heads 4–6 → key/value head 2")).to_be_visible()
+    last = page.locator(".js-plotly-plot").last.bounding_box()
+    assert last["y"] + last["height"] <= 1080, last  # the group's three patterns fit on the screen
     page.screenshot(path=screenshot_dir / "learn-llama-gqa-present-1920x1080.png")
     press(page, "PageDown", lambda: page.wait_for_url("**step=3**", timeout=BROWSER_DEADLINE_MS))
     page.get_by_role("heading", name="Step 3 ·").wait_for(timeout=BROWSER_DEADLINE_MS)

@@ -76,6 +76,9 @@ def rope_view(tr: LayerTrace, head: int, base: float) -> None:
     stop_intro("rope", text.ROPE_TITLE, formula, text.ROPE_TEXT.format(planes=d_k // 2), shapes)
     if len(tr.query_tokens) > 2:  # a last token, the first, and one between them: the point first
         _gap_demo(tr, head, base)
+        if presenting():  # the projector's screen holds the point; the vectors stay on the page
+            st.caption(text.ROPE_VECTORS_ON_PAGE)
+            return
     rows = short_labels(tr.query_tokens)
     titles = [title.format(head=head + 1) for title in text.ROPE_CHARTS]
     for col, key, title, values in zip(
@@ -121,6 +124,9 @@ def _gap_demo(tr: LayerTrace, head: int, base: float) -> None:
 
 # ---- grouped-query attention ---------------------------------------------------------------------------
 
+# On a 1920x1080 projector the group's patterns share the screen below the stop's text
+GQA_PRESENTER_HEIGHT = 400
+
 
 def gqa_view(tr: LayerTrace, head: int, engine) -> None:
     """The shared key/value heads, the query heads of one group side by side, and the cache the
@@ -159,6 +165,7 @@ def gqa_view(tr: LayerTrace, head: int, engine) -> None:
                 show_colorbar=False,
                 row_title=ROW_TITLE if i == 0 else "",
                 col_title=COL_TITLE,
+                height=GQA_PRESENTER_HEIGHT if presenting() else None,
             )
             chart(fig, f"gqa_head_{member}", filename=chart_filename("learn", "gqa", f"head{member + 1}"))
     patterns = tr["probs"][list(members)]
