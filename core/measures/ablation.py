@@ -21,7 +21,7 @@ Letters: L layers, H heads, T tokens, D hidden size.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -76,15 +76,13 @@ def ablated_last_hidden(engine, result, heads: Iterable[tuple[int, int]]) -> np.
     return engine.hidden_states(result.input_ids, result.token_type_ids, ablate=heads)[-1]
 
 
-def head_effects(engine, result, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+def head_effects(engine, result) -> np.ndarray:
     """(L, H) float64: each head's effect on the model's output (model_output) when it alone is
-    ablated. progress(layers done, L) hears each layer done (SmolLM2's 270 heads take tens of seconds)."""
+    ablated."""
     reference = model_output(engine, result.hidden_states[-1])
     effects = np.zeros((result.n_layers, result.n_heads))
     for layer in range(result.n_layers):
         for head in range(result.n_heads):
             last = ablated_last_hidden(engine, result, [(layer, head)])
             effects[layer, head] = output_effect(engine, model_output(engine, last), reference)
-        if progress:
-            progress(layer + 1, result.n_layers)
     return effects

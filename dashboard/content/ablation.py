@@ -131,5 +131,3 @@ MODEL_RANGE = (
 )
 DROPPED = "The link asks to switch off {heads}, which this model does not have; left out. "
 UNAVAILABLE = "Heads cannot be switched off in this model with this engine: {reason}"
-# while the grid is computed: each head of a layer switched off in turn, the layers one after another
-SWEEPING = "Switching off each of the {n_heads} heads of every layer in turn: layer {done} of {total} done…"

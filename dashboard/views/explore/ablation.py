@@ -54,11 +54,10 @@ Heads = tuple[tuple[int, int], ...]
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
-def effect_grid_of(model_key: str, engine: str, sentence: str, max_tokens: int, _progress=None) -> np.ndarray:
-    """(L, H) each head's effect on the shown input's embedding, read-only. _progress (not part of
-    the cache's key): head_effects' progress, for a first computation."""
+def effect_grid_of(model_key: str, engine: str, sentence: str, max_tokens: int) -> np.ndarray:
+    """(L, H) each head's effect on the shown input's embedding, read-only."""
     result = compute_attention(model_key, engine, sentence, max_tokens)
-    grid = head_effects(load_engine(model_key, engine), result, _progress)
+    grid = head_effects(load_engine(model_key, engine), result)
     grid.setflags(write=False)
     return grid
 
@@ -227,14 +226,8 @@ def _grid(limits: Limits, n_heads: int) -> np.ndarray | None:
     source = shown_source()
     try:
         count_new_text("ablation", source, limits.max_texts_per_minute)
-        bar = st.empty()  # filled only while a new grid is computed (a cached one returns at once)
-
-        def progress(done: int, total: int) -> None:
-            bar.progress(done / total, text=text.SWEEPING.format(n_heads=n_heads, done=done, total=total))
-
-        grid = effect_grid_of(*source, _progress=progress)
-        bar.empty()
-        return grid
+        with st.spinner(f"Switching off each of the {n_heads} heads of every layer in turn…"):
+            return effect_grid_of(*source)
     except TooManyTexts:
         st.warning(TOO_MANY_TEXTS.format(limit=limits.max_texts_per_minute))
     except (ModelError, ValueError) as err:  # an engine that cannot switch this model's heads off
