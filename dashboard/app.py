@@ -120,6 +120,6 @@ with st.sidebar:
     image_format_ui()
     st.caption(
         "Attention Explorer computes attention step by step in NumPy and shows the heads of real "
-        "models: BERT encoders and GPT-2 decoders. Layers and heads are numbered from 1 on screen."
+        "models: BERT encoders, GPT-2 and Llama decoders. Layers and heads are numbered from 1 on screen."
     )
 page.run()

@@ -109,6 +109,14 @@ def _forget_failures(page: str) -> None:
     st.session_state.pop(f"{page}_failures", None)
 
 
+def showing_ui(label: str, engine_key: str, engine_obj: object) -> None:
+    """The sidebar's line naming the model and the engine shown, and on the hosted demo how a
+    compact engine (SmolLM2 there) holds its weights."""
+    st.sidebar.caption(f"Showing **{md(label)}** · engine: {md(ENGINES[engine_key].label)}")
+    if getattr(engine_obj, "compact", False):
+        st.sidebar.caption(BFLOAT16_NOTE)
+
+
 def model_pick_ui(
     page: str, limits: Limits, engines: list[str] | None = None
 ) -> tuple[ModelSpec, str] | None:
@@ -148,9 +156,7 @@ def model_pick_ui(
             st.caption(hint)
     loaded = _load(page, model, ss[engine_key], limits, engines)
     if isinstance(loaded, tuple):
-        st.sidebar.caption(f"Showing **{md(loaded[0].label)}** · engine: {md(ENGINES[loaded[1]].label)}")
-        if getattr(load_engine(loaded[0].key, loaded[1]), "compact", False):
-            st.sidebar.caption(BFLOAT16_NOTE)
+        showing_ui(loaded[0].label, loaded[1], load_engine(loaded[0].key, loaded[1]))
         return loaded
     st.error(f"Could not use the model “{md(model_label(model))}”: {error_md(loaded.rstrip('.'))}.")
     if model == BUNDLED_KEY:

@@ -19,6 +19,7 @@ from streamlit.testing.v1 import AppTest
 from core.models.registry import BUNDLED_KEY, CURATED_HUB_MODELS
 from core.models.shipped import SHIPPED_KEY
 from core.models.smollm2 import SMOLLM2_KEY
+from dashboard.content.learn_decoder import BFLOAT16_NOTE
 from dashboard.engines import allowed_models, load_engine
 from dashboard.hosted import HOSTED, LOCAL, MORE_MODELS_SETTING, current_limits
 from dashboard.model_pick import model_label
@@ -230,6 +231,7 @@ def test_the_hosted_demo_runs_smollm2_with_its_weights_in_bfloat16(hosted):
     at = open_explore(model=SMOLLM2_KEY, text="The bank approved the loan")
     assert_no_crash(at)
     assert at.selectbox(key="explore_model_choice").value == SMOLLM2_KEY and n_charts(at)
+    assert BFLOAT16_NOTE in [caption.value for caption in at.sidebar.caption]  # said beside the model
     hosted_engine = load_engine(SMOLLM2_KEY, "numpy")
     assert hosted_engine.compact and hosted_engine.token_embeddings.dtype == np.uint16
     assert hosted_engine.next_tokens("The capital of France is", 1)[0][0] == " Paris"

@@ -12,8 +12,9 @@ from core.models.errors import ModelError
 from core.models.registry import MAX_CHOICE_CHARS, ModelSpec
 from core.models.result import AttentionResult
 from dashboard.content.explore import HOW_TO_READ, HOW_TO_READ_LABEL, TO_LEARN
-from dashboard.engines import ENGINES, allowed_engines
+from dashboard.engines import allowed_engines
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, current_limits
+from dashboard.model_pick import showing_ui
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text, signature
 from dashboard.views.explore import links, loading
@@ -29,7 +30,7 @@ from dashboard.views.explore.results import result_for, shown_token_view
 from dashboard.views.explore.similarity import similarity_view
 from dashboard.views.explore.views import focus_view, head_view, lines_view, model_view
 from dashboard.views.explore.widgets import downloads_ui, max_chars, sentence_ui, view_ui
-from dashboard.widgets import copy_link_ui, md
+from dashboard.widgets import copy_link_ui
 
 LOG = logging.getLogger(__name__)
 
@@ -192,7 +193,7 @@ def _render(limits: Limits) -> None:
         return
     spec = loaded[0]
     st.session_state["explore_model"] = spec.key  # the link names the model shown
-    st.sidebar.caption(f"Showing **{md(spec.label)}** · engine: {md(ENGINES[engine].label)}")
+    showing_ui(spec.label, engine, loaded[1])
     if not text.strip():
         st.info("Type a sentence above, or pick an example.")
         links.write_url(limits)
