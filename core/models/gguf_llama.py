@@ -100,15 +100,14 @@ def _our_name(gguf_name: str) -> tuple[str, str]:
     raise ModelFilesError(f"the GGUF file has a tensor {gguf_name!r} that no Llama has")
 
 
-def llama_tensors(reader, config: dict, tensors: list) -> dict[str, np.ndarray]:
-    """Some of the file's tensors dequantized to float32 under transformers' names, the rows of W^Q and
-    W^K unpermuted."""
+def llama_tensors(config: dict, tensors: list[tuple[str, object]]) -> dict[str, np.ndarray]:
+    """(transformers' name, GGUF tensor) pairs dequantized to float32 under those names, the rows of
+    W^Q and W^K unpermuted."""
     from gguf.quants import dequantize
 
     heads = {"attn_q": config["num_attention_heads"], "attn_k": config["num_key_value_heads"]}
     arrays: dict[str, np.ndarray] = {}
-    for tensor in tensors:
-        name, _ = _our_name(tensor.name)
+    for name, tensor in tensors:
         # the reader's shape is GGML's (innermost first); dequantize gives numpy's (rows, columns)
         array = np.empty([int(n) for n in reversed(tensor.shape)], dtype=np.float32)
         rows = array.reshape(len(tensor.data), -1)  # the data holds one row of blocks per row
@@ -162,14 +161,15 @@ def convert_gguf(gguf_file: Path, out_dir: Path, say: Callable[[str], None] = la
     # demo could not afford. The index, written last, is what says the folder is complete.
     shards: dict[str, list] = {}
     for tensor in reader.tensors:
-        shards.setdefault(_our_name(tensor.name)[1], []).append(tensor)
+        name, shard = _our_name(tensor.name)
+        shards.setdefault(shard, []).append((name, tensor))
     weight_map: dict[str, str] = {}
     total = 0
     for number, tensors in enumerate(shards.values(), 1):
         if number % 10 == 0:
             say(f"Expanding the quantised weights to float32: part {number} of {len(shards)}…")
         file = f"model-{number:05d}-of-{len(shards):05d}.safetensors"
-        arrays = llama_tensors(reader, config, tensors)
+        arrays = llama_tensors(config, tensors)
         save_file(arrays, str(out_dir / file), metadata={"format": "pt"})
         weight_map |= dict.fromkeys(arrays, file)
         total += sum(array.nbytes for array in arrays.values())
