@@ -27,6 +27,7 @@ from core.measures.atlas import model_fingerprint
 from core.models import architectures, shipped, smollm2
 from core.models.bundled import BUNDLED_SHA256, bundled_model_dir
 from core.models.errors import ModelError
+from core.models.reading import Reading, reading_of
 from core.models.registry import (
     BUNDLED_KEY,
     CURATED_HUB_MODELS,
@@ -57,6 +58,8 @@ def torch_installed() -> bool:
 
 
 class AttentionEngine(Protocol):
+    tokenizer: object  # a `tokenizers.Tokenizer`, or a transformers fast tokenizer (model_reading reads it)
+
     def run(self, text: str, text_pair: str | None = None) -> AttentionResult: ...
 
     # Also used when present: `max_tokens` (the longest input) and `encode(text)` (the tokenizers
@@ -179,6 +182,14 @@ def cached_engine(model_key: str, engine: str, compact: bool) -> AttentionEngine
     if compact:
         return choice.load(model_dir, name=spec.label, compact=True)
     return choice.load(model_dir, name=spec.label)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def model_reading(model_key: str, engine: str, _tokenizer) -> Reading:
+    """How the model cuts text (core/models/reading.py), from the tokenizer of the loaded (model,
+    engine), worked out once: a transformers tokenizer changes its own settings as it runs, so it is
+    best not used from another session's thread on every run."""
+    return reading_of(_tokenizer)
 
 
 def load_with_progress(spec: ModelSpec, engine: str) -> AttentionEngine:

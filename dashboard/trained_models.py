@@ -13,6 +13,10 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from core.models.shipped import SHIPPED_KEY
+from dashboard.content.explore import LETTERS_BECAME
+from dashboard.widgets import md
+
 TRAINED_ROOT = Path(tempfile.gettempdir()) / "attention-explorer-trained"
 
 
@@ -26,3 +30,23 @@ def is_trained_folder(key: object) -> bool:
         return path.is_relative_to(TRAINED_ROOT.resolve()) and (path / "model.safetensors").is_file()
     except (OSError, ValueError, RuntimeError):
         return False
+
+
+def reads_letters(model: str) -> bool:
+    """The shipped letter GPT-2, or a model this server's train page made (it trains on letters): the
+    pages offer them runs of letters, not English, before the model is loaded."""
+    return model == SHIPPED_KEY or is_trained_folder(model)
+
+
+LETTERS_SHOWN = 24  # letters quoted when a text was turned into letters
+
+
+def letters_became(tokenizer, text: str) -> str | None:
+    """For a model that reads letters only: one line on what `text` became when it held anything but
+    letters (the tokenizer's own normalizer says what it keeps); None when nothing was dropped."""
+    backend = getattr(tokenizer, "backend_tokenizer", tokenizer)  # a transformers tokenizer's own
+    letters = backend.normalizer.normalize_str(text) if backend.normalizer is not None else text
+    if letters == text.strip().lower():
+        return None
+    shown = letters if len(letters) <= LETTERS_SHOWN else letters[:LETTERS_SHOWN] + "…"
+    return LETTERS_BECAME.format(n=len(letters), shown=f"“{md(shown)}”" if letters else "nothing")

@@ -18,7 +18,7 @@ import numpy as np
 
 from core.lesson.attention import softmax
 
-__all__ = ["LogitLens", "first_token_share", "likeliest", "logit_lens"]
+__all__ = ["LogitLens", "first_token_share", "likeliest", "logit_lens", "settled_rows"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,16 @@ def logit_lens(engine, hidden_states: np.ndarray) -> LogitLens:
         top_ids.append(top)
         top_probs.append(probs[np.arange(len(top)), top])
     return LogitLens(np.stack(top_ids), np.stack(top_probs))
+
+
+def settled_rows(top_ids: np.ndarray) -> np.ndarray:
+    """(L + 1, T) lens guesses -> (T,): at each position, the first reading from which the top guess
+    is the model's final one and stays so up to the output (0: the embeddings already; L: only the
+    last layer)."""
+    agrees = top_ids == top_ids[-1]  # (L + 1, T); the last row always agrees
+    broken = ~agrees[::-1]  # from the output down: where agreement first breaks
+    run = np.where(broken.any(axis=0), broken.argmax(axis=0), len(top_ids))  # agreeing rows at the top
+    return len(top_ids) - run
 
 
 def first_token_share(attentions: np.ndarray) -> np.ndarray:

@@ -44,6 +44,7 @@ class PretrainedDecoder:
             int(getattr(config, "n_head", None) or config.num_attention_heads),
             int(getattr(config, "n_positions", None) or config.max_position_embeddings),
         )
+        self.tokenizer = tokenizer  # what the pages read about how it cuts text (core/models/reading.py)
         self._backend = tokenizer.backend_tokenizer  # the same `tokenizers` pipeline the NumPy engine runs
         self._backend.no_padding()
         self._backend.enable_truncation(self.max_tokens)

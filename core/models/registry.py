@@ -181,6 +181,8 @@ def parse_model_choice(text: str, *, allow_local: bool = True) -> ModelSpec:
             raise ModelInputError(f"the folder {path} does not exist")
         if not is_dir:
             raise ModelInputError(f"{path} is not a directory; give the folder that holds config.json")
+        if path.resolve() == shipped.SHIPPED_DIR.resolve():
+            return SHIPPED_SPEC  # the shipped model's own folder: the picker's "letters" entry, not "Other"
         return ModelSpec("local", str(path))
     if is_hub_id(raw):
         return ModelSpec("hub", raw)

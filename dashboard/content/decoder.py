@@ -31,8 +31,13 @@ NEXT_CAPTION = (
     "multiplied by the token embeddings (the same matrix that embedded the input, used backwards), "
     "giving one score per token of the vocabulary ({vocab:,} tokens); the softmax turns the scores "
     "into probabilities. Causal attention means this last position is the only one that has seen the "
-    "whole text. A token is often a piece of a word, with its leading space shown as “␣”."
+    "whole text. {pieces}"
 )
+NEXT_PIECES = {  # by how the model cuts text (core/models/reading.py)
+    "byte pieces": "A token is often a piece of a word, with its leading space shown as “␣”.",
+    "letters": "This model's tokens are the letters a to z and its start token.",
+    "word pieces": "A token is often a piece of a word.",
+}
 NEXT_SENTENCE = "After “…{tail}”, the model's first choice is **{token}** ({p:.1%})."
 
 # ---- generate --------------------------------------------------------------------------------------
@@ -85,7 +90,23 @@ LENS_CAPTION = (
     "nostalgebraist (2020): read each layer's hidden state as if it were the last, through the final "
     "layer norm and the unembedding. Each cell is that reading's likeliest next token at one "
     "position, shaded by its probability. The bottom row is the embeddings alone; the top row is the "
-    "model's real output. Where a guess settles early, the later layers mostly refine it."
+    "model's real output."
+)
+# computed from the grid on screen (core.measures.decoder_reads.settled_rows)
+LENS_SETTLED = (
+    "At {early} of {n} positions the model's final guess is already on top after {median} (the "
+    "median) and stays there up to the output; at the other {late} it appears only in the last layer."
+)
+LENS_SETTLED_NONE = (
+    "At none of the {n} positions does a reading before the last layer agree with the model's final "
+    "guess: here the guesses form in the last layer."
+)
+LENS_SETTLED_ALL = (
+    "At all {n} positions the model's final guess is already on top after {median} (the median)."
+)
+LENS_ECHO = (
+    "The bottom row reads the embeddings before any layer: at {own} of {n} positions it names the "
+    "position's own token, an echo of the input rather than a guess at the next one."
 )
 LENS_LONG = "The lens shows the last {n} positions of this text ({total} tokens); the hover names each."
 
@@ -131,11 +152,26 @@ IND_LOSS_NAMES = {
 }
 IND_SUMMARY = (
     "Random tokens cannot be predicted the first time: loss **{first:.2f}** nats (chance is "
-    "ln {vocab:,} = {chance:.2f}). The second time the model has seen them: loss **{repeat:.2f}**. "
+    "ln {vocab:,} = {chance:.2f}{worse}). The second time the model has seen them: loss **{repeat:.2f}**. "
     "With the {k} highest-scoring {heads_word} switched off ({heads}), the second copy's loss is "
     "**{ablated:.2f}**, {change}."
 )
 IND_CHANGE = "{rise:+.2f} nats, which takes back {undone:.0%} of what seeing the tokens before had gained"
+IND_AGAINST = (
+    "{rise:+.2f} nats: switching them off does not undo the copying, against what their scores suggest. {why}"
+)
+IND_WHY_REPEATS = (
+    "Random tokens repeat within a copy here ({repeats} of {length}), so a token's earlier occurrence "
+    "does not say what comes next; try a shorter copy"
+)
+IND_WHY_OTHER = "At this length, parts of the model other than the highest-scoring heads carry the copying"
+IND_WORSE_THAN_CHANCE = (
+    "; worse than chance: the model gives the tokens that come less probability than a uniform guess"
+)
+IND_LETTERS_LONG = (
+    "This model was trained on runs of {low} to {high} different letters; a copy of {length} random "
+    "letters is unlike them: letters repeat within it."
+)
 IND_NO_COPY = (
     "This model does not predict the second copy better than the first ({first:.2f} vs {repeat:.2f} "
     "nats): whatever its heads' scores, it does not use the repetition here. A head's attention "

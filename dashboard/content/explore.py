@@ -18,6 +18,7 @@ class Example:
     caption: str  # one line, shown under the gallery
     referent: str | None = None  # what a reader takes the focus word to mean (the pronoun test says
     # whether the model's vector agrees); None where the focus word is not a pronoun
+    letters: bool = False  # for a model that reads one letter a token (the letter GPT-2), not English
 
 
 EXAMPLES: dict[str, Example] = {
@@ -70,17 +71,39 @@ EXAMPLES: dict[str, Example] = {
         "sat",
         "cat",
         "A short plain sentence: a good place to spot heads that look at the previous or next word, "
-        "or park their attention on [SEP].",
+        "or park their attention on a special token or the first one.",
     ),
     "love-nlp": Example(
         "I love NLP",
         "I love NLP",
         "nlp",
         "love",
-        "Three words, one of them cut into word pieces (nl + ##p): switch “merge word pieces” on and off.",
+        "Three words; a tokenizer may cut the rare one into pieces (BERT's: nl + ##p): switch “merge "
+        "word pieces” on and off.",
+    ),
+    # the letter GPT-2 was trained on cycles of 3 to 12 different letters (core/train/data.py): these
+    # are its kind of text, and "focus" → "target" is what an induction head links
+    "letters-cycle": Example(
+        "Letters · a cycle of 4",
+        "qfwkqfwkqfwkqfwk",
+        "q#2",
+        "f",
+        "Four different letters, again and again, as in the letter model's training data. From the "
+        "second “q”, an induction head looks at the letter that followed the first “q”: “f”.",
+        letters=True,
+    ),
+    "letters-planets": Example(
+        "Letters · planets × 3",
+        "planetsplanetsplanets",
+        "p#2",
+        "l",
+        "Seven different letters, three times. Once the word has been read, each next letter can be "
+        "copied from what followed the same letter before.",
+        letters=True,
     ),
 }
 DEFAULT_EXAMPLE = "trophy-large"
+DEFAULT_LETTER_EXAMPLE = "letters-cycle"
 
 VIEWS = {
     "head": "Head",
@@ -105,10 +128,10 @@ VIEWS = {
 SENTENCE_LABEL = "Sentence (up to {max_tokens} tokens are analysed; longer text is cut)"
 MERGE_LABEL = "Merge word pieces into words"
 MERGE_HELP = "Attention to a word is the sum over its pieces; from a word, the average of its pieces' rows."
-HIDE_LABEL = "Hide [CLS]/[SEP] (renormalised)"
+HIDE_LABEL = "Hide {specials} (renormalised)"
 HIDE_HELP = "Drops the special tokens' rows and columns; each remaining row is rescaled to sum to 1."
 MERGED_NOTE = "word pieces merged"
-HIDDEN_NOTE = "[CLS]/[SEP] hidden, rows renormalised"
+HIDDEN_NOTE = "special tokens hidden, rows renormalised"
 
 # ---- the model picker and the engines --------------------------------------------------------------
 
@@ -127,12 +150,15 @@ HEAD_CAPTION = (
     "Rows: the token that attends (query). Columns: the token it attends to (key). Each row sums "
     "to 1; hover a cell for the exact weight. On average this head puts "
 )
+# the head's shares in numbers, each part where it applies: special tokens only where the tokenizer
+# adds some, the next token only in an encoder (a decoder's token never sees it)
 HEAD_CAPTION_STATS = (
-    "{special:.0%} of a token's attention on \\[CLS\\]/\\[SEP\\], "
-    "{previous:.0%} on the previous token, {self:.0%} on the token itself and {next:.0%} on the "
-    "next one (shares can overlap: the first word's previous token is \\[CLS\\]{hidden})."
+    "{special}{previous:.0%} on the previous token, {self:.0%} on the token itself{next}{overlap}."
 )
-HEAD_CAPTION_HIDDEN = "; counted before hiding \\[CLS\\]/\\[SEP\\]"
+HEAD_CAPTION_SPECIAL = "{share:.0%} of a token's attention on {specials}, "
+HEAD_CAPTION_NEXT = " and {share:.0%} on the next one"
+HEAD_CAPTION_OVERLAP = " (shares can overlap: the first word's previous token is {first}{hidden})"
+HEAD_CAPTION_HIDDEN = "; counted before hiding {specials}"
 PAIR_ANSWER = (
     "**Layer {layer}, head {head}:** “{focus}” gives “{target}” **{weight:.2f}** of its attention; {where}."
 )
@@ -158,12 +184,14 @@ MODEL_CAPTION = (
 MODEL_CAPTION_POOLED = "; each pixel is the largest weight in its block of tokens"
 THUMBNAIL_HOVER = (
     "<b>layer {layer}, head {head}</b><br>"
-    "on [CLS]/[SEP]: {special:.0%}<br>"
+    "{special}"
     "on the previous token: {previous:.0%}<br>"
     "on itself: {self:.0%}<br>"
-    "on the next token: {next:.0%}<br>"
+    "{next}"
     "spread (entropy): {entropy:.1f} bits<br><i>click to open</i>"
 )
+THUMBNAIL_SPECIAL = "on {specials}: {share:.0%}<br>"  # {specials} HTML-escaped: the hover is HTML
+THUMBNAIL_NEXT = "on the next token: {share:.0%}<br>"
 
 FIND_THE_HEAD = (
     "**Find the head:** the most specific link from “{a}” to “{b}” is in layer {layer}, head {head}: "
@@ -273,23 +301,32 @@ TROPHY_SOME = (
 # ---- how to read this page ----------------------------------------------------------------------------
 
 HOW_TO_READ_LABEL = "How to read this page"
-HOW_TO_READ = """
-- **Layers and heads.** The model reads the sentence in a stack of layers, one after the other (the
-  sidebar says how many); each layer has several attention heads that look at the sentence
-  independently. Layers and heads are counted from 1 on the page.
-- **A head's map.** Each row is a token that reads (the *query*), each column a token it reads from
-  (the *key*); a row's weights add up to 1.
-- **\\[CLS\\] and \\[SEP\\].** Special tokens the tokenizer adds at the start and the end. Many
-  heads park attention on them when they have nothing better to do: “Hide \\[CLS\\]/\\[SEP\\]” takes
-  them out.
-- **Word pieces.** Rare words are cut into pieces (*nlp* → *nl* + *##p*); “Merge word pieces”
-  shows whole words.
-- **What attention is not.** A weight says where a token's new value is read *from*, not *why* the
-  model decides anything: other parts of the model (feed-forward layers, the residual stream) do
-  much of the work.
-"""
-EXAMPLES_FOLD = "Examples{example} · word pieces and \\[CLS\\]/\\[SEP\\]"
-TO_LEARN = "Step by step: [this sentence through one layer of the bundled model, on the learn page]({url})"
+# the primer's paragraphs; the page shows the ones that fit the model on screen (core/models/reading.py)
+HOW_TO_READ = {
+    "layers": "- **Layers and heads.** The model reads the sentence in a stack of layers, one after the "
+    "other (the sidebar says how many); each layer has several attention heads that look at the "
+    "sentence independently. Layers and heads are counted from 1 on the page.",
+    "map": "- **A head's map.** Each row is a token that reads (the *query*), each column a token it "
+    "reads from (the *key*); a row's weights add up to 1.",
+    "specials": "- **{specials}.** Tokens the tokenizer adds to every text. Many heads park attention "
+    "on them when they have nothing better to do: “Hide {specials}” takes them out.",
+    "word pieces": "- **Word pieces.** Rare words are cut into pieces (*nlp* → *nl* + *##p*); “Merge "
+    "word pieces” shows whole words.",
+    "byte pieces": "- **Pieces of words.** A token is a word or a piece of one, its leading space "
+    "included (shown as “␣”); “Merge word pieces” shows whole words.",
+    "letters": "- **Letters.** This model reads one letter a token, a to z: it drops spaces, digits and "
+    "punctuation, and knows no words, only the runs of letters it was trained on.",
+    "not": "- **What attention is not.** A weight says where a token's new value is read *from*, not "
+    "*why* the model decides anything: other parts of the model (feed-forward layers, the residual "
+    "stream) do much of the work.",
+}
+EXAMPLES_FOLD = "Examples{example}{toggles}"  # toggles: " · merge word pieces, hide \\[CLS\\]/\\[SEP\\]"
+FOLD_MERGE, FOLD_HIDE = "merge word pieces", "hide {specials}"
+LETTERS_BECAME = (
+    "This model reads only the letters a to z: the text became {n} letters ({shown}). It was trained on "
+    "runs of different letters that repeat, such as “qfwkqfwkqfwk”."
+)
+TO_LEARN = "Step by step: [this sentence through one layer of {model}, on the learn page]({url})"
 FOCUS_ROWS_CAPTION = "Where “{a}” looks, in every layer and head (rows), over all tokens (columns)"
 
 # ---- attention as vector norms (Kobayashi et al. 2020) and rollout (Abnar & Zuidema 2020) ------------
@@ -306,7 +343,7 @@ NORMS_TITLE = "norms ‖α f(x)‖"
 NORMS_TITLE_RESCALED = "norms ‖α f(x)‖, rows rescaled to sum to 1"
 NORMS_BAR = "‖α f(x)‖"
 NORMS_BAR_RESCALED = "share of<br>row's norm"
-NORMS_HIDDEN_NOTE = "[CLS]/[SEP] hidden"
+NORMS_HIDDEN_NOTE = "special tokens hidden"
 NORMS_UNAVAILABLE = "Norms need each head's own weights, and {reason}. Showing the weights instead."
 NORMS_NOTE = (
     "**Why norms differ from weights** (Kobayashi et al. 2020). A head hands token i the sum of "

@@ -18,6 +18,12 @@ SENTENCES = {
     "bank": ("Bank and loan", "The bank approved the loan."),
 }
 DEFAULT_TEXT = SENTENCES["cat"][1]
+# for a decoder that reads letters only (the letter GPT-2): runs of different letters that repeat, as it
+# was trained on (core/train/data.py)
+LETTER_SENTENCES = {
+    "cycle": ("A cycle of 4 letters", "qfwkqfwkqfwk"),
+    "planets": ("planets × 2", "planetsplanets"),
+}
 
 MODES = ("sentence", "bert", "decoder", *EXAMPLES)  # the URL's ?example= is one of these but "sentence"
 MODE_LABELS = {

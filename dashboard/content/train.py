@@ -70,7 +70,11 @@ MAPS_CAPTION = (
 )
 FROM_AXIS, TO_AXIS = "from", "to"
 
-FINDINGS = "What happened, measured"
+FINDINGS = "What happened, measured at step {step:,}"
+FINDINGS_ELSEWHERE = (
+    "These statements and the chart below are about step {last:,}, the run's last recorded step; the "
+    "maps above show step {shown:,}."
+)
 FINDINGS_NOT_YET = "The statements appear when the run is done (or paused: press Pause to see them so far)."
 DROP = (
     "The repeats' loss fell fastest between steps **{start:,}** and **{end:,}**: from {before:.2f} to "

@@ -9,7 +9,7 @@ import pytest
 import torch
 from transformers import GPT2LMHeadModel, LlamaForCausalLM
 
-from core.measures.decoder_reads import first_token_share, logit_lens
+from core.measures.decoder_reads import first_token_share, logit_lens, settled_rows
 from core.models.gpt2 import GPT2Numpy
 from core.models.llama import LlamaNumpy
 from tests.tiny_gpt2 import make_tiny_gpt2
@@ -69,3 +69,13 @@ def test_first_token_share_by_hand():
     share = first_token_share(np.stack([sink, uniform])[None])
     np.testing.assert_allclose(share, [[1.0, (1 / 2 + 1 / 3 + 1 / 4) / 3]])
     assert np.isnan(first_token_share(np.ones((1, 1, 1, 1)))).all()
+
+
+def test_settled_rows_by_hand_and_against_a_loop():
+    # columns: settled from the embeddings; only in the last layer; agrees early, breaks, settles at 2
+    top = np.array([[5, 1, 7], [5, 2, 3], [5, 9, 7], [5, 4, 7]])
+    np.testing.assert_array_equal(settled_rows(top), [0, 3, 2])
+    rng = np.random.default_rng(0)
+    top = rng.integers(0, 3, size=(6, 40))
+    expected = [min(r for r in range(6) if (top[r:, j] == top[-1, j]).all()) for j in range(40)]
+    np.testing.assert_array_equal(settled_rows(top), expected)

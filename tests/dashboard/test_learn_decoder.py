@@ -20,6 +20,8 @@ from streamlit.testing.v1 import AppTest
 from core.models.gpt2 import GPT2Numpy
 from core.models.shipped import SHIPPED_KEY
 from core.text import clean_input
+from dashboard.content.explore import LETTERS_BECAME
+from dashboard.content.learn import LETTER_SENTENCES, SENTENCES
 from dashboard.content.learn_decoder import DEFAULT_DECODER, HOSTED_ONLY
 from tests.dashboard.harness import (
     FUZZ,
@@ -188,6 +190,20 @@ def test_without_smollm2_the_page_opens_on_the_letter_model_silently(monkeypatch
     assert not [o for o in at.selectbox(key="learn_decoder_choice").options if "SmolLM2" in o]
     assert at.get("plotly_chart") and not at.error and not at.warning
     assert "letters GPT" in messages(at)[0]
+    # a model that reads letters is offered runs of letters, and told what English became (issue 37)
+    ready = next(p for p in at.get("button_group") if p.label == "Ready examples")
+    assert ready.options == [title for title, _text in LETTER_SENTENCES.values()]
+    letters = "".join(c for c in at.session_state["learn_text"].lower() if c.isalpha())
+    assert LETTERS_BECAME.format(n=len(letters), shown=f"“{letters}”") in [i.value for i in at.info]
+
+
+def test_a_decoder_that_reads_english_is_offered_english_examples():
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
+    at.query_params.update({"example": "decoder", "model": "smollm2"})
+    at.run()
+    ready = next(p for p in at.get("button_group") if p.label == "Ready examples")
+    assert ready.options == [title for title, _text in SENTENCES.values()]
+    assert not [i for i in at.info if "letters a to z" in i.value]
 
 
 def test_offline_a_hub_decoder_is_one_line_and_the_page_goes_on():

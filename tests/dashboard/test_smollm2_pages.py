@@ -12,10 +12,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.measures.choice import choose
+from core.measures.decoder_reads import logit_lens
 from core.models import smollm2
 from dashboard.content import continuation as text
+from dashboard.content.explore import MERGE_LABEL
 from dashboard.continuation import pair_statement, verdict
 from dashboard.engines import load_engine, offline_models
+from dashboard.views.explore.decoder import lens_findings
 from tests.dashboard.harness import assert_no_crash, messages, n_charts, page_script
 from tests.deadline import APPTEST_DEADLINE
 
@@ -76,3 +79,18 @@ def test_the_parity_badge_checks_smollm2_against_pytorch():
     assert badge.startswith(":green-badge[") and float(badge.split("= ")[1].rstrip("]")) <= 1e-5
     assert any("30 × 9 heads" in c.value for c in at.caption)
     assert any("engine: NumPy" in c.value and "Llama" in c.value for c in at.caption)
+
+
+def test_smollm2_is_spoken_of_in_its_own_terms_and_its_lens_findings_are_computed(app):
+    """Issue 37 on the real LLM: pieces of words to merge, no [CLS]/[SEP] (its tokenizer adds none),
+    and the lens's sentences equal to what the grid computes."""
+    app.query_params.clear()
+    app.segmented_control(key="explore_view").set_value("lens").run()
+    assert_no_crash(app)
+    assert [t.label for t in app.toggle if t.key in ("explore_merge", "explore_hide")] == [MERGE_LABEL]
+    said = " ".join(str(m.value) for kind in ("markdown", "caption", "info") for m in app.get(kind))
+    assert "CLS" not in said and "refine" not in said
+    engine = load_engine("smollm2", "numpy")
+    result = engine.run(app.session_state["explore_text"])
+    shown = logit_lens(engine, result.hidden_states[:, -16:]).top_ids
+    assert lens_findings(shown, result.input_ids[-16:]) in said

@@ -90,7 +90,7 @@ def test_opens_on_the_recorded_run_with_its_command_and_findings(shipped):
     assert "fell fastest between steps" in page or text.NO_DROP in page
     url = urlparse(open_url(at))
     query = parse_qs(url.query)
-    assert url.path == "explore" and query["view"] == ["induction"] and query["model"] == [str(shipped)]
+    assert url.path == "explore" and query["view"] == ["induction"] and query["model"] == ["letters"]
     assert at.query_params.get("step") == "50"  # the last snapshot, in the link
 
 
@@ -145,7 +145,9 @@ def test_a_finished_run_states_what_happened_and_hands_the_model_to_explore(no_s
     at = open_page(steps="50", heads="2")
     train_to_the_end(at)
     page = markdown(at)
-    assert text.FINDINGS in [str(h.value) for h in at.subheader]  # not presenting: a heading
+    # not presenting: a heading, naming the step measured (the last); the maps show it too: no aside
+    assert text.FINDINGS.format(step=50) in [str(h.value) for h in at.subheader]
+    assert "the run's last recorded step" not in " ".join(str(c.value) for c in at.caption)
     assert "Layer 1" in page or "layer-1" in page
     assert "hurts the repeats most" in page
     assert n_charts(at) == 3
@@ -176,6 +178,10 @@ def test_the_step_control_walks_the_snapshots_and_writes_the_link(shipped):
     maps = next(s for s in chart_specs(at) if s["layout"]["title"]["text"].startswith("Each head"))
     assert len([t for t in maps["data"] if t["type"] == "heatmap"]) == 2 * 2  # L x H maps
     assert {a["text"] for a in maps["layout"]["annotations"]} >= {"L1 H1", "L2 H2"}
+    # the findings describe the run's last step, and say so while the maps show an earlier one
+    last = tiny_settings().steps  # the recorded stand-in's last step
+    assert text.FINDINGS.format(step=last) in [str(h.value) for h in at.subheader]
+    assert text.FINDINGS_ELSEWHERE.format(last=last, shown=15) in [str(c.value) for c in at.caption]
 
 
 def test_link_settings_and_bad_values_become_the_nearest_valid_ones(no_shipped):

@@ -35,11 +35,12 @@ from dashboard.content import compare as text
 from dashboard.content.compare import PRESETS
 from dashboard.content.pronoun import EMBEDDINGS, X_TITLE
 from dashboard.continuation import pair_ui
-from dashboard.engines import session_result
+from dashboard.engines import load_engine, session_result
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, current_limits
 from dashboard.model_pick import model_pick_ui
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text, signature
+from dashboard.trained_models import letters_became, reads_letters
 from dashboard.views.compare import links
 from dashboard.views.compare.widgets import (
     focus_ui,
@@ -178,6 +179,9 @@ def _render(limits: Limits) -> None:
         return
     for note in links.check_link_positions(shown[0].n_layers, shown[0].n_heads):
         _note(note)
+    letters = reads_letters(spec.key) and letters_became(load_engine(spec.key, engine).tokenizer, texts[0])
+    if letters:  # an English pair into a letter model: what the model read instead
+        st.info(letters)
     with controls:
         cols = st.columns(3)
         layer, head = layer_head_ui(shown[0].n_layers, shown[0].n_heads, cols[:2])

@@ -14,14 +14,14 @@ import numpy as np
 import streamlit as st
 
 from core.measures.analysis import piece_text
-from core.measures.decoder_reads import first_token_share, likeliest, logit_lens
+from core.measures.decoder_reads import first_token_share, likeliest, logit_lens, settled_rows
 from core.models.result import AttentionResult
 from dashboard.charts.ablation import effect_grid
 from dashboard.charts.decoder import lens_heatmap, next_token_bars, shown_token
 from dashboard.charts.heatmap import PAGE, PRESENTER
 from dashboard.content import decoder as text
 from dashboard.content.explore import VIEWS
-from dashboard.engines import compute_attention, load_engine
+from dashboard.engines import compute_attention, load_engine, model_reading
 from dashboard.presenter import presenting
 from dashboard.views.explore.results import shown_source
 from dashboard.widgets import chart, chart_filename, csv_download, md
@@ -69,7 +69,8 @@ def nextword_view(result: AttentionResult) -> None:
         height=520 if big else None,
     )
     chart(fig, "explore_nextword", chart_filename("explore", "next-word"))
-    st.caption(text.NEXT_CAPTION.format(vocab=int(result.next_token_logits.shape[0])))
+    pieces = text.NEXT_PIECES[model_reading(shown_source()[0], "numpy", engine.tokenizer).pieces]
+    st.caption(text.NEXT_CAPTION.format(vocab=int(result.next_token_logits.shape[0]), pieces=pieces))
 
 
 # ---- logit lens ------------------------------------------------------------------------------------
@@ -83,14 +84,14 @@ def lens_of(model_key: str, engine: str, sentence: str, max_tokens: int, last: i
     numpy_engine = load_engine(model_key, "numpy")
     lens = logit_lens(numpy_engine, np.asarray(result.hidden_states[:, -last:], dtype=np.float32))
     guesses = np.vectorize(numpy_engine.decode, otypes=[object])(lens.top_ids)
-    return guesses, lens.top_probs, [piece_text(t) for t in result.tokens[-last:]]
+    return guesses, lens.top_probs, [piece_text(t) for t in result.tokens[-last:]], lens.top_ids
 
 
 def lens_view(result: AttentionResult) -> None:
     """Each layer's top guess for the next token at the last positions, shaded by probability."""
     big = presenting()
     last = min(result.n_tokens, LENS_ROOM if big else LENS_PAGE)
-    guesses, probs, positions = lens_of(*shown_source(), last)
+    guesses, probs, positions, top_ids = lens_of(*shown_source(), last)
     rows = [text.LENS_EMBEDDINGS] + [text.LENS_LAYER.format(n=i + 1) for i in range(result.n_layers)]
     fig = lens_heatmap(
         guesses,
@@ -108,6 +109,24 @@ def lens_view(result: AttentionResult) -> None:
     if last < result.n_tokens:
         st.caption(text.LENS_LONG.format(n=last, total=result.n_tokens))
     st.caption(text.LENS_CAPTION)
+    st.markdown(lens_findings(top_ids, result.input_ids[-last:]))
+
+
+def lens_findings(top_ids: np.ndarray, input_ids: np.ndarray) -> str:
+    """What the lens grid shows, computed from it: where the final guesses settle, and how often the
+    embeddings row only names the position's own token."""
+    n, n_rows = top_ids.shape[1], top_ids.shape[0]
+    settled = settled_rows(top_ids)
+    early = settled < n_rows - 1
+    if not early.any():
+        line = text.LENS_SETTLED_NONE.format(n=n)
+    else:
+        row = int(np.median(settled[early]))
+        median = "the embeddings" if row == 0 else text.LENS_LAYER.format(n=row)
+        counts = {"n": n, "median": median, "early": int(early.sum()), "late": int((~early).sum())}
+        line = (text.LENS_SETTLED if counts["late"] else text.LENS_SETTLED_ALL).format(**counts)
+    own = int((top_ids[0] == input_ids).sum())
+    return line + (" " + text.LENS_ECHO.format(own=own, n=n) if own else "")
 
 
 # ---- attention sinks -------------------------------------------------------------------------------

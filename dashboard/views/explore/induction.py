@@ -16,6 +16,7 @@ import streamlit as st
 
 from core.measures.induction import Induction, induction
 from core.models.result import AttentionResult
+from core.train.data import CYCLE
 from dashboard.charts.ablation import effect_grid
 from dashboard.charts.decoder import copy_losses_bars
 from dashboard.charts.heatmap import PAGE, PRESENTER
@@ -23,12 +24,17 @@ from dashboard.content import decoder as text
 from dashboard.engines import load_engine
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text
 from dashboard.presenter import presenting
+from dashboard.state import parse_clamped_int
+from dashboard.trained_models import reads_letters
 from dashboard.views.explore.results import shown_source
 from dashboard.widgets import chart, chart_filename, csv_download
 
 LENGTH_KEY, SEED_KEY, TOP_KEY = "explore_ind_length", "explore_gen_seed", "explore_ind_top"
 MAX_LENGTH = 256  # one copy; two must also fit the model's context
 DEFAULT_LENGTH, DEFAULT_TOP, MAX_TOP = 50, 5, 10
+# The letter GPT-2 was trained on cycles of 3 to 12 different letters (core/train/data.py): 10 random
+# letters rarely repeat one, so the test asks what it learned (the decks use 10 as well).
+LETTER_LENGTH = 10
 # Below this gain (nats) the two copies' losses print alike at two decimals: no copying to speak of.
 MIN_GAIN = 0.05
 
@@ -45,13 +51,27 @@ def top_scoring(scores: np.ndarray, k: int) -> tuple[tuple[int, int], ...]:
     return tuple(sorted(tuple(int(v) for v in np.unravel_index(i, scores.shape)) for i in order))
 
 
-def _options_ui(n_heads_total: int, context: int) -> tuple[int, int, int]:
+def parse_length(raw: str) -> tuple[int | None, str | None]:
+    """A link's copy length, clamped to [2, MAX_LENGTH]; None (the model's own) when not a number."""
+    length, note = parse_clamped_int("length", raw, 0, 2, MAX_LENGTH)
+    if note and "not a whole number" in note:
+        return None, "The link's `length` value is not a whole number; using the length that suits the model."
+    return length, note
+
+
+def suited_length(model_key: str) -> int:
+    """The copy length the view opens on for this model, until the user or the link picks one."""
+    return LETTER_LENGTH if reads_letters(model_key) else DEFAULT_LENGTH
+
+
+def _options_ui(n_heads_total: int, context: int, model_key: str) -> tuple[int, int, int]:
     ss = st.session_state
     most = max(2, min(MAX_LENGTH, context // 2))
-    if int(ss.get(LENGTH_KEY, DEFAULT_LENGTH)) > most:
+    if ss.get(LENGTH_KEY) is None:  # not chosen: what suits this model
+        ss[LENGTH_KEY] = min(suited_length(model_key), most)
+    if int(ss[LENGTH_KEY]) > most:
         st.info(text.IND_TOO_LONG.format(asked=ss[LENGTH_KEY], context=context, kept=most))
         ss[LENGTH_KEY] = most
-    ss.setdefault(LENGTH_KEY, min(DEFAULT_LENGTH, most))
     ss[TOP_KEY] = min(max(int(ss.get(TOP_KEY, DEFAULT_TOP)), 1), min(MAX_TOP, n_heads_total))
     cols = st.columns(3)
     with cols[0]:
@@ -64,22 +84,33 @@ def _options_ui(n_heads_total: int, context: int) -> tuple[int, int, int]:
 
 
 def summary(found: Induction, cut: Induction, vocab: int) -> str:
-    """The sentence under the charts: both copies' losses, and what switching the heads off did."""
+    """The sentence under the charts: both copies' losses, and what switching the heads off did;
+    when that goes against the scores (the loss does not rise), why, from the tokens themselves."""
     if found.loss_first - found.loss_repeat < MIN_GAIN:
         return text.IND_NO_COPY.format(first=found.loss_first, repeat=found.loss_repeat)
     rise = cut.loss_repeat - found.loss_repeat
     gained = found.loss_first - found.loss_repeat
     heads = ", ".join(f"{layer + 1}.{head + 1}" for layer, head in cut.ablated)
+    chance = math.log(vocab)
+    if rise > 0:
+        change = text.IND_CHANGE.format(rise=rise, undone=rise / gained)
+    else:
+        repeats = found.length - len(np.unique(found.token_ids[: found.length]))
+        why = text.IND_WHY_OTHER
+        if repeats:
+            why = text.IND_WHY_REPEATS.format(repeats=repeats, length=found.length)
+        change = text.IND_AGAINST.format(rise=rise, why=why)
     return text.IND_SUMMARY.format(
         first=found.loss_first,
         vocab=vocab,
-        chance=math.log(vocab),
+        chance=chance,
+        worse=text.IND_WORSE_THAN_CHANCE if found.loss_first > chance else "",
         repeat=found.loss_repeat,
         k=len(cut.ablated),
         heads_word="heads" if len(cut.ablated) > 1 else "head",
         heads=heads,
         ablated=cut.loss_repeat,
-        change=text.IND_CHANGE.format(rise=rise, undone=rise / gained),
+        change=change,
     )
 
 
@@ -88,7 +119,7 @@ def induction_view(result: AttentionResult, limits: Limits, controls=None) -> No
     model_key = shown_source()[0]
     engine = load_engine(model_key, "numpy")
     with controls or st.container():
-        length, seed, top = _options_ui(result.n_layers * result.n_heads, engine.max_tokens)
+        length, seed, top = _options_ui(result.n_layers * result.n_heads, engine.max_tokens, model_key)
     try:
         count_new_text("induction", (model_key, length, seed, top), limits.max_texts_per_minute)
         with st.spinner(f"Running {2 * length} random tokens, then again with {top} heads off…"):
@@ -99,6 +130,8 @@ def induction_view(result: AttentionResult, limits: Limits, controls=None) -> No
         return
     vocab = int(engine.config.vocab_size)
     st.markdown(summary(found, cut, vocab))
+    if reads_letters(model_key) and length > CYCLE[1]:
+        st.caption(text.IND_LETTERS_LONG.format(low=CYCLE[0], high=CYCLE[1], length=length))
     big = presenting()
     left, right = st.columns([3, 2])
     with left:

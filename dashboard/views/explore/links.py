@@ -21,11 +21,12 @@ from urllib.parse import quote
 import streamlit as st
 
 from core.measures.analysis import TokenView, find_word_ref, token_view, word_ref
-from core.models.registry import BUNDLED_KEY, CURATED_HUB_MODELS, MAX_CHOICE_CHARS
+from core.models.errors import ModelError
+from core.models.registry import BUNDLED_KEY, CURATED_HUB_MODELS, MAX_CHOICE_CHARS, parse_model_choice
 from core.models.result import AttentionResult
 from core.models.smollm2 import SMOLLM2_KEY
 from core.text import clean_input
-from dashboard.content.explore import DEFAULT_EXAMPLE, EXAMPLES, MEASURES, VIEWS
+from dashboard.content.explore import DEFAULT_EXAMPLE, DEFAULT_LETTER_EXAMPLE, EXAMPLES, MEASURES, VIEWS
 from dashboard.engines import allowed_engines, allowed_models, default_engine, offered_models
 from dashboard.hosted import Limits
 from dashboard.state import (
@@ -39,7 +40,7 @@ from dashboard.state import (
     position_param,
     text_param,
 )
-from dashboard.trained_models import is_trained_folder
+from dashboard.trained_models import is_trained_folder, reads_letters
 from dashboard.views.explore import generate, induction
 from dashboard.views.explore.decoder import DECODER_VIEWS
 from dashboard.views.explore.results import link_ranking
@@ -74,10 +75,18 @@ KEEP = (
 )
 
 
-def learn_url(text: str, layer: int | None = None, head: int | None = None, step: int | None = None) -> str:
-    """The learn page's real-BERT mode on this sentence (user text only ever URL-encoded), opened
-    at a layer, head (0-indexed, as in every link) and step when given."""
-    url = f"learn?example=bert&text={quote(text[:LEARN_TEXT_CHARS], safe='')}"
+def learn_url(
+    text: str,
+    layer: int | None = None,
+    head: int | None = None,
+    step: int | None = None,
+    decoder: str | None = None,
+) -> str:
+    """The learn page's real-BERT mode on this sentence (user text only ever URL-encoded), or its
+    decoder mode on `decoder` (a model key), opened at a layer, head (0-indexed, as in every link)
+    and step when given."""
+    mode = "bert" if decoder is None else f"decoder&model={quote(decoder, safe='')}"
+    url = f"learn?example={mode}&text={quote(text[:LEARN_TEXT_CHARS], safe='')}"
     extra = (("layer", layer), ("head", head), ("step", step))
     return url + "".join(f"&{name}={int(value)}" for name, value in extra if value is not None)
 
@@ -164,13 +173,23 @@ def page_links(limits: Limits) -> PageLinks:
             ),
             clamped_int_param("seed", generate.SEED_KEY, 0, 0, 2**31 - 1),
             clamped_int_param("step", generate.STEP_KEY, 1, 1, generate.MAX_TOKENS),
-            clamped_int_param(
-                "length", induction.LENGTH_KEY, induction.DEFAULT_LENGTH, 2, induction.MAX_LENGTH
-            ),
+            # no length in the link: the one that suits the model shown (induction.suited_length)
+            UrlParam("length", induction.LENGTH_KEY, None, induction.parse_length),
             clamped_int_param("top", induction.TOP_KEY, induction.DEFAULT_TOP, 1, induction.MAX_TOP),
         ),
         keep=KEEP,
     )
+
+
+def listed_key(model: str, known: list[str]) -> str:
+    """A link's model as the picker lists it: the shipped model's folder is "letters"."""
+    if model in known:
+        return model
+    try:
+        key = parse_model_choice(model).key
+    except ModelError:
+        return model  # loading says what is wrong with it
+    return key if key in known else model
 
 
 def init_state(limits: Limits) -> list[str]:
@@ -180,15 +199,16 @@ def init_state(limits: Limits) -> list[str]:
         return []
     notes = links.read_url()
     ss, params = st.session_state, st.query_params
+    known = offered_models(limits)  # a listed model is selected in the picker, not typed into "Other"
+    model = listed_key(ss["explore_model"], known)
     example, text = ss["explore_example"], ss["explore_text"]
     if not text and example is None and "text" not in params:
-        example = DEFAULT_EXAMPLE
+        # the letter GPT-2 and the models the train page makes read runs of letters, not English
+        example = DEFAULT_LETTER_EXAMPLE if reads_letters(model) else DEFAULT_EXAMPLE
     if example is not None and text and text != EXAMPLES[example].text:
         example = None  # the link's own text wins
     if example is not None:
         text = EXAMPLES[example].text
-    model = ss["explore_model"]
-    known = offered_models(limits)  # a listed model is selected in the picker, not typed into "Other"
     if "model" not in params and ss["explore_view"] in DECODER_VIEWS and SMOLLM2_KEY in known:
         model = SMOLLM2_KEY  # a decoder's view with no model named: the decoder that reads English
     allowed = allowed_models(limits)

@@ -9,14 +9,16 @@ import streamlit as st
 
 from core.models.architectures import is_decoder
 from core.models.errors import ModelError
+from core.models.reading import Reading
 from core.models.registry import MAX_CHOICE_CHARS, ModelSpec
 from core.models.result import AttentionResult
 from dashboard.content.explore import HOW_TO_READ, HOW_TO_READ_LABEL, TO_LEARN
-from dashboard.engines import allowed_engines
+from dashboard.engines import allowed_engines, model_reading
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, current_limits
 from dashboard.model_pick import showing_ui
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text, signature
+from dashboard.trained_models import letters_became
 from dashboard.views.explore import links, loading
 from dashboard.views.explore.ablation import ablation_view
 from dashboard.views.explore.attribution import attribution_view
@@ -30,17 +32,15 @@ from dashboard.views.explore.results import result_for, shown_token_view
 from dashboard.views.explore.similarity import similarity_view
 from dashboard.views.explore.views import focus_view, head_view, lines_view, model_view
 from dashboard.views.explore.widgets import downloads_ui, max_chars, sentence_ui, view_ui
-from dashboard.widgets import copy_link_ui
+from dashboard.widgets import copy_link_ui, md
 
 LOG = logging.getLogger(__name__)
+BERT_READING = Reading("word pieces", ("[CLS]", "[SEP]"))  # the bundled model's, while none is loaded
 
 
 def render() -> None:
     if not presenting():  # on a projector the view's chart comes first
         st.title("Explore: a pretrained model's attention")
-    if not presenting():  # a room sees the chart; the reader alone gets the primer
-        with st.expander(HOW_TO_READ_LABEL):
-            st.markdown(HOW_TO_READ)
     limits = current_limits()  # read on every run: the setting can change without a restart
     try:
         _render(limits)
@@ -81,17 +81,19 @@ def _compute(spec: ModelSpec, engine: str, text: str, limits: Limits) -> Attenti
     return None
 
 
-def _notices(result: AttentionResult, limits: Limits) -> bool:
+def _notices(result: AttentionResult, limits: Limits, reading: Reading, text: str, tokenizer) -> bool:
     """What the page must say about this result; False when there is nothing to show."""
     if result.truncated:
         total = result.meta.get("n_tokens_input")
         limit = result.meta.get("max_tokens", result.n_tokens)
         reader = "this public demo" if limits.hosted and limit == limits.max_tokens else "the model"
+        counting = f" (counting {md(' and '.join(reading.specials))})" if reading.specials else ""
         st.warning(
             f"This text is {total or 'more than ' + str(limit)} tokens long; {reader} reads at most "
-            f"{limit} (counting \\[CLS\\] and \\[SEP\\]), "
-            f"so only the first {result.n_tokens} tokens are shown."
+            f"{limit}{counting}, so only the first {result.n_tokens} tokens are shown."
         )
+    if reading.letters and (note := letters_became(tokenizer, text)):
+        st.info(note)
     for note in links.check_link_positions(result):
         st.info(note)
     if result.special_mask.all():
@@ -162,6 +164,13 @@ def _views(loaded) -> list[str]:
     return views
 
 
+def _primer(reading: Reading) -> None:
+    """How to read the page, in the paragraphs that fit the model shown."""
+    kept = ["layers", "map", *(["specials"] if reading.specials else []), reading.pieces, "not"]
+    with st.expander(HOW_TO_READ_LABEL):
+        st.markdown("\n".join(HOW_TO_READ[name] for name in kept).format(specials=md(reading.specials_text)))
+
+
 def _controls():
     """Where the sentence, view and pickers go: in place, or in presenter mode folded into one
     closed panel at the top, so the view's chart and its explanation fill the screen."""
@@ -181,10 +190,13 @@ def _render(limits: Limits) -> None:
     requested, engine = loading.model_ui(limits)
     engine = loading.engine_for(requested, engine, limits)
     loaded = loading.resolve_model(requested, engine, limits)
+    reading = BERT_READING if loaded is None else model_reading(loaded[0].key, engine, loaded[1].tokenizer)
+    if not presenting():  # a room sees the chart; the reader alone gets the primer
+        _primer(reading)
     controls = _controls()
     views = _views(loaded)
     with controls:
-        text, merge, hide = sentence_ui(limits)
+        text, merge, hide = sentence_ui(limits, reading)
         options = (view_ui(views), merge, hide)
     if note := st.session_state.pop("explore_view_note", None):
         st.info(note)
@@ -199,14 +211,16 @@ def _render(limits: Limits) -> None:
         links.write_url(limits)
         return
     if not presenting():
-        st.sidebar.caption(TO_LEARN.format(url=links.learn_url(text)))
+        decoder = spec.key if is_decoder(loaded[1]) else None
+        model = "this decoder" if decoder else "the bundled model"
+        st.sidebar.caption(TO_LEARN.format(model=model, url=links.learn_url(text, decoder=decoder)))
     result = _compute(spec, engine, text, limits)
     if result is None:
         return
     st.sidebar.caption(f"{result.n_layers} layers × {result.n_heads} heads · {result.n_tokens} tokens")
     with st.sidebar:
         loading.parity_ui(spec.key, engine, text, limits, result)
-    if _notices(result, limits):
+    if _notices(result, limits, reading, text, loaded[1].tokenizer):
         masks_ui(result, spec.key, engine, text)
         _show(result, spec, engine, text, limits, options, controls)
     links.write_url(limits)

@@ -6,13 +6,15 @@ The arrays live in dashboard.engines' shared cache; a session remembers only whi
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import streamlit as st
 
 from core.measures.analysis import HeadLink, TokenView, head_stats, rank_heads_specific, token_view
 from core.models.result import AttentionResult
 from dashboard.charts.thumbnails import thumbnail_grid_png
-from dashboard.content.explore import THUMBNAIL_HOVER
+from dashboard.content.explore import THUMBNAIL_HOVER, THUMBNAIL_NEXT, THUMBNAIL_SPECIAL
 from dashboard.engines import compute_attention, session_result
 from dashboard.hosted import Limits
 
@@ -58,17 +60,26 @@ def model_grid_data(
     view = shown_token_view(result, merge, hide)
     png, cell, gap = thumbnail_grid_png(view.matrix(result.attentions))
     stats = head_stats(result.attentions, result.special_mask)
+    specials = html.escape(specials_text(result))
     hover = [
         THUMBNAIL_HOVER.format(
             layer=layer + 1,
             head=head + 1,
-            special=stats["to_special"][layer, head],
+            special=THUMBNAIL_SPECIAL.format(specials=specials, share=stats["to_special"][layer, head])
+            if specials
+            else "",
             previous=stats["to_previous"][layer, head],
             self=stats["to_self"][layer, head],
-            next=stats["to_next"][layer, head],
+            next="" if result.decoder else THUMBNAIL_NEXT.format(share=stats["to_next"][layer, head]),
             entropy=stats["entropy"][layer, head],
         )
         for layer in range(result.n_layers)
         for head in range(result.n_heads)
     ]
     return png, cell, gap, hover
+
+
+def specials_text(result: AttentionResult) -> str:
+    """The special tokens of this result as one name: "[CLS]/[SEP]", "<s>", or "" (none)."""
+    pairs = zip(result.tokens, result.special_mask, strict=True)
+    return "/".join(dict.fromkeys(token for token, special in pairs if special))

@@ -24,7 +24,7 @@ from dashboard.presenter import presenting
 from dashboard.pronoun import pronoun_test_ui
 from dashboard.views.explore import find_head, flow, links, neuron
 from dashboard.views.explore.decoder import sink_line
-from dashboard.views.explore.results import link_ranking, model_grid_data
+from dashboard.views.explore.results import link_ranking, model_grid_data, specials_text
 from dashboard.views.explore.widgets import (
     bound_key,
     layer_head_ui,
@@ -87,17 +87,30 @@ def head_view(
     step_ui(result)
     flow.note_ui(norms)
     stats = head_stats(result.attentions[layer : layer + 1, head : head + 1], result.special_mask)
-    caption = text.HEAD_CAPTION_STATS.format(
-        special=stats["to_special"][0, 0],
-        previous=stats["to_previous"][0, 0],
-        self=stats["to_self"][0, 0],
-        next=stats["to_next"][0, 0],
-        hidden=text.HEAD_CAPTION_HIDDEN if view.renormalised else "",
-    )
+    caption = _stats_caption(result, stats, view.renormalised)
     st.caption(flow.head_caption(norms, caption) + (text.HEAD_CAPTION_PAIR if highlight else ""))
     if result.decoder and (sink := sink_line(result, layer, head)):
         st.caption(sink)  # the attention-sinks view's number, for this head
     neuron.neuron_ui(result, view, layer, head, norms)  # where the chosen cell's weight comes from
+
+
+def _stats_caption(result: AttentionResult, stats: dict, hidden: bool) -> str:
+    """The head's shares in words, each where it applies to this model (see HEAD_CAPTION_STATS)."""
+    specials = md(specials_text(result))
+    share = {name: float(value[0, 0]) for name, value in stats.items()}
+    special = ""
+    if specials:
+        special = text.HEAD_CAPTION_SPECIAL.format(share=share["to_special"], specials=specials)
+    overlap = ""
+    if result.special_mask[0]:  # a start token: the first word's previous token is that one
+        first = md(result.tokens[0])
+        overlap = text.HEAD_CAPTION_OVERLAP.format(
+            first=first, hidden=text.HEAD_CAPTION_HIDDEN.format(specials=specials) if hidden else ""
+        )
+    following = "" if result.decoder else text.HEAD_CAPTION_NEXT.format(share=share["to_next"])
+    return text.HEAD_CAPTION_STATS.format(
+        special=special, previous=share["to_previous"], self=share["to_self"], next=following, overlap=overlap
+    )
 
 
 def _pair_answer(

@@ -12,11 +12,14 @@ import numpy as np
 import streamlit as st
 
 from core.measures.analysis import TokenView
+from core.models.reading import Reading
 from core.models.result import AttentionResult
 from dashboard import state
 from dashboard.content.explore import (
     EXAMPLES,
     EXAMPLES_FOLD,
+    FOLD_HIDE,
+    FOLD_MERGE,
     HIDE_HELP,
     HIDE_LABEL,
     MERGE_HELP,
@@ -26,6 +29,7 @@ from dashboard.content.explore import (
 )
 from dashboard.hosted import Limits
 from dashboard.presenter import clicker_keys, presenting
+from dashboard.widgets import md
 
 MAX_TEXT_CHARS = 10_000
 
@@ -89,19 +93,27 @@ def on_grid_select() -> None:
 # ---- the sentence and the options ------------------------------------------------------------------
 
 
-def sentence_ui(limits: Limits) -> tuple[str, bool, bool]:
+def sentence_ui(limits: Limits, reading: Reading) -> tuple[str, bool, bool]:
     """The examples gallery, the two token toggles and the sentence box: (text, merge word pieces,
-    hide [CLS]/[SEP]). Once there is a sentence, the examples and the toggles fold into one line,
-    so that at 1280 x 800 the view's answer and chart reach the first screen (presenter mode has
-    folded every control already)."""
+    hide the special tokens). The gallery and the toggles fit the model (`reading`): no word pieces
+    to merge for a model that reads letters, no toggle to hide special tokens where none are added.
+    Once there is a sentence, the examples and the toggles fold into one line, so that at 1280 x 800
+    the view's answer and chart reach the first screen (presenter mode has folded every control)."""
     ss = st.session_state
+    offered = [name for name, example in EXAMPLES.items() if example.letters == reading.letters]
+    if ss.get("explore_example") not in offered:
+        ss["explore_example"] = None  # another model's example: its text stays in the box
     fold = not presenting() and bool(str(ss.get("explore_text", "")).strip())
     example = ss.get("explore_example")
     shown = f" · {EXAMPLES[example].title}" if example in EXAMPLES else ""
-    with st.expander(EXAMPLES_FOLD.format(example=shown), icon=":material/list:") if fold else st.container():
+    specials = md(reading.specials_text)
+    toggles = [FOLD_MERGE] * (not reading.letters) + [FOLD_HIDE.format(specials=specials)] * bool(specials)
+    title = EXAMPLES_FOLD.format(example=shown, toggles=f" · {', '.join(toggles)}" if toggles else "")
+    merge = hide = False
+    with st.expander(title, icon=":material/list:") if fold else st.container():
         st.pills(
             "Examples",
-            list(EXAMPLES),
+            offered,
             format_func=lambda name: EXAMPLES[name].title,
             key="explore_example",
             on_change=_on_example,
@@ -109,10 +121,10 @@ def sentence_ui(limits: Limits) -> tuple[str, bool, bool]:
         if example in EXAMPLES:
             st.caption(EXAMPLES[example].caption)
         cols = st.columns(2)
-        with cols[0]:
-            merge = st.toggle(MERGE_LABEL, key="explore_merge", help=MERGE_HELP)
-        with cols[1]:
-            hide = st.toggle(HIDE_LABEL, key="explore_hide", help=HIDE_HELP)
+        if not reading.letters:
+            merge = cols[0].toggle(MERGE_LABEL, key="explore_merge", help=MERGE_HELP)
+        if specials:
+            hide = cols[1].toggle(HIDE_LABEL.format(specials=specials), key="explore_hide", help=HIDE_HELP)
     st.text_area(
         SENTENCE_LABEL.format(max_tokens=limits.max_tokens),
         key="explore_text",

@@ -27,7 +27,7 @@ from core.models.registry import CURATED_HUB_MODELS, MAX_CHOICE_CHARS, ModelSpec
 from core.models.shipped import SHIPPED_KEY
 from core.models.smollm2 import SMOLLM2_KEY
 from dashboard.content import learn_llama
-from dashboard.content.learn import BERT_LAYER_INPUT_FORMULA, BERT_NOTES
+from dashboard.content.learn import BERT_LAYER_INPUT_FORMULA, BERT_NOTES, LETTER_SENTENCES, SENTENCES
 from dashboard.content.learn_decoder import (
     BFLOAT16_NOTE,
     DECODER_ABOUT,
@@ -66,6 +66,7 @@ from dashboard.engines import allowed_models, load_with_progress, offline_models
 from dashboard.hosted import Limits, current_limits
 from dashboard.model_pick import model_label
 from dashboard.state import clean_widget_text
+from dashboard.trained_models import letters_became, reads_letters
 from dashboard.views.learn import compute
 from dashboard.views.learn.decoder_views import ln_view, mask_view, mlp_view
 from dashboard.views.learn.llama_views import gqa_view, rmsnorm_view, rope_view, swiglu_view
@@ -134,6 +135,8 @@ def _controls(text: str):
         model=md(spec.label), n_layers=engine.n_layers, layer=layer + 1, dims=SHOWN_DIMS, **sizes
     )
     st.info(about, icon=":material/model_training:")
+    if reads_letters(spec.key) and (note := letters_became(engine.tokenizer, text)):
+        st.info(note, icon=":material/abc:")
     st.caption(TOKENS_CAPTION.format(t=len(trace.key_tokens)))
     st.text(" · ".join(trace.key_tokens))
     views = LLAMA_VIEWS if llama else DECODER_VIEWS
@@ -173,9 +176,9 @@ def decoder_ui(limits: Limits) -> str | None:
     if not options:
         st.info(HOSTED_NONE, icon=":material/cloud_off:")
         return None
-    current = ss.get("learn_decoder") or DEFAULT_DECODER
-    if current == DEFAULT_DECODER and current not in options:  # not held here: the letter model, silently
-        current = ss["learn_decoder"] = FALLBACK_DECODER if FALLBACK_DECODER in options else options[0]
+    current = _current(options)
+    if current != (ss.get("learn_decoder") or DEFAULT_DECODER):  # the fallback: the link names it
+        ss["learn_decoder"] = current
     if current not in options and not limits.allow_custom_models:
         st.warning(HOSTED_ONLY.format(model=md(options[0])), icon=":material/link:")
         current = ss["learn_decoder"] = options[0]
@@ -193,6 +196,21 @@ def decoder_ui(limits: Limits) -> str | None:
     elif choice == OTHER_DECODER:
         _typed_ui(current)
     return ss.get("learn_decoder", current)
+
+
+def _current(options: list[str]) -> str:
+    """The decoder to show: the one chosen or linked, else SmolLM2, else (not held here) the letter
+    model, silently."""
+    current = st.session_state.get("learn_decoder") or DEFAULT_DECODER
+    if current == DEFAULT_DECODER and current not in options:
+        return FALLBACK_DECODER if FALLBACK_DECODER in options else (options or [current])[0]
+    return current
+
+
+def ready_examples() -> dict[str, tuple[str, str]]:
+    """The sentence box's ready examples for the decoder about to be shown: runs of letters for one
+    that reads letters, English otherwise."""
+    return LETTER_SENTENCES if reads_letters(_current(_offered(current_limits()))) else SENTENCES
 
 
 def _offered(limits: Limits) -> list[str]:

@@ -26,13 +26,14 @@ from dashboard.content.learn import (
     EDITED,
     EMPTY_SENTENCE,
     INTRO,
+    SENTENCES,
     TO_EXPLORE,
 )
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text
 from dashboard.views.learn import compute, links
 from dashboard.views.learn.checks import draw_summary
-from dashboard.views.learn.decoder import decoder_mode
+from dashboard.views.learn.decoder import decoder_mode, ready_examples
 from dashboard.views.learn.sources import BERT_VIEWS, SHOWN_DIMS, bert_source, example_source, sentence_source
 from dashboard.views.learn.steps import draw_steps
 from dashboard.views.learn.widgets import (
@@ -77,7 +78,7 @@ def _render() -> None:
             st.warning(note, icon=":material/content_cut:")
         text = st.session_state.get("learn_text") or ""
         if mode in ("sentence", "bert", "decoder"):
-            text = sentence_ui()
+            text = sentence_ui(ready_examples() if mode == "decoder" else SENTENCES)
     if mode == "sentence":
         _sentence(text, controls)
     elif mode == "bert":

@@ -31,20 +31,23 @@ def mode_ui() -> str:
     return mode if mode in MODES else "sentence"
 
 
-def _pick_sentence() -> None:
+def _pick_sentence(examples: dict[str, tuple[str, str]]) -> None:
     pick = st.session_state.get("learn_pick")
-    if pick in SENTENCES:
-        st.session_state["learn_text"] = SENTENCES[pick][1]
+    if pick in examples:
+        st.session_state["learn_text"] = examples[pick][1]
     st.session_state["learn_pick"] = None  # a ready example is a one-off action, not a state
 
 
-def sentence_ui() -> str:
+def sentence_ui(examples: dict[str, tuple[str, str]] = SENTENCES) -> str:
+    """The ready examples (name -> (button, text): English ones, or runs of letters for a decoder
+    that reads letters) and the sentence box."""
     st.pills(
         "Ready examples",
-        list(SENTENCES),
-        format_func=lambda k: SENTENCES[k][0],
+        list(examples),
+        format_func=lambda k: examples[k][0],
         key="learn_pick",
         on_change=_pick_sentence,
+        args=(examples,),
     )
     text = st.text_input(
         "Sentence",

@@ -86,13 +86,20 @@ def ablation(record: TrainingRecord, run: Trainer | None, folder: Path | None) -
     return ss[ABLATION_KEY][1]
 
 
-def findings_ui(record: TrainingRecord, run: Trainer | None, folder: Path | None, big: bool) -> None:
-    """The statements, then the ablation chart and its one line."""
+def findings_ui(
+    record: TrainingRecord, run: Trainer | None, folder: Path | None, big: bool, shown: int
+) -> None:
+    """The statements, then the ablation chart and its one line, headed by the step they measure
+    (the run's last recorded one), and saying so when the maps show another (`shown`)."""
+    last = int(record.steps[-1])
+    heading = text.FINDINGS.format(step=last)
     if big:  # a projector: one block under the maps, no large heading
-        st.markdown(f"**{text.FINDINGS}**\n" + "".join(f"\n- {line}" for line in statements(record)))
+        st.markdown(f"**{heading}**\n" + "".join(f"\n- {line}" for line in statements(record)))
     else:
-        st.subheader(text.FINDINGS)
+        st.subheader(heading)
         st.markdown("\n".join(f"- {line}" for line in statements(record)))
+    if shown != last:
+        st.caption(text.FINDINGS_ELSEWHERE.format(last=last, shown=shown))
     with st.spinner(text.ABLATION_SPINNER):
         baseline, cut = ablation(record, run, folder)
     with st.expander(text.ABLATION_EXPANDER, icon=":material/content_cut:") if big else st.container():

@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import streamlit as st
 
-from core.models.shipped import SHIPPED_COMMAND
+from core.models.shipped import SHIPPED_COMMAND, SHIPPED_KEY
 from core.train.data import LETTERS, START_TEXT
 from core.train.record import TrainingRecord
 from dashboard.charts.train import attention_grid, training_curves
@@ -124,7 +124,7 @@ def _live(limits: Limits, source: str, big: bool) -> None:
     with right:
         _maps(record, index, big)
         if not on:  # on a projector: beside the curves, under the maps
-            _after(record, source, big)
+            _after(record, source, big, step)
 
 
 def _curves(record: TrainingRecord, total: int, shown: int | None, big: bool) -> None:
@@ -173,7 +173,7 @@ def _maps(record: TrainingRecord, index: int, big: bool) -> None:
         st.caption(text.MAPS_CAPTION.format(n=record.probe_length, shift=record.probe_length - 1))
 
 
-def _after(record: TrainingRecord, source: str, big: bool) -> None:
+def _after(record: TrainingRecord, source: str, big: bool, shown: int) -> None:
     """Once paused or done: what happened, measured, and the hand-off to explore."""
     run = session.trainer() if source == "own" else None
     if run is not None and run.step == 0:
@@ -181,7 +181,7 @@ def _after(record: TrainingRecord, source: str, big: bool) -> None:
     folder = session.recorded_dir() if run is None else None
     if run is not None and not run.done:
         st.caption(text.FINDINGS_NOT_YET)
-    findings_ui(record, run, folder, big)
+    findings_ui(record, run, folder, big, shown)
     with st.sidebar if big else st.container():  # on a projector the hand-off folds away too
         _open_ui(run, folder)
 
@@ -193,6 +193,7 @@ def _open_ui(run, folder) -> None:
     except OSError as err:
         st.warning(text.SAVE_FAILED.format(reason=md(err.strerror or type(err).__name__)))
         return
-    url = f"explore?view=induction&model={quote(str(target), safe='')}"
+    model = SHIPPED_KEY if run is None else str(target)  # the recorded run is the picker's "letters"
+    url = f"explore?view=induction&model={quote(model, safe='')}"
     st.link_button(text.OPEN, url, icon=":material/open_in_new:", type="primary", help=text.OPEN_HELP)
     st.caption(error_md(text.OPEN_CAPTION if run is not None else text.OPEN_RECORDED_CAPTION))
