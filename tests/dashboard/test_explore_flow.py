@@ -98,7 +98,7 @@ def test_norms_switch_draws_the_heads_norms(fast_apptest):
 def test_norms_with_specials_hidden_are_not_rescaled_unless_asked(fast_apptest):
     at = open_page(measure="norms", hide="1", layer="2", head="7")
     spec = head_spec(at)
-    assert "[CLS]/[SEP] hidden" in title(spec) and "renormalised" not in title(spec)
+    assert content.NORMS_HIDDEN_NOTE in title(spec) and "renormalised" not in title(spec)
     result, w, layer, head = shown(at)
     assert (layer, head) == (2, 7)
     expected, _ = expected_norms(result, w, layer, head)
