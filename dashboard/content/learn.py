@@ -22,7 +22,7 @@ DEFAULT_TEXT = SENTENCES["cat"][1]
 # was trained on (core/train/data.py)
 LETTER_SENTENCES = {
     "cycle": ("A cycle of 4 letters", "qfwkqfwkqfwk"),
-    "planets": ("planets × 2", "planetsplanets"),
+    "planets": ("Planets × 2", "planetsplanets"),
 }
 
 MODES = ("sentence", "bert", "decoder", *EXAMPLES)  # the URL's ?example= is one of these but "sentence"

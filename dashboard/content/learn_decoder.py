@@ -24,7 +24,7 @@ HUB_DECODER = "distilbert/distilgpt2"  # the one to suggest when the Hub cannot 
 DECODERS = (SHIPPED_KEY, SMOLLM2_KEY, HUB_DECODER, "gpt2")
 SHIPPED_ABOUT = (
     "A 2-layer GPT-2 trained from scratch by this product (the train page) on letters: it reads a–z "
-    "only, one token per letter, and drops everything else. For English, pick a Hub model."
+    "only, one token per letter, and drops everything else. For English, pick SmolLM2 or a Hub model."
 )
 SMOLLM2_ABOUT = (
     "SmolLM2-135M, a small LLM of the Llama family that reads English: 30 layers, 9 query heads "

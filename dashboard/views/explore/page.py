@@ -196,7 +196,8 @@ def _render(limits: Limits) -> None:
     controls = _controls()
     views = _views(loaded)
     with controls:
-        text, merge, hide = sentence_ui(limits, reading)
+        context = getattr(loaded[1], "max_tokens", limits.max_tokens) if loaded else limits.max_tokens
+        text, merge, hide = sentence_ui(limits, reading, min(limits.max_tokens, context))
         options = (view_ui(views), merge, hide)
     if note := st.session_state.pop("explore_view_note", None):
         st.info(note)

@@ -93,12 +93,13 @@ def on_grid_select() -> None:
 # ---- the sentence and the options ------------------------------------------------------------------
 
 
-def sentence_ui(limits: Limits, reading: Reading) -> tuple[str, bool, bool]:
+def sentence_ui(limits: Limits, reading: Reading, max_tokens: int) -> tuple[str, bool, bool]:
     """The examples gallery, the two token toggles and the sentence box: (text, merge word pieces,
     hide the special tokens). The gallery and the toggles fit the model (`reading`): no word pieces
     to merge for a model that reads letters, no toggle to hide special tokens where none are added.
     Once there is a sentence, the examples and the toggles fold into one line, so that at 1280 x 800
-    the view's answer and chart reach the first screen (presenter mode has folded every control)."""
+    the view's answer and chart reach the first screen (presenter mode has folded every control).
+    `max_tokens`: what the page reads of this model (its context, or this server's limit)."""
     ss = st.session_state
     offered = [name for name, example in EXAMPLES.items() if example.letters == reading.letters]
     if ss.get("explore_example") not in offered:
@@ -126,7 +127,7 @@ def sentence_ui(limits: Limits, reading: Reading) -> tuple[str, bool, bool]:
         if specials:
             hide = cols[1].toggle(HIDE_LABEL.format(specials=specials), key="explore_hide", help=HIDE_HELP)
     st.text_area(
-        SENTENCE_LABEL.format(max_tokens=limits.max_tokens),
+        SENTENCE_LABEL.format(max_tokens=max_tokens),
         key="explore_text",
         height=68,
         max_chars=max_chars(limits),
