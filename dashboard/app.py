@@ -22,10 +22,12 @@ from dashboard import presenter  # noqa: E402
 from dashboard.decks import bar as deck_bar  # noqa: E402
 from dashboard.widgets import image_format_ui  # noqa: E402
 
-# a link with present=1 opens with the sidebar (the controls) folded away, the chart first
+# a link with present=1 opens with the sidebar (the controls) folded away, the chart first. The tab
+# icon ships with the app (sent inline, as a data URL): a Material icon is fetched from Google's font
+# server, which an offline classroom cannot reach.
 st.set_page_config(
     page_title="Attention Explorer",
-    page_icon=":material/visibility:",
+    page_icon=ROOT / "dashboard" / "assets" / "icon.svg",
     layout="wide",
     initial_sidebar_state="collapsed" if presenter.link_asks_to_present() else "auto",
 )

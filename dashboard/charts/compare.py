@@ -108,14 +108,14 @@ ALL_LABELS_UP_TO = 40  # up to this many tokens every label is drawn (Plotly ski
 
 def _every_label(trace: dict, layout: dict, n: int) -> None:
     """Every token labelled on both axes up to ALL_LABELS_UP_TO tokens, the column labels standing
-    upright where they would not fit level (at 45° Plotly would drop every other one); beyond that,
+    upright where they would not fit level (slanted, every other one would be dropped); beyond that,
     Plotly's own thinning, and no gaps between cells (at 1 px each they would hide the cells)."""
     if n > ALL_LABELS_UP_TO:
         trace["xgap"] = trace["ygap"] = 0
         return
     layout["xaxis"]["dtick"] = layout["yaxis"]["dtick"] = 1
     if layout["xaxis"].get("tickangle") not in (0, None):
-        # upright (at 45° Plotly drops every other label); the room the shared builder made for
+        # upright (slanted, every other label is dropped when crowded); the room the shared builder made for
         # slanted labels plus its axis-title padding holds them
         layout["xaxis"]["tickangle"] = -90
 

@@ -16,7 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dashboard.charts.explore import FONT, escape_label, unique_labels
-from dashboard.charts.heatmap import LABEL_COLOR, SEQUENTIAL, top_title
+from dashboard.charts.heatmap import LABEL_COLOR, SEQUENTIAL, SLANT_DEGREES, top_title
 
 BAR_COLOR = "#2171b5"  # the heatmaps' dark blue
 CHOSEN_COLOR = "#d62728"  # the token the step took: the outline colour of every other view
@@ -114,7 +114,7 @@ def step_attention(
             "height": height or min(720, 160 + 30 * n_heads),
             "margin": {"l": 10, "r": 10, "t": 70, "b": 10},
             "font": {**FONT, "size": font},
-            "xaxis": _axis(x_title, font, type="category", tickangle=-45 if s > 8 else 0),
+            "xaxis": _axis(x_title, font, type="category", tickangle=-SLANT_DEGREES if s > 8 else 0),
             "yaxis": _axis(y_title, font, type="category", autorange="reversed"),
         },
     )
@@ -162,7 +162,7 @@ def lens_heatmap(
             "height": height or min(860, 150 + 32 * n_rows),
             "margin": {"l": 10, "r": 10, "t": 70, "b": 10},
             "font": {**FONT, "size": font},
-            "xaxis": _axis(x_title, font, type="category", tickangle=-45 if w > 8 else 0),
+            "xaxis": _axis(x_title, font, type="category", tickangle=-SLANT_DEGREES if w > 8 else 0),
             "yaxis": _axis(y_title, font, type="category"),
         },
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -25,6 +26,13 @@ CHAR_EM = 0.62
 MIN_FONT, MAX_FONT = 9, 13
 BAR_FONT = 11  # the colour bar stays only while the numbers keep at least this size
 LABEL_COLOR = "#111111"  # token labels and axis titles dark: readable from the back of a room
+# Column labels that do not fit level are slanted at 60° (as the explore page's maps). Plotly prints
+# every k-th label of a crowded category axis, at least 1.2 em apart; slanted labels clear each other
+# when one em apart across the slant, which at 45° takes 1.41 em along the axis (they overlapped) and
+# at 60° 1.15 em.
+SLANT_DEGREES = 60
+MIN_CELL_EM = 1.15  # a map's column narrower than this (16 px at 14 px type) is too thin to read
+COLUMN_GAP_PX = 16  # between st.columns, left out of a chart's share of the page
 
 
 @dataclass(frozen=True)
@@ -78,6 +86,19 @@ def _cells_room(share: float, row_label_chars: int, row_title: bool, sizing: Siz
     """Pixels across the cells and the colour bar of a chart spanning `share` of the page."""
     labels = sizing.label_char_px * row_label_chars
     return sizing.page_px * share - 30 - labels - (AXIS_TITLE_PX if row_title else 0)
+
+
+def maps_per_row(
+    n_maps: int, row_labels: Sequence[str], n_cols: int, most: int = 4, sizing: Sizing = PAGE
+) -> int:
+    """How many maps of n_cols columns to set side by side: the most, up to `most`, that leave each
+    column MIN_CELL_EM, else one a row. Four maps of 18 letters on a 1280 px screen would each be
+    about 75 px wide, their slanted labels on top of one another."""
+    chars = max((len(r) for r in number_repeats(row_labels)), default=0)
+    for k in range(min(most, n_maps), 1, -1):
+        if _cells_room(1 / k, chars, True, sizing) - COLUMN_GAP_PX >= MIN_CELL_EM * sizing.font * n_cols:
+            return k
+    return 1
 
 
 def _labels_fit(col_labels: Sequence[str], cells_px: float, char_px: float = LABEL_CHAR_PX) -> bool:
@@ -263,19 +284,22 @@ def _layout(
 ) -> dict:
     """Size, margins, axes and title of a matrix heatmap whose column axis is drawn on top."""
     level = _labels_fit(cols, cells_px, sizing.label_char_px)
-    # slanted column labels stand taller: room for them above the cells (sin 45° of their width)
-    slant_px = 0 if level else int(0.71 * sizing.label_char_px * max((len(c) for c in cols), default=0))
+    # slanted column labels stand taller: room for them above the cells (sin 60° of their width);
+    # the last one leans out to the right of the cells (cos 60°): room for it, or it is clipped
+    rise, lean = math.sin(math.radians(SLANT_DEGREES)), math.cos(math.radians(SLANT_DEGREES))
+    slant_px = 0 if level else int(rise * sizing.label_char_px * max((len(c) for c in cols), default=0))
+    lean_px = 0 if level else int(lean * sizing.label_char_px * len(cols[-1]))
     # set in full: an axis' tickfont given only a colour falls back to Plotly's 12 px, not the layout's
     dark = {"color": LABEL_COLOR, "size": sizing.font}
     layout = {
         "height": (height or max(160, min(720, 60 + sizing.row_px * n_rows))) + slant_px,
-        "margin": {"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
+        "margin": {"l": 10, "r": max(10, lean_px), "t": 40 if title else 10, "b": 10},
         "font": {"size": sizing.font, **dark},
         "xaxis": {
             "title": {"text": col_title, "font": dark},
             "side": "top",
             "type": "category",
-            "tickangle": 0 if level else -45,
+            "tickangle": 0 if level else -SLANT_DEGREES,
             "tickfont": dark,
         },
         "yaxis": {

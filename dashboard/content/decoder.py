@@ -43,7 +43,7 @@ NEXT_SENTENCE = "After “…{tail}”, the model's first choice is **{token}** 
 # ---- generate --------------------------------------------------------------------------------------
 
 GEN_TOKENS_LABEL = "Tokens to generate (1–{most})"
-GEN_SAMPLE_LABEL = "Sample (seeded)"
+GEN_SAMPLE_LABEL = "Sample"  # its column is narrow: "seeded" is said in the help
 GEN_SAMPLE_HELP = (
     "Off: greedy, always the likeliest token. On: draw each token from softmax(scores / temperature) "
     "with a seeded random generator, so the same seed gives the same text."
@@ -55,8 +55,8 @@ GEN_STEP_LABEL = "Step (generated token)"
 GEN_PREV, GEN_NEXT = "Previous token", "Next token"
 GEN_LAYER_LABEL = "Layer (1–{n})"
 GEN_TEXT = "**Step {step} of {n}:** {before}{space}**{token}**"
-GEN_TOP_TITLE = "Step {step}: what the model could have said next"
-GEN_TOP_TITLE_SAMPLED = "Step {step}: the distribution it drew from (temperature {temperature:g})"
+GEN_TOP_TITLE = "Step {step}: the likeliest next tokens"
+GEN_TOP_TITLE_SAMPLED = "Step {step}: drawn at temperature {temperature:g}"
 GEN_ATTENTION_TITLE = "Step {step}, layer {layer}: where each head looks from the last position"
 GEN_ATTENTION_X = "token so far (the newest on the right)"
 GEN_ATTENTION_Y = "head"
@@ -143,7 +143,7 @@ IND_CAPTION = (
     "token, over the second copy: 1 for a perfect induction head, about 1/position for a head that "
     "spreads its weight evenly."
 )
-IND_LOSS_TITLE = "Loss on each copy (lower: better predicted)"
+IND_LOSS_TITLE = "Loss on each copy (lower is better)"
 IND_LOSS_Y = "mean cross-entropy (nats)"
 IND_LOSS_NAMES = {
     "first": "first copy (fresh random tokens)",

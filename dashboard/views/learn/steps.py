@@ -19,7 +19,7 @@ import streamlit as st
 
 from core.lesson.trace import LayerTrace
 from core.lesson.worked_examples import StepCheck
-from dashboard.charts.heatmap import PAGE, PRESENTER, cell_outline, number_repeats
+from dashboard.charts.heatmap import PAGE, PRESENTER, cell_outline, maps_per_row, number_repeats
 from dashboard.charts.learn import short_labels
 from dashboard.content.learn import (
     CHART_TITLES,
@@ -339,7 +339,8 @@ def _heads(s: _Step) -> None:
     st.header(HEADS_TITLE, anchor="multi-head")
     st.latex(HEADS_FORMULA)
     st.markdown(HEADS_TEXT)
-    per_row = 3 if h > 8 else min(h, 4)  # 12 heads: four rows of three, wide enough to read
+    # 12 heads: four rows of three; fewer where a map's columns would be too narrow (18 letters)
+    per_row = maps_per_row(h, s.rows, len(s.cols), 3 if h > 8 else 4, PRESENTER if presenting() else PAGE)
     numbers = t * per_row <= 16  # about 90 px per printed number on a 1500 px page
     said = "One scale for every head: white is weight 0, dark blue weight 1."
     if not numbers:
