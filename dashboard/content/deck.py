@@ -13,13 +13,13 @@ EMPTY = (
     "sidebar; or open a deck file below, or copy a ready-made lecture to adapt it."
 )
 KEPT = (
-    "Your deck lives in this browser tab only: nothing is stored on the server. Save it as a file "
-    "or share its link before closing the tab."
+    "This page's link holds your deck: reload the page or bookmark it, and the deck is still there. "
+    "Nothing is stored on the server."
 )
 SHARE = "Share: this link carries the whole deck (anyone who opens it presents it, from slide 1)"
 TOO_LONG = (
-    "This deck is too large for a link: {chars:,} characters, past the {limit:,} a link carries safely. "
-    "Save it as a file instead, or shorten the slides' texts or remove slides to share it as a link."
+    "This deck is too large for a link: {chars:,} characters, past {limit:,}. A reload would empty it: "
+    "save it as a file."
 )
 OPENED = "Opened “{title}”: {n} slide{s}."
 OPEN_LABEL = "Open a deck file (JSON, saved from this page)"

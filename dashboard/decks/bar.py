@@ -42,6 +42,9 @@ CHECKS: dict[str, Callable[[], bool]] = {"decoder": _decoder_ships, "smollm2": _
 # by the slide's link (`present`), read again: a sidebar widget's state does not survive a switch
 # to another page (its widget id names the page).
 KEEP_PREFIXES = ("deck_", "image_format", "hosted_")
+# Presenter mode as it was before the deck started, for Leave to put back; a deck opened by a link
+# in a new session had nothing before it: off, the app's default.
+BEFORE_KEY = "deck_before"
 _HIDE_TWINS = (
     "<style>.st-key-deck_prev_2, .st-key-deck_next_2 { display: none !important; }"
     " .st-key-deck_bar p { margin-bottom: 0 !important; }</style>"
@@ -106,11 +109,13 @@ def deck_ui(pages: Mapping[str, object]) -> None:
     ss[presenter.DECK_ON] = deck is not None
     if deck is None:
         ss.pop("deck_at", None)
+        ss.pop(BEFORE_KEY, None)
         if note:
             st.warning(md(note), icon=":material/slideshow:")
         return
     k, slide_note = parse_clamped_int("slide", st.query_params.get("slide"), 1, 1, len(deck.slides))
     k = ss.pop("deck_go", k)
+    ss.setdefault(BEFORE_KEY, False)
     if ss.get("deck_at") != (raw, k):  # once per slide shown: a switch never repeats itself
         ss["deck_notes"] = [n for n in (note if ss.get("deck_last") != raw else None, slide_note) if n]
         ss["deck_last"] = raw
@@ -128,10 +133,13 @@ def _go(delta: int, n: int) -> None:
 
 
 def _leave() -> None:
+    """End the deck on the view shown, in the presenter mode that was on before the deck."""
     for name in ("deck", "slide"):
         if name in st.query_params:
             del st.query_params[name]
-    st.session_state[presenter.DECK_ON] = False
+    ss = st.session_state
+    ss[presenter.KEY] = bool(ss.pop(BEFORE_KEY, False))
+    ss[presenter.DECK_ON] = False
 
 
 def _bar_ui(deck: Deck, k: int) -> None:
@@ -170,6 +178,7 @@ def _move_buttons(key: str, label: str, icon: str, keys: tuple[str, str], delta:
 def start(raw: str, k: int = 1) -> None:
     """Present the deck `raw` (a built-in name or a shared deck's value) from slide k (a callback)."""
     st.query_params["deck"], st.query_params["slide"] = raw, str(k)
+    st.session_state.setdefault(BEFORE_KEY, presenter.presenting())
     st.session_state["deck_go"] = k
     st.session_state.pop("deck_at", None)
     st.session_state[presenter.KEY] = True
@@ -185,7 +194,7 @@ def add_view_ui(page: str | None, page_title: str) -> None:
         key="deck_add",
         icon=":material/add_to_queue:",
         help="A slide of this view, as its link describes it; edit, order and share your deck on the "
-        "“My deck” page. Kept in this browser tab only, until you save it.",
+        "“My deck” page, whose link keeps it.",
     ):
         st.toast(mine.add_view(page, page_title, st.query_params.to_dict()), icon=":material/slideshow:")
         count = len(mine.slides())

@@ -1,5 +1,6 @@
-"""The teacher's own deck, held in this browser session only (nothing is stored on the server): the
-sidebar's "Add this view to my deck" appends to it, the /deck page edits, saves, opens and shares it.
+"""The teacher's own deck, held in this browser session and in the /deck page's link (nothing is
+stored on the server): the sidebar's "Add this view to my deck" appends to it, the /deck page edits,
+saves, opens and shares it, and keeps it in its own link (dashboard/views/deck/page.py).
 
 Each slide is kept as a dict with an `id` that never changes, so the editor's widgets (keyed by it)
 follow a slide when it moves.

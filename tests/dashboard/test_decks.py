@@ -6,7 +6,7 @@ left out in one message. The walk: `?deck=NAME` opens slide 1 in presenter mode 
 moves through every slide across pages, each slide opens its own view (its link parameters in the
 URL, the page drawn with no error and at least one chart), the bar reads "Slide K of N", and the
 pages' own step buttons leave the clicker keys to the deck. The decoder decks (gpt, heads) are
-offered only while the shipped letter GPT-2 is there.
+offered only while the shipped letter GPT-2 is there. No slide repeats the view before it.
 """
 
 from __future__ import annotations
@@ -70,6 +70,15 @@ def test_every_built_in_deck_is_clean_and_fits_a_link():
         deck = builtin_deck(name, PAGES, HAVE)  # raises on any problem in our own file
         assert deck is not None and deck.slides, name
         assert len(encode_link(deck)) <= MAX_LINK_CHARS
+
+
+def test_no_slide_of_a_built_in_deck_repeats_the_view_before_it():
+    """A slide on the view of the slide before can only be about what that view leaves off screen,
+    below the fold or folded away (issue 37: the heads deck's findings, under the train page's maps)."""
+    for name in builtin_names():
+        views = [(s.page, s.params) for s in builtin_deck(name, PAGES, HAVE).slides]
+        repeats = [k + 2 for k in range(len(views) - 1) if views[k] == views[k + 1]]
+        assert not repeats, (name, "slides repeating the view before them", repeats)
 
 
 def test_a_deck_whose_page_or_need_is_missing_is_not_offered():

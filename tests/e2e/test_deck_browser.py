@@ -1,9 +1,11 @@
-"""Decks in Chromium (issue 31). A clicker's PageDown walks "Attention in twenty minutes" end to end
-at 1920x1080, across pages, and on every slide the bar and the first chart are on screen and no chart
-is cut by the screen's bottom edge (a chart is either whole on screen or wholly below it); PageUp goes
-back. A teacher builds a deck with "Add this view to my deck", writes its text (a payload that never
-runs), saves the file, empties the deck, opens the file again, and the share link presents it.
-Screenshots: /tmp/shots/deck-attention-KK.png, one per slide."""
+"""Decks in Chromium (issues 31 and 37). A clicker's PageDown walks "Attention in twenty minutes"
+end to end at 1920x1080, across pages, and on every slide the bar and the first chart are on screen,
+no chart is cut by the screen's bottom edge (a chart is either whole on screen or wholly below it);
+PageUp goes back. The heads deck's measuring slide has its chart and its caption on screen. A
+teacher builds a deck with "Add this view to my deck", writes its text (a payload that never runs),
+reloads the page (its own link carries the deck), saves the file, empties the deck, opens the file
+again, and the share link presents it.
+Screenshots: /tmp/shots/deck-attention-KK.png, one per slide; /tmp/shots/deck-heads-04.png."""
 
 from __future__ import annotations
 
@@ -73,6 +75,21 @@ def test_a_clicker_walks_the_attention_deck_and_nothing_is_cut(sized_page, app_s
     assert_clean(page)
 
 
+def test_the_heads_deck_measuring_slide_shows_its_chart_and_text_on_screen(sized_page, app_server):
+    """Slide 4 of "Watch heads form" was the train page's findings, under its maps and in a closed
+    expander at 1920x1080 (issue 37); it is now a view whose chart and text fit the screen."""
+    page = sized_page((1920, 1080))
+    page.goto(f"{app_server.url}/?deck=heads&slide=4")
+    expect(page.get_by_text("Slide 4 of 6")).to_have_count(1, timeout=BROWSER_DEADLINE_MS)
+    wait_idle(page, BROWSER_DEADLINE_MS)
+    wait_settled(page, 1, BROWSER_DEADLINE_MS)
+    assert_nothing_cut(page, 4)
+    for what in ("Effect of switching off one head", "Switch off one head, run the text again"):
+        expect(page.get_by_text(what, exact=False).first).to_be_in_viewport()
+    page.screenshot(path=SHOTS / "deck-heads-04.png")
+    assert_clean(page)
+
+
 def test_build_save_reopen_and_share_a_deck(page, app_server, tmp_path):
     page.goto(f"{app_server.url}/learn?step=5")
     wait_settled(page, 1, BROWSER_DEADLINE_MS)
@@ -102,6 +119,11 @@ def test_build_save_reopen_and_share_a_deck(page, app_server, tmp_path):
 
     press(page, "Control+Enter", text_sent, on=text)
     expect(page.get_by_text("?deck=1.")).to_have_count(1)
+    assert "mine=1." in page.url, page.url  # the page's own link carries the deck
+    page.reload()  # a new session: the deck comes back from the link, nothing from the server
+    expect(title).to_have_value("Monday", timeout=BROWSER_DEADLINE_MS)
+    expect(text).to_have_value(payload)
+    wait_idle(page)
     with page.expect_download() as info:
         click(page, page.get_by_role("button", name="Save as a file (JSON)"), lambda: None)
     saved = tmp_path / "deck.json"

@@ -20,17 +20,24 @@ from dashboard.decks.model import (
     clean_text,
     deck_from_json,
     deck_to_json,
+    decode_link,
     encode_link,
 )
-from dashboard.state import clean_widget_text
+from dashboard.state import clean_widget_text, write_params
 from dashboard.widgets import md
 
 LOG = logging.getLogger(__name__)
 FILE_KEY = "deck_file"
+# This page's own link carries the teacher's deck, in the share link's format, so a reload, a
+# bookmark and the back button keep it while nothing is stored on the server. Not `deck`: that
+# parameter presents a deck on any page.
+LINK_PARAM = "mine"
+WRITTEN_KEY = "deck_mine_link"  # the value this session last wrote there (None: none)
 
 
 def render(pages: Mapping[str, object]) -> None:
     try:
+        read_link(pages)
         st.title(text.TITLE)
         st.markdown(text.INTRO)
         ready_ui(pages)
@@ -47,8 +54,34 @@ def render(pages: Mapping[str, object]) -> None:
         st.error(f"Something went wrong on the deck page ({type(err).__name__}). Your slides are kept.")
 
 
+def read_link(pages: Mapping[str, object]) -> None:
+    """Take the deck in this page's link when it is not the one this session wrote last: a reload,
+    a bookmark, the back button. Slides the session gained since it wrote (a view added on another
+    page) win, and the link is rewritten with them at the end of the run."""
+    ss = st.session_state
+    raw, written = st.query_params.get(LINK_PARAM), ss.get(WRITTEN_KEY)
+    if raw is None or raw == written:
+        return
+    held = mine.as_deck(pages)
+    if held is not None and encode_link(held) != written:
+        return
+    deck, note = decode_link(raw, pages)
+    if deck is not None:
+        _use(deck)
+        ss[WRITTEN_KEY] = raw
+    if note:
+        ss.setdefault("deck_page_notes", []).append(note)
+
+
+def write_link(value: str | None) -> None:
+    """Keep the deck's link value in this page's link (None: no deck, or too large to keep)."""
+    write_params(**{LINK_PARAM: value})
+    st.session_state[WRITTEN_KEY] = value
+
+
 def _use(deck: Deck) -> None:
-    """Make `deck` the teacher's deck, its title in the title box (a callback)."""
+    """Make `deck` the teacher's deck, its title in the title box (a callback, or before that box is
+    drawn)."""
     mine.replace(deck)
     st.session_state["deck_w_title"] = deck.title
 
@@ -159,11 +192,13 @@ def share_link(value: str) -> str:
 
 def actions_ui(deck: Deck | None) -> None:
     """Present, save as a file, and the share link (or why there is none)."""
-    st.caption(text.KEPT)
+    value = encode_link(deck) if deck is not None else None
+    fits = value is not None and len(value) <= MAX_LINK_CHARS
+    write_link(value if fits else None)
+    if fits or deck is None:
+        st.caption(text.KEPT)
     if deck is None:
         return
-    value = encode_link(deck)
-    fits = len(value) <= MAX_LINK_CHARS
     with st.container(horizontal=True):
         st.button(
             "Present from slide 1", key="deck_present_mine", on_click=bar.start, args=(value,),
