@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from dashboard.content.explore import NORMS_HIDDEN_NOTE
 from tests.deadline import BROWSER_DEADLINE_MS
 from tests.e2e.harness import click, wait_settled
 from tests.e2e.test_layout import CUT_TEXT_JS
@@ -20,7 +21,7 @@ CASES = (
         "norms-rescaled-present",
         "/explore?measure=norms&rescale=1&hide=1&present=1",
         1,
-        "rows rescaled to sum to 1 · [CLS]/[SEP] hidden",
+        f"rows rescaled to sum to 1 · {NORMS_HIDDEN_NOTE}",
         "share of",
     ),
     ("rollout", "/explore?view=rollout&layer=5", 2, "Rollout up to layer 6", "rollout"),

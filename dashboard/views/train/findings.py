@@ -98,7 +98,7 @@ def findings_ui(
     else:
         st.subheader(heading)
         st.markdown("\n".join(f"- {line}" for line in statements(record)))
-    if shown != last:
+    if shown != last and not big:  # on a projector the heading's step says it, in one screen's height
         st.caption(text.FINDINGS_ELSEWHERE.format(last=last, shown=shown))
     with st.spinner(text.ABLATION_SPINNER):
         baseline, cut = ablation(record, run, folder)
