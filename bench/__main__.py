@@ -23,6 +23,7 @@ BENCHMARKS = [
     "gpt2_speed",
     "smollm2_speed",
     "train",
+    "translate",
     "explore_server",
     "explore_browser",
     "explore_flow",

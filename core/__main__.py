@@ -10,7 +10,8 @@ with it: each head's effect when ablated, and each token's importance by leave-o
     python -m core generate TEXT --model GPT2 [--tokens 20] [--temperature T --seed S] [--out FILE]
     python -m core induction --model GPT2 [--length 50] [--seed 0] [--out FILE]
     python -m core choose PREFIX --options " trophy" " suitcase" --model smollm2 [--format json] [--out FILE]
-    python -m core train --out DIR [--seed 0] [--steps N] [--layers 2] [--heads 4] [--lr LR]
+    python -m core train --out DIR [--task letters|translate] [--seed 0] [--steps N] [--layers 2]
+        [--heads 4] [--lr LR]
 
 ablate's JSON: {"model", "engine", "tokens", "effect": [L][H]}, effect being how far the model's output
 moves with that head alone ablated (core/measures/ablation.py): for a BERT 1 − cos of the sentence
@@ -35,7 +36,10 @@ PREFIX (core/measures/choice.py).
 
 train trains a small GPT-2 from scratch on letters in NumPy (core/train/) and saves it in DIR as a
 GPT-2 checkpoint with its training record; its JSON: {"steps", "seconds", "loss_first", "loss_repeat",
-"induction": [[L][H]], "previous_token": [[L][H]], "settings", "out"}, one entry per snapshot.
+"induction": [[L][H]], "previous_token": [[L][H]], "settings", "out"}, one entry per snapshot. With
+--task translate it trains an English-to-French translator (core/translate/) and saves a BART
+checkpoint; its JSON: {"steps", "seconds", "loss", "exact_match", "alignment": [[L][H]], "probe",
+"settings", "out"}, exact match and each cross-attention head's alignment on held-out pairs.
 
 JSON: {"model": str, "engine": str, "tokens": [str], "attentions": [L][H][T][T]} (ARCHITECTURE.md),
 weights rounded to 8 decimals. CSV: one row per weight, with a header:
@@ -149,46 +153,55 @@ def _add_decoder_commands(commands) -> None:
 
 
 def _add_train_command(commands) -> None:
-    from core.train.trainer import TrainSettings
-
-    defaults = TrainSettings()
     train = commands.add_parser(
         "train",
-        help="train a small GPT-2 on letters from scratch, in NumPy, and save it",
-        description="Train a small GPT-2 on random letters with repeats; save it and its record in DIR.",
+        help="train a small GPT-2 on letters, or a small translator, from scratch in NumPy, and save it",
+        description="Train a small GPT-2 on random letters with repeats (--task letters), or a small "
+        "English-to-French translator on a grammar's sentence pairs (--task translate); save the model "
+        "and its record in DIR.",
     )
     train.add_argument("--out", required=True, metavar="DIR", help="the folder to save the model in")
-    for flag, kind, value, what in (
-        ("--seed", int, defaults.seed, "the weights' and data's seed"),
-        ("--steps", int, defaults.steps, "training steps"),
-        ("--layers", int, defaults.layers, "blocks, 1 or 2"),
-        ("--heads", int, defaults.heads, "heads per block"),
-        ("--lr", float, defaults.lr, "the peak learning rate"),
+    train.add_argument(
+        "--task", choices=("letters", "translate"), default="letters", help="(default letters)"
+    )
+    for flag, kind, what in (
+        ("--seed", int, "the weights' and data's seed"),
+        ("--steps", int, "training steps"),
+        ("--layers", int, "blocks (the translator: encoder and decoder layers each)"),
+        ("--heads", int, "heads per block"),
+        ("--lr", float, "the peak learning rate"),
     ):
-        train.add_argument(flag, type=kind, default=value, help=f"{what} (default {value})")
+        train.add_argument(flag, type=kind, default=None, help=f"{what} (default: the task's)")
     train.add_argument("--format", choices=("json",), default="json", help="json (default json)")
 
 
 def _train(args) -> str:
-    """Train, save, and return the curves as JSON."""
+    """Train, save, and return the record as JSON."""
     import json
     from dataclasses import replace
 
     from core.train.trainer import Trainer, TrainSettings
+    from core.translate.trainer import TranslateSettings, Translator
 
-    if not 1 <= args.steps <= 100_000 or args.layers not in (1, 2, 3, 4) or not 1 <= args.heads <= 16:
+    given = {
+        k: getattr(args, k)
+        for k in ("seed", "steps", "layers", "heads", "lr")
+        if getattr(args, k) is not None
+    }
+    steps, layers, heads = given.get("steps", 1), given.get("layers", 1), given.get("heads", 1)
+    if not 1 <= steps <= 100_000 or layers not in (1, 2, 3, 4) or not 1 <= heads <= 16:
         raise UsageError("--steps must be in 1..100000, --layers in 1..4, --heads in 1..16")
-    settings = replace(
-        TrainSettings(), seed=args.seed, steps=args.steps, layers=args.layers, heads=args.heads, lr=args.lr
-    )
+    task = (TranslateSettings, Translator) if args.task == "translate" else (TrainSettings, Trainer)
+    settings = replace(task[0](), **given)
     try:
         settings.check()
     except ValueError as err:
         raise UsageError(str(err)) from None
-    trainer = Trainer(settings)
+    trainer = task[1](settings)
     trainer.run()
     out = trainer.save(Path(args.out).expanduser())
-    return json.dumps({**trainer.record().curves(), "out": str(out)})
+    record = trainer.record()
+    return json.dumps({**(record.curves() if args.task == "letters" else record), "out": str(out)})
 
 
 def _add_common(

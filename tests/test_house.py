@@ -17,6 +17,7 @@ CORE_LAYERS = {
     "measures": {"lesson", "models"},
     "cost": {"lesson", "models", "measures"},
     "train": {"lesson", "models", "measures"},
+    "translate": {"lesson", "models", "measures", "train"},  # reuses the decoder's backward steps
 }
 # the torch reference engines (for encoders, for decoders): the only core modules that import torch,
 # inside their functions, so that `import core` stays torch-free

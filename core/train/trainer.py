@@ -33,7 +33,7 @@ from core.train.heads import induction_scores, previous_token_scores
 from core.train.model import forward, init_params, loss_and_grads, per_token_loss
 from core.train.record import TrainingRecord
 
-__all__ = ["Snapshot", "TrainSettings", "Trainer", "held_out_batch", "sinusoidal_positions"]
+__all__ = ["Snapshot", "SnapshotRun", "TrainSettings", "Trainer", "held_out_batch", "sinusoidal_positions"]
 
 GPT2_INIT_STD = 0.02  # init_params' spread (GPT-2's own)
 PROBE_SEED = 0  # the probe is the same sequence for every run, so runs can be compared
@@ -106,7 +106,31 @@ def held_out_batch(settings: TrainSettings) -> Batch:
     return letter_batch(np.random.default_rng([settings.seed, 2]), EVAL_SEQUENCES, settings.context)
 
 
-class Trainer:
+class SnapshotRun:
+    """What every training run here shares: `run` steps on (train_step), timing the steps only, and
+    takes a snapshot every `record_every` steps and at the last. Subclasses set settings (with steps
+    and record_every), step, seconds and snapshots, and define train_step and snapshot."""
+
+    @property
+    def done(self) -> bool:
+        return self.step >= self.settings.steps
+
+    def run(self, n_steps: int | None = None, seconds: float | None = None) -> list:
+        """Train up to n_steps more (all that remain by default), stopping early after `seconds` of
+        wall time; returns the snapshots recorded on the way."""
+        start, new = time.perf_counter(), []
+        stop_at = self.settings.steps if n_steps is None else min(self.settings.steps, self.step + n_steps)
+        while self.step < stop_at and (seconds is None or time.perf_counter() - start < seconds):
+            began = time.perf_counter()
+            self.train_step()
+            self.seconds += time.perf_counter() - began
+            if self.step % self.settings.record_every == 0 or self.step == self.settings.steps:
+                new.append(self.snapshot())
+        self.snapshots += new
+        return new
+
+
+class Trainer(SnapshotRun):
     """Trainer(settings).run(n) trains n more steps; .snapshots holds the record so far."""
 
     def __init__(self, settings: TrainSettings = TrainSettings()):
@@ -133,10 +157,6 @@ class Trainer:
         self.step, self.seconds = 0, 0.0
         self.snapshots = [self.snapshot()]
 
-    @property
-    def done(self) -> bool:
-        return self.step >= self.settings.steps
-
     def learning_rate(self, step: int) -> float:
         """Linear warm-up to the peak, then constant (a run is short; decay would only slow the drop)."""
         return self.settings.lr * min(1.0, (step + 1) / max(1, self.settings.warmup))
@@ -149,20 +169,6 @@ class Trainer:
         self.optimizer.step(self.params, grads, self.learning_rate(self.step))
         self.step += 1
         return loss
-
-    def run(self, n_steps: int | None = None, seconds: float | None = None) -> list[Snapshot]:
-        """Train up to n_steps more (all that remain by default), stopping early after `seconds` of
-        wall time; returns the snapshots recorded on the way."""
-        start, new = time.perf_counter(), []
-        stop_at = self.settings.steps if n_steps is None else min(self.settings.steps, self.step + n_steps)
-        while self.step < stop_at and (seconds is None or time.perf_counter() - start < seconds):
-            began = time.perf_counter()
-            self.train_step()
-            self.seconds += time.perf_counter() - began
-            if self.step % self.settings.record_every == 0 or self.step == self.settings.steps:
-                new.append(self.snapshot())
-        self.snapshots += new
-        return new
 
     def snapshot(self) -> Snapshot:
         """Score the model as it is now (held-out loss, the heads on the probe)."""
