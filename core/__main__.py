@@ -10,6 +10,7 @@ with it: each head's effect when ablated, and each token's importance by leave-o
     python -m core generate TEXT --model GPT2 [--tokens 20] [--temperature T --seed S] [--out FILE]
     python -m core induction --model GPT2 [--length 50] [--seed 0] [--out FILE]
     python -m core choose PREFIX --options " trophy" " suitcase" --model smollm2 [--format json] [--out FILE]
+    python -m core translate TEXT [--model translator|FOLDER] [--out FILE]
     python -m core train --out DIR [--task letters|translate] [--seed 0] [--steps N] [--layers 2]
         [--heads 4] [--lr LR]
 
@@ -60,6 +61,7 @@ import sys
 from pathlib import Path
 
 from core.export import JSON_DECIMALS, to_csv, to_json, to_npz  # noqa: F401 (the CLI's writers)
+from core.translate.cli import add_translate_command, translate_json
 
 ENGINES = ("numpy", "torch")
 DECODER_HELP = "a decoder: smollm2, letters, a Hub id (gpt2) or a folder"
@@ -111,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     fill.add_argument("--top", type=int, default=5, metavar="K", help="predictions per [MASK] (default 5)")
     _add_common(fill, ("json",), engines=("numpy",))
     _add_decoder_commands(commands)
+    add_translate_command(commands)
     return parser
 
 
@@ -351,8 +354,8 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if args.command is None:
             raise UsageError(
-                "choose a command: attend, ablate, attribute, fill, nextword, generate, induction, choose "
-                "or train"
+                "choose a command: attend, ablate, attribute, fill, nextword, generate, induction, choose, "
+                "translate or train"
             )
         result = None
         if args.command == "attend":
@@ -360,6 +363,8 @@ def main(argv: list[str] | None = None) -> int:
             data = {"json": to_json, "csv": to_csv, "npz": to_npz}[args.format](result)
         elif args.command == "train":
             data = _train(args)
+        elif args.command == "translate":
+            data = translate_json(args.text, args.model)
         elif args.command in ("nextword", "generate", "induction", "choose"):
             data, result = _decoder(args)
         else:

@@ -188,3 +188,41 @@ def test_the_shipped_translator_meets_the_issues_marks_as_its_record_says():
         )
     cleaned = [[int(i) for i in row[1:] if i not in (1, 2)] for row in theirs.numpy()]
     assert cleaned == greedy(params, config, src)
+
+
+def translate_command(*args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "core", "translate", *args]
+    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False)
+
+
+def test_translate_on_the_command_line_equals_transformers_bart():
+    """`python -m core translate`: the shipped translator's greedy translation and cross-attention,
+    against transformers' BART given the same source and the translation as decoder input."""
+    done = translate_command("The black cat does not see the dog near the car")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["source_tokens"][-1] == "</s>" and out["target_tokens"][-1] == "</s>"
+    assert " ".join(out["target_tokens"][:-1]) == "le chat noir ne voit pas le chien près de la voiture"
+    cross = np.asarray(out["cross_attentions"])  # (L, H, T, S)
+    vocab = vocabulary()
+    src = torch.tensor([[vocab[w] for w in out["source_tokens"]]])
+    tgt = torch.tensor([[0, *(vocab[w] for w in out["target_tokens"][:-1])]])
+    model = AutoModelForSeq2SeqLM.from_pretrained(ROOT / "models" / "translator", attn_implementation="eager")
+    with torch.no_grad():
+        theirs = model(input_ids=src, decoder_input_ids=tgt, output_attentions=True).cross_attentions
+    np.testing.assert_allclose(cross, np.stack([a[0].numpy() for a in theirs]), atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["the zebra sees a Unicorn"], "does not know “zebra”, “Unicorn”"),
+        ([""], "type an English sentence"),
+        (["the cat " * 20], "the translator reads at most 31"),
+        (["the cat", "--model", "/nonexistent"], "holds no translator"),
+    ],
+)
+def test_translate_refuses_bad_input_in_one_line(args, said):
+    done = translate_command(*args)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith("error: ") and said in done.stderr and done.stderr.count("\n") == 1
