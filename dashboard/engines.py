@@ -38,6 +38,7 @@ from core.models.registry import (
 from core.models.result import AttentionResult
 from core.models.shipped import SHIPPED_KEY
 from core.models.smollm2 import SMOLLM2_KEY
+from core.translate.engine import TRANSLATOR_DIR, TRANSLATOR_KEY
 from dashboard.hosted import Limits, count_new_text, current_limits
 from dashboard.widgets import md
 
@@ -147,6 +148,15 @@ def offline_models() -> list[str]:
         [BUNDLED_KEY]
         + ([SHIPPED_KEY] if shipped.shipped_model_dir() else [])
         + ([SMOLLM2_KEY] if smollm2.packaged_gguf() else [])
+    )
+
+
+def explore_models(limits: Limits) -> list[str]:
+    """The explore picker's fixed entries: the models every page offers, and the translator trained
+    here when this copy holds it (under a megabyte, so the hosted demo offers it too). It has three
+    kinds of attention, so explore shows it with views of its own (views/explore/translator.py)."""
+    return offered_models(limits) + (
+        [TRANSLATOR_KEY] if (TRANSLATOR_DIR / "model.safetensors").is_file() else []
     )
 
 

@@ -25,6 +25,7 @@ from core.models.registry import (
 from core.models.shipped import SHIPPED_KEY
 from core.models.smollm2 import SMOLLM2_KEY
 from core.text import clean_input
+from core.translate.engine import TRANSLATOR_KEY
 from dashboard.content.learn_decoder import BFLOAT16_NOTE
 from dashboard.engines import (
     ENGINES,
@@ -51,6 +52,8 @@ def model_label(key: str) -> str:
         return "letters GPT-2 · trained here"
     if key == SMOLLM2_KEY:
         return "SmolLM2-135M · small LLM"
+    if key == TRANSLATOR_KEY:
+        return "EN→FR translator · trained here"
     return f"{key} (Hub)" if key in CURATED_HUB_MODELS else key
 
 

@@ -35,12 +35,13 @@ def vocabulary() -> dict[str, int]:
 
 
 def translator_tokenizer():
-    """A `tokenizers.Tokenizer`: lower-case, split at spaces, one id a word (<unk> for others), </s>
-    after the text."""
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+    """A `tokenizers.Tokenizer`: lower-case, punctuation dropped, split at spaces, one id a word (<unk>
+    for others), </s> after the text."""
+    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
     tokenizer = Tokenizer(models.WordLevel(vocabulary(), unk_token="<unk>"))
-    tokenizer.normalizer = normalizers.Sequence([normalizers.Lowercase(), normalizers.Strip()])
+    punctuation = normalizers.Replace(Regex(r"[^\w\s]"), " ")  # "dog." reads as "dog"; letters keep accents
+    tokenizer.normalizer = normalizers.Sequence([normalizers.Lowercase(), punctuation, normalizers.Strip()])
     tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     tokenizer.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", EOS)])
     tokenizer.decoder = decoders.WordPiece(prefix="##")  # joins words with spaces

@@ -154,16 +154,24 @@ def _pick_np(rng: np.random.Generator, held_out: bool | None, *, bare: bool = Fa
             return noun, plural, article, adjective
 
 
-def sample_pair(rng: np.random.Generator, held_out: bool = False) -> Pair:
-    """One sentence pair: subject, verb (negated one time in four), object, and one time in three a
-    prepositional phrase. held_out: the subject carries a held-out (adjective, noun) pair; otherwise
-    no phrase of the pair does."""
+@dataclass(frozen=True)
+class Clause:
+    """What a sentence pair is built from: noun phrases as (noun, plural, article, adjective)."""
+
+    subject: tuple
+    verb: Verb
+    negated: bool
+    object: tuple
+    preposition: str | None = None
+    place: tuple | None = None  # the noun phrase after the preposition
+
+
+def build(clause: Clause) -> Pair:
+    """The English sentence, its French translation and their word alignment."""
     b = _Builder()
-    subject = _pick_np(rng, held_out)
-    _noun_phrase(b, *subject, near=False)
-    verb, plural = VERBS[rng.integers(len(VERBS))], subject[1]
-    negated = bool(rng.random() < 0.25)
-    if negated:
+    _noun_phrase(b, *clause.subject, near=False)
+    verb, plural = clause.verb, clause.subject[1]
+    if clause.negated:
         b.en("do" if plural else "does")  # renders as nothing in French
         not_ = b.en("not")
         v = b.en(verb.en_plural)
@@ -173,13 +181,27 @@ def sample_pair(rng: np.random.Generator, held_out: bool = False) -> Pair:
     else:
         v = b.en(verb.en_plural if plural else verb.en)
         b.fr(verb.fr_plural if plural else verb.fr, v)
+    _noun_phrase(b, *clause.object, near=False)
+    if clause.preposition is not None:
+        b.fr(PREPOSITIONS[clause.preposition], b.en(clause.preposition))
+        _noun_phrase(b, *clause.place, near=clause.preposition == "near")
+    return b.pair()
+
+
+def sample_pair(rng: np.random.Generator, held_out: bool = False) -> Pair:
+    """One sentence pair: subject, verb (negated one time in four), object, and one time in three a
+    prepositional phrase. held_out: the subject carries a held-out (adjective, noun) pair; otherwise
+    no phrase of the pair does."""
+    subject = _pick_np(rng, held_out)
+    verb = VERBS[rng.integers(len(VERBS))]
+    negated = bool(rng.random() < 0.25)
     # under negation French says "pas de", not "pas des"/"pas une": the object keeps "the" there
-    _noun_phrase(b, *_pick_np(rng, False, bare=True, the_only=negated), near=False)
+    obj = _pick_np(rng, False, bare=True, the_only=negated)
+    preposition = place = None
     if rng.random() < 1 / 3:
         preposition = list(PREPOSITIONS)[rng.integers(len(PREPOSITIONS))]
-        b.fr(PREPOSITIONS[preposition], b.en(preposition))
-        _noun_phrase(b, *_pick_np(rng, False, the_only=True), near=preposition == "near")
-    return b.pair()
+        place = _pick_np(rng, False, the_only=True)
+    return build(Clause(subject, verb, negated, obj, preposition, place))
 
 
 def sample_pairs(n: int, seed: int, held_out: bool = False) -> list[Pair]:

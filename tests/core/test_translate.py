@@ -226,3 +226,19 @@ def test_translate_refuses_bad_input_in_one_line(args, said):
     done = translate_command(*args)
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.startswith("error: ") and said in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_a_typed_sentence_is_read_back_into_the_grammar():
+    from core.translate.parse import pair_of
+
+    for pair in sample_pairs(2000, 11) + sample_pairs(300, 12, held_out=True):
+        assert pair_of(" ".join(pair.source)) == pair  # every sentence the grammar writes, read back
+    read = pair_of("The Black cat does not see the dog near the car")
+    assert " ".join(read.target) == "le chat noir ne voit pas le chien près de la voiture"
+    for outside in (
+        "the cat sees",
+        "the cats sees the dog",
+        "a cats see the dog",
+        "the cat does not see apples",
+    ):
+        assert pair_of(outside) is None, outside  # no object; agreement; "a" + plural; "pas de"

@@ -19,8 +19,9 @@ from streamlit.testing.v1 import AppTest
 from core.models.registry import BUNDLED_KEY, CURATED_HUB_MODELS
 from core.models.shipped import SHIPPED_KEY
 from core.models.smollm2 import SMOLLM2_KEY
+from core.translate.engine import TRANSLATOR_KEY
 from dashboard.content.learn_decoder import BFLOAT16_NOTE
-from dashboard.engines import allowed_models, load_engine
+from dashboard.engines import allowed_models, explore_models, load_engine
 from dashboard.hosted import HOSTED, LOCAL, MORE_MODELS_SETTING, current_limits
 from dashboard.model_pick import model_label
 from tests.dashboard.harness import (
@@ -124,7 +125,8 @@ def test_hosted_mode_offers_only_the_allowlist_and_no_torch_engine(hosted):
     at = open_explore()
     assert not at.error and n_charts(at)
     options = model_options(at)
-    assert options[0].startswith("all-MiniLM-L6-v2") and len(options) == len(allowed_models(HOSTED))
+    assert options[0].startswith("all-MiniLM-L6-v2") and len(options) == len(explore_models(HOSTED))
+    assert len(explore_models(HOSTED)) == len(allowed_models(HOSTED)) + 1  # and the translator, explore's own
     assert not any(option.startswith("Other") for option in options)
     assert not at.text_input  # no free-text model box anywhere
     assert at.session_state["explore_engine"] != "torch"
@@ -195,8 +197,9 @@ def fits_the_demo() -> list[str]:
 
 def test_the_hosted_pickers_offer_exactly_the_curated_models_that_fit(hosted):
     # the bundled BERT, the letter GPT-2 shipped with the product (116 KB) and SmolLM2 (fetched at
-    # first use, held in bfloat16) always fit
-    expected = [model_label(key) for key in [BUNDLED_KEY, SHIPPED_KEY, SMOLLM2_KEY, *fits_the_demo()]]
+    # first use, held in bfloat16) always fit; explore adds the translator trained here (0.8 MB)
+    keys = [BUNDLED_KEY, SHIPPED_KEY, SMOLLM2_KEY, *fits_the_demo(), TRANSLATOR_KEY]
+    expected = [model_label(key) for key in keys]
     assert model_options(open_explore()) == expected
     assert len(fits_the_demo()) < len(CURATED_HUB_MODELS)  # the decoders do not fit (bench/README.md)
 

@@ -21,6 +21,7 @@ PAGES = (
 LAPTOP_PAGES = (
     "/learn?step=heads&example=decoder&model=letters",
     *(f"/explore?model=letters&view={view}" for view in ("generate", "induction")),
+    "/explore?model=translator",  # the cross-attention beside every head's alignment
 )
 # Text elements that must show in full: widget labels, segmented-control and pill options, buttons,
 # expander summaries, tab labels, radio options, selectbox values.

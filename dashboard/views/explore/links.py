@@ -26,8 +26,11 @@ from core.models.registry import BUNDLED_KEY, CURATED_HUB_MODELS, MAX_CHOICE_CHA
 from core.models.result import AttentionResult
 from core.models.smollm2 import SMOLLM2_KEY
 from core.text import clean_input
+from core.translate.engine import TRANSLATOR_KEY
 from dashboard.content.explore import DEFAULT_EXAMPLE, DEFAULT_LETTER_EXAMPLE, EXAMPLES, MEASURES, VIEWS
-from dashboard.engines import allowed_engines, allowed_models, default_engine, offered_models
+from dashboard.content.translator import DEFAULT_TEXT as TRANSLATOR_TEXT
+from dashboard.content.translator import KINDS as TRANSLATOR_KINDS
+from dashboard.engines import allowed_engines, allowed_models, default_engine, explore_models
 from dashboard.hosted import Limits
 from dashboard.state import (
     PageLinks,
@@ -158,6 +161,7 @@ def page_links(limits: Limits) -> PageLinks:
             UrlParam("model", "explore_model", BUNDLED_KEY, _parse_model),
             choice_param("engine", "explore_engine", default_engine(engines), engines),
             choice_param("view", "explore_view", "head", list(VIEWS), keep_default=True),
+            choice_param("kind", "explore_tr_kind", "cross", list(TRANSLATOR_KINDS)),  # the translator's
             position_param("layer", "explore_layer"),  # checked against the model: check_link_positions
             position_param("head", "explore_head"),
             UrlParam("focus", "explore_focus", None, _parse_ref),
@@ -199,10 +203,12 @@ def init_state(limits: Limits) -> list[str]:
         return []
     notes = links.read_url()
     ss, params = st.session_state, st.query_params
-    known = offered_models(limits)  # a listed model is selected in the picker, not typed into "Other"
+    known = explore_models(limits)  # a listed model is selected in the picker, not typed into "Other"
     model = listed_key(ss["explore_model"], known)
     example, text = ss["explore_example"], ss["explore_text"]
-    if not text and example is None and "text" not in params:
+    if model == TRANSLATOR_KEY and not text and "text" not in params:
+        text, example = TRANSLATOR_TEXT, None  # a sentence its grammar can write
+    elif not text and example is None and "text" not in params:
         # the letter GPT-2 and the models the train page makes read runs of letters, not English
         example = DEFAULT_LETTER_EXAMPLE if reads_letters(model) else DEFAULT_EXAMPLE
     if example is not None and text and text != EXAMPLES[example].text:
@@ -212,7 +218,7 @@ def init_state(limits: Limits) -> list[str]:
     if "model" not in params and ss["explore_view"] in DECODER_VIEWS and SMOLLM2_KEY in known:
         model = SMOLLM2_KEY  # a decoder's view with no model named: the decoder that reads English
     allowed = allowed_models(limits)
-    if allowed is not None and model not in allowed and not is_trained_folder(model):
+    if allowed is not None and model not in known and not is_trained_folder(model):
         too_big = model in CURATED_HUB_MODELS  # curated, but measured past this demo's memory
         notes.append(
             f"The link's model `{model}` needs more memory than this public demo has; run the app on "

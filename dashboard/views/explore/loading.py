@@ -27,11 +27,11 @@ from dashboard.engines import (
     allowed_models,
     compute_attention,
     default_engine,
+    explore_models,
     is_loaded,
     load_with_progress,
     mark_loaded,
     numpy_unsupported_reason,
-    offered_models,
     torch_hint,
 )
 from dashboard.hosted import Limits
@@ -86,7 +86,7 @@ def model_ui(limits: Limits) -> tuple[str, str]:
     ss = st.session_state
     with st.sidebar:
         st.subheader("Model")
-        options = offered_models(limits)
+        options = explore_models(limits)
         if limits.allow_custom_models or is_trained_folder(ss.get("explore_model_submitted")):
             options.append(OTHER_MODEL)  # hosted: only for a model the train page saved
         if (shown := ss.pop("explore_model_choice_next", None)) in options:

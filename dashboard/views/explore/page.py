@@ -12,6 +12,7 @@ from core.models.errors import ModelError
 from core.models.reading import Reading
 from core.models.registry import MAX_CHOICE_CHARS, ModelSpec
 from core.models.result import AttentionResult
+from core.translate.engine import TRANSLATOR_KEY
 from dashboard.content.explore import HOW_TO_READ, HOW_TO_READ_LABEL, TO_LEARN
 from dashboard.engines import allowed_engines, model_reading
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, current_limits
@@ -30,6 +31,7 @@ from dashboard.views.explore.masks import masks_ui
 from dashboard.views.explore.qk_space import qk_view
 from dashboard.views.explore.results import result_for, shown_token_view
 from dashboard.views.explore.similarity import similarity_view
+from dashboard.views.explore.translator import translator_view
 from dashboard.views.explore.views import focus_view, head_view, lines_view, model_view
 from dashboard.views.explore.widgets import downloads_ui, max_chars, sentence_ui, view_ui
 from dashboard.widgets import copy_link_ui, md
@@ -188,6 +190,11 @@ def _render(limits: Limits) -> None:
         )
         return
     requested, engine = loading.model_ui(limits)
+    if requested == TRANSLATOR_KEY:  # three kinds of attention: views of its own
+        st.session_state["explore_model"] = TRANSLATOR_KEY
+        translator_view(limits, _controls())
+        links.write_url(limits)
+        return
     engine = loading.engine_for(requested, engine, limits)
     loaded = loading.resolve_model(requested, engine, limits)
     reading = BERT_READING if loaded is None else model_reading(loaded[0].key, engine, loaded[1].tokenizer)

@@ -1,0 +1,206 @@
+"""The explore page on the translator trained here (models/translator, core/translate/): a typed
+English sentence translated greedily, one head's attention in one of the translator's three kinds
+(cross-attention, the encoder's and the decoder's self-attention), and, where the grammar can write
+the sentence, its gold alignment outlined and every cross-attention head's alignment on it.
+
+State (in the link, see links.py): text, layer, head and kind. Letters: L layers, H heads, T French
+tokens, S English tokens.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from core.translate.engine import TRANSLATOR_DIR, Translation, TranslatorEngine, TranslatorInputError
+from core.translate.measures import alignment_accuracy
+from core.translate.parse import pair_of
+from dashboard.charts.ablation import effect_grid
+from dashboard.charts.heatmap import PAGE, PRESENTER, cell_outline, matrix_heatmap
+from dashboard.content import translator as text
+from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text
+from dashboard.presenter import presenting
+from dashboard.widgets import chart, chart_filename, md
+
+KIND_KEY, LAST_KEY = "explore_tr_kind", "explore_tr_last"
+ROOM_ROWS_PX = 600  # the cross-attention's cells at 1920 x 1080, the slanted labels on top of that
+
+
+@st.cache_resource(show_spinner=False)
+def translator() -> TranslatorEngine:
+    """The shipped translator, loaded once per process (under a megabyte)."""
+    return TranslatorEngine(TRANSLATOR_DIR)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def translation_of(sentence: str) -> Translation:
+    return translator().translate(sentence)
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def recorded_alignment() -> tuple[np.ndarray, int]:
+    """(L, H) each head's alignment on the held-out pairs at the end of training, and their number."""
+    import json
+
+    record = json.loads((TRANSLATOR_DIR / "training_record.json").read_text())
+    return np.asarray(record["alignment"][-1]), int(record["settings"]["eval_pairs"])
+
+
+def _pick(name: str) -> None:
+    st.session_state["explore_text"] = text.EXAMPLES[name]
+    st.session_state["explore_tr_pick"] = None  # an example is a one-off action
+
+
+def controls_ui(n_layers: int, n_heads: int) -> tuple[str, str, int, int]:
+    """Examples, the sentence box, the kind, layer and head: (sentence, kind, layer, head)."""
+    ss = st.session_state
+    st.pills(
+        "Examples", list(text.EXAMPLES), key="explore_tr_pick", on_change=lambda: _pick(ss["explore_tr_pick"])
+    )
+    st.text_input(text.SENTENCE_LABEL, key="explore_text", max_chars=300)
+    if ss.get(KIND_KEY) not in text.KINDS:
+        ss[KIND_KEY] = "cross"
+    kind = st.segmented_control(
+        "Attention", list(text.KINDS), format_func=text.KINDS.get, key=KIND_KEY, required=True
+    )
+    if not ss.get("explore_tr_opened"):  # first time: the head that aligned best in training, unless linked
+        ss["explore_tr_opened"] = True
+        if "layer" not in st.query_params and "head" not in st.query_params:
+            best = np.unravel_index(int(np.argmax(recorded_alignment()[0])), (n_layers, n_heads))
+            ss["explore_layer"], ss["explore_head"] = int(best[0]), int(best[1])
+    ss["explore_layer"] = min(max(int(ss.get("explore_layer") or 0), 0), n_layers - 1)
+    ss["explore_head"] = min(max(int(ss.get("explore_head") or 0), 0), n_heads - 1)
+    cols = st.columns(2)
+    layer = cols[0].select_slider(
+        f"Layer (1–{n_layers})", range(n_layers), format_func=lambda i: str(i + 1), key="explore_layer"
+    )
+    head = cols[1].select_slider(
+        f"Head (1–{n_heads})", range(n_heads), format_func=lambda i: str(i + 1), key="explore_head"
+    )
+    return str(ss.get("explore_text") or ""), kind or "cross", int(layer), int(head)
+
+
+def _translate(sentence: str, limits: Limits) -> Translation | None:
+    """The translation of `sentence`, or of the last sentence that worked, with one line why."""
+    ss = st.session_state
+    try:
+        count_new_text("translate", sentence, limits.max_texts_per_minute)
+        done = translation_of(sentence)
+        ss[LAST_KEY] = sentence
+        return done
+    except TooManyTexts:
+        st.warning(TOO_MANY_TEXTS.format(limit=limits.max_texts_per_minute))
+    except TranslatorInputError as err:
+        st.warning(text.UNREADABLE.format(reason=md(err)))
+    ss[LAST_KEY] = ss.get(LAST_KEY) or text.DEFAULT_TEXT  # none yet: the page's own example
+    return translation_of(ss[LAST_KEY])
+
+
+def translator_view(limits: Limits, controls) -> None:
+    engine = translator()
+    with controls:
+        sentence, kind, layer, head = controls_ui(engine.config.decoder_layers, engine.config.heads)
+    done = _translate(sentence, limits)
+    if done is None:
+        return
+    shown = st.session_state.get(LAST_KEY, sentence)
+    gold = pair_of(shown)
+    target = " ".join(t for t in done.target_tokens if t != "</s>")
+    st.markdown(text.TRANSLATION.format(target=md(target)))
+    if gold is None:
+        st.caption(text.NOT_GRAMMAR)
+    elif list(gold.target) == done.target_tokens[:-1]:
+        st.caption(text.GOLD_SAME)
+    else:
+        st.caption(text.GOLD_OTHER.format(gold=md(" ".join(gold.target))))
+    gold = gold if gold is not None and list(gold.target) == done.target_tokens[:-1] else None
+    big = presenting()
+    if kind == "cross":
+        _cross(done, gold, layer, head, big)
+    else:
+        _self(done, kind, layer, head, big)
+
+
+def _cross(done: Translation, gold, layer: int, head: int, big: bool) -> None:
+    links = gold.alignment if gold is not None else ()
+    left, right = st.columns([3, 2]) if gold is not None else (st.container(), None)
+    with left:
+        st.markdown(f"**{text.CROSS_TITLE.format(layer=layer + 1, head=head + 1)}**")
+        fig = matrix_heatmap(
+            done.cross[layer, head],
+            done.target_tokens,
+            done.source_tokens,
+            row_title=text.ROW_TARGET,
+            col_title=text.COL_SOURCE,
+            probabilities=True,
+            decimals=2,
+            shapes=[cell_outline(t, s, width=3) for t, s in links],
+            share=0.6 if gold is not None else 1.0,
+            sizing=PRESENTER if big else PAGE,
+            height=ROOM_ROWS_PX if big else None,  # a projector: the whole matrix on one screen
+        )
+        chart(
+            fig, "explore_tr_cross", chart_filename("explore", "cross-attention", f"L{layer + 1}H{head + 1}")
+        )
+        st.caption(text.CROSS_CAPTION)
+    if gold is None:
+        return
+    accuracy = alignment_accuracy(done.cross[:, None], [gold])  # (L, H) on this sentence
+    with right:
+        grid = effect_grid(
+            accuracy,
+            title=text.ALIGN_TITLE,
+            bar_title=text.ALIGN_BAR,
+            layer_axis=f"layer (1–{accuracy.shape[0]})",
+            head_axis=f"head (1–{accuracy.shape[1]})",
+            outlined=[(layer, head)],
+            share=0.4,
+            sizing=PRESENTER if big else PAGE,
+        )
+        grid.update_traces(zmax=1.0)
+        chart(grid, "explore_tr_align", chart_filename("explore", "alignment"))
+        _alignment_line(accuracy, gold, layer, head)
+
+
+def _alignment_line(accuracy: np.ndarray, gold, layer: int, head: int) -> None:
+    total = len({t for t, _ in gold.alignment})
+    best = np.unravel_index(int(np.argmax(accuracy)), accuracy.shape)
+    recorded, n = recorded_alignment()
+    rec = np.unravel_index(int(np.argmax(recorded)), recorded.shape)
+    line = text.ALIGN_LINE.format(
+        layer=layer + 1,
+        head=head + 1,
+        right=round(float(accuracy[layer, head]) * total),
+        total=total,
+        best_layer=best[0] + 1,
+        best_head=best[1] + 1,
+        best=float(accuracy[best]),
+        n=n,
+        rec_layer=rec[0] + 1,
+        rec_head=rec[1] + 1,
+        rec=float(recorded[rec]),
+    )
+    st.markdown(line)
+    st.caption(text.ALIGN_CAPTION)
+
+
+def _self(done: Translation, kind: str, layer: int, head: int, big: bool) -> None:
+    """The encoder's or the decoder's self-attention of one head (the decoder's: causal)."""
+    weights = (done.encoder if kind == "encoder" else done.decoder)[layer, head]
+    tokens = (
+        done.source_tokens if kind == "encoder" else ["<s>", *done.target_tokens[:-1]][: weights.shape[0]]
+    )
+    masked = None if kind == "encoder" else np.triu(np.ones_like(weights, dtype=bool), k=1)
+    st.markdown(f"**{text.SELF_TITLE.format(layer=layer + 1, head=head + 1, kind=text.KINDS[kind])}**")
+    fig = matrix_heatmap(
+        weights,
+        tokens,
+        tokens,
+        row_title="from",
+        col_title="to",
+        probabilities=True,
+        decimals=2,
+        masked=masked,
+        sizing=PRESENTER if big else PAGE,
+    )
+    chart(fig, f"explore_tr_{kind}", chart_filename("explore", kind, f"L{layer + 1}H{head + 1}"))
