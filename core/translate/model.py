@@ -26,7 +26,6 @@ d_k = D / H, F the MLP's width, V vocabulary.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -225,8 +224,3 @@ def forward(p: dict, config: TranslatorConfig, src: np.ndarray, tgt: np.ndarray)
 def cross_attentions(cache: dict) -> np.ndarray:
     """Every decoder layer's cross-attention from a forward's cache: (L, B, H, T, S)."""
     return np.stack([layer["cross"]["probs"] for layer in cache["decoder"]["layers"]])
-
-
-def scale_check(config: TranslatorConfig) -> float:
-    """1 / sqrt(d_k): BART's query scaling, the lesson's division of the scores."""
-    return 1.0 / math.sqrt(config.d_model // config.heads)

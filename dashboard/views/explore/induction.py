@@ -53,10 +53,11 @@ def top_scoring(scores: np.ndarray, k: int) -> tuple[tuple[int, int], ...]:
 
 def parse_length(raw: str) -> tuple[int | None, str | None]:
     """A link's copy length, clamped to [2, MAX_LENGTH]; None (the model's own) when not a number."""
-    length, note = parse_clamped_int("length", raw, 0, 2, MAX_LENGTH)
-    if note and "not a whole number" in note:
+    try:
+        int(raw)
+    except ValueError:
         return None, "The link's `length` value is not a whole number; using the length that suits the model."
-    return length, note
+    return parse_clamped_int("length", raw, 0, 2, MAX_LENGTH)
 
 
 def suited_length(model_key: str) -> int:
