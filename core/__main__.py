@@ -61,7 +61,8 @@ import sys
 from pathlib import Path
 
 from core.export import JSON_DECIMALS, to_csv, to_json, to_npz  # noqa: F401 (the CLI's writers)
-from core.translate.cli import add_translate_command, translate_json
+from core.translate.cli import add_translate_command, encoder_attention, translate_json
+from core.translate.engine import is_translator
 
 ENGINES = ("numpy", "torch")
 DECODER_HELP = "a decoder: smollm2, letters, a Hub id (gpt2) or a folder"
@@ -244,6 +245,10 @@ def attend(engine: str, model: str, text: str, pair: str | None):
     check_text(text, "TEXT")
     if pair is not None:
         check_text(pair, "the --pair text")
+    if is_translator(model):  # its encoder's self-attention
+        if pair is not None:
+            raise UsageError("--pair joins two sentences as BERT does; the translator reads one sentence")
+        return encoder_attention(text, model, engine)
     loaded = load_engine(engine, model)
     if _is_decoder(loaded):
         if pair is not None:

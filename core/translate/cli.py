@@ -5,16 +5,24 @@ head's cross-attention, as JSON:
     -> {"source_tokens", "target_tokens", "cross_attentions": [L][H][T_target][T_source]}
 
 weights rounded as `attend`'s. Row t of a head's matrix is the step that wrote target token t.
+
+`attend --model translator` gives the encoder's self-attention on TEXT, as `attend` gives any model's
+(`encoder_attention`); --engine torch reads it from transformers' BART on the same files.
 """
 
 from __future__ import annotations
 
 import json
+import os
+from dataclasses import replace
+
+import numpy as np
 
 from core.export import JSON_DECIMALS
+from core.models.result import AttentionResult
 from core.translate.engine import TRANSLATOR_KEY, TranslatorEngine, translator_dir
 
-__all__ = ["add_translate_command", "translate_json"]
+__all__ = ["add_translate_command", "encoder_attention", "translate_json"]
 
 
 def add_translate_command(commands) -> None:
@@ -40,3 +48,23 @@ def translate_json(text: str, model: str) -> str:
             "cross_attentions": done.cross.astype(float).round(JSON_DECIMALS).tolist(),
         }
     )
+
+
+def encoder_attention(text: str, model: str, engine: str) -> AttentionResult:
+    """The translator's encoder self-attention on `text` (engine "numpy", or "torch": transformers)."""
+    found = TranslatorEngine(translator_dir(model))
+    result = found.encoder_result(text, model)
+    if engine != "torch":
+        return result
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # stderr is kept for errors
+    import torch
+    from transformers import AutoModelForSeq2SeqLM
+
+    bart = AutoModelForSeq2SeqLM.from_pretrained(translator_dir(model), attn_implementation="eager").eval()
+    with torch.no_grad():
+        out = bart.get_encoder()(
+            torch.from_numpy(result.input_ids[None]), output_attentions=True, output_hidden_states=True
+        )
+    attentions = np.stack([a[0].numpy() for a in out.attentions]).astype(np.float32)
+    hidden = np.stack([h[0].numpy() for h in out.hidden_states]).astype(np.float32)
+    return replace(result, attentions=attentions, hidden_states=hidden, engine="torch")

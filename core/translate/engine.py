@@ -19,10 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
+from core.lesson.attention import softmax
+from core.models.result import AttentionResult
 from core.translate.checkpoint import from_state_dict
 from core.translate.data import BOS, UNK
 from core.translate.measures import greedy
-from core.translate.model import TranslatorConfig, forward, param_shapes
+from core.translate.model import TranslatorConfig, encode, forward, param_shapes
 
 __all__ = [
     "TRANSLATOR_DIR",
@@ -30,6 +32,7 @@ __all__ = [
     "Translation",
     "TranslatorEngine",
     "TranslatorInputError",
+    "is_translator",
     "translator_dir",
 ]
 
@@ -48,6 +51,7 @@ class Translation:
     cross: np.ndarray  # (L, H, T, S)
     encoder: np.ndarray  # (L_enc, H, S, S)
     decoder: np.ndarray  # (L, H, T, T)
+    next_probs: np.ndarray  # (T, V) at each step, the probability of every word it could write there
 
 
 class TranslatorEngine:
@@ -97,7 +101,7 @@ class TranslatorEngine:
         written = greedy(self.params, self.config, src)[0]
         ended = len(written) + 1 < self.config.max_positions  # it wrote </s> before running out
         tgt = np.asarray([[BOS, *written]])
-        _, cache = forward(self.params, self.config, src, tgt)
+        logits, cache = forward(self.params, self.config, src, tgt)
         rows = len(written) + ended  # the steps that wrote a token
         return Translation(
             source_tokens=[self.words[int(i)] for i in src[0]],
@@ -105,6 +109,24 @@ class TranslatorEngine:
             cross=_stacked(cache["decoder"], "cross")[:, :, :rows],
             encoder=_stacked(cache["encoder"], "self"),
             decoder=_stacked(cache["decoder"], "self")[:, :, :rows, :rows],
+            next_probs=softmax(logits[0, :rows].astype(np.float64)).astype(np.float32),
+        )
+
+    def encoder_result(self, text: str, model: str) -> AttentionResult:
+        """The encoder's self-attention on `text` as every other model's AttentionResult (`attend`):
+        hidden states are each encoder layer's input, then its output."""
+        src = self.source_ids(text)[None, :]
+        memory, cache = encode(self.params, self.config, src)
+        tokens = [self.words[int(i)] for i in src[0]]
+        return AttentionResult(
+            tokens=tokens,
+            attentions=_stacked(cache, "self").astype(np.float32),
+            hidden_states=np.stack([*(layer["self"]["x_q"][0] for layer in cache["layers"]), memory[0]]),
+            special_mask=np.array([t == "</s>" for t in tokens]),
+            word_ids=[None if t == "</s>" else i for i, t in enumerate(tokens)],
+            model=model,
+            engine="numpy",
+            input_ids=src[0],
         )
 
 
@@ -119,3 +141,14 @@ def translator_dir(model: str) -> Path:
     if not (folder / "model.safetensors").is_file() or not (folder / "tokenizer.json").is_file():
         raise TranslatorInputError(f"{folder} holds no translator (model.safetensors and tokenizer.json)")
     return folder
+
+
+def is_translator(model: str) -> bool:
+    """Whether `model` names a translator: the shipped one, or a folder holding a BART checkpoint."""
+    if model == TRANSLATOR_KEY:
+        return True
+    config = Path(model).expanduser() / "config.json"
+    try:
+        return config.is_file() and json.loads(config.read_text()).get("model_type") == "bart"
+    except (OSError, ValueError):
+        return False

@@ -242,3 +242,42 @@ def test_a_typed_sentence_is_read_back_into_the_grammar():
         "the cat does not see apples",
     ):
         assert pair_of(outside) is None, outside  # no object; agreement; "a" + plural; "pas de"
+
+
+def attend_command(*args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "core", "attend", *args]
+    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "torch"])
+def test_attend_on_the_translator_gives_its_encoders_self_attention(engine):
+    """`attend --model translator`: today's JSON, its attentions the encoder's of transformers' BART."""
+    done = attend_command("The black cat sees the dog", "--model", "translator", "--engine", engine)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    out = json.loads(done.stdout)
+    assert (out["model"], out["engine"]) == ("translator", engine)
+    assert out["tokens"] == ["the", "black", "cat", "sees", "the", "dog", "</s>"]
+    vocab = vocabulary()
+    model = AutoModelForSeq2SeqLM.from_pretrained(ROOT / "models" / "translator", attn_implementation="eager")
+    with torch.no_grad():
+        src = torch.tensor([[vocab[w] for w in out["tokens"]]])
+        theirs = model.get_encoder()(src, output_attentions=True).attentions
+    np.testing.assert_allclose(out["attentions"], np.stack([a[0].numpy() for a in theirs]), atol=1e-5)
+
+
+def test_attend_on_the_translator_refuses_a_pair_and_unknown_words():
+    paired = attend_command("the cat sees the dog", "--model", "translator", "--pair", "the dog")
+    assert paired.returncode == 2 and "reads one sentence" in paired.stderr
+    unknown = attend_command("the zebra sees the dog", "--model", "translator")
+    assert unknown.returncode == 1 and "does not know “zebra”" in unknown.stderr
+
+
+def test_each_step_of_a_translation_gives_the_word_it_wrote_the_most_probability():
+    from core.translate.engine import TRANSLATOR_DIR, TranslatorEngine
+
+    engine = TranslatorEngine(TRANSLATOR_DIR)
+    done = engine.translate("the white flowers do not follow the boys")
+    np.testing.assert_allclose(done.next_probs.sum(axis=1), 1.0, atol=1e-5)
+    assert [engine.words[int(i)] for i in done.next_probs.argmax(axis=1)] == done.target_tokens
+    result = engine.encoder_result("the white flowers", "translator")
+    assert result.hidden_states.shape == (engine.config.encoder_layers + 1, 4, engine.config.d_model)
