@@ -88,14 +88,16 @@ def _head_traces(
 
 
 def _token_traces(
-    labels: Sequence[str], y: np.ndarray, token: int | None, direction: str
+    sides: tuple[Sequence[str], Sequence[str]], token: int | None, direction: str
 ) -> list[go.Scatter]:
-    """The tokens twice: as queries on the left, as keys on the right; the picked token in red."""
-    w = len(labels)
-    names = [escape_label(label) for label in labels]
+    """The queries' tokens on the left, the keys' on the right; the picked token in red."""
     highlight = token if token is not None else -1
     traces = []
-    for x, side, position in ((0.0, "query", "middle left"), (1.0, "key", "middle right")):
+    for labels, x, side, position in zip(
+        sides, (0.0, 1.0), ("query", "key"), ("middle left", "middle right"), strict=True
+    ):
+        w = len(labels)
+        names = [escape_label(label) for label in labels]
         colours = [
             "#d62728" if i == highlight and (side == "query") == (direction == "from") else "#222"
             for i in range(w)
@@ -103,7 +105,7 @@ def _token_traces(
         traces.append(
             go.Scatter(
                 x=np.full(w, x, dtype=np.float32),
-                y=y,
+                y=-np.arange(w, dtype=np.float32),
                 mode="markers+text",
                 text=names,
                 textposition=position,
@@ -127,14 +129,19 @@ def lines_figure(
     min_weight: float = 0.02,
     top_k: int | None = None,
     title: str = "",
+    key_labels: Sequence[str] | None = None,
+    side_titles: tuple[str, str] = ("from (query)", "to (key)"),
 ) -> go.Figure:
     """The bertviz-style view of one layer: tokens twice, queries left, keys right, one line per
     weight with opacity by weight, one colour per head (legend entries toggle heads).
 
-    layer_attn: (H, W, W). heads: the heads in the figure (default all); shown_heads: those drawn
+    layer_attn: (H, W, W), or (H, W, K) with `key_labels` when the keys are another sentence's
+    (cross-attention). heads: the heads in the figure (default all); shown_heads: those drawn
     at first (default all), the others start hidden ("legendonly") until clicked in the legend.
     """
-    n_heads, w = layer_attn.shape[0], layer_attn.shape[-1]
+    n_heads = layer_attn.shape[0]
+    keys = labels if key_labels is None else key_labels
+    w = max(len(labels), len(keys))
     heads = list(range(n_heads)) if heads is None else list(heads)
     shown = set(heads if shown_heads is None else shown_heads)
     y = -np.arange(w, dtype=np.float32)  # token i at height -i: the sentence reads top to bottom
@@ -144,7 +151,7 @@ def lines_figure(
             layer_attn[h], token=token, direction=direction, min_weight=min_weight, top_k=top_k
         )
         fig.add_traces(_head_traces(h, *kept, y, h in shown))
-    fig.add_traces(_token_traces(labels, y, token, direction))
+    fig.add_traces(_token_traces((labels, keys), token, direction))
     row_px = 26 if w <= 40 else 18
     fig.update_layout(
         title=top_title(title) if title else None,
@@ -157,6 +164,7 @@ def lines_figure(
     )
     fig.update_xaxes(visible=False, range=[-0.6, 1.6], fixedrange=True)
     fig.update_yaxes(visible=False, range=[-w + 0.4, 0.8], fixedrange=True)
-    fig.add_annotation(x=0.0, y=0.8, text="from (query)", showarrow=False, xanchor="right", yanchor="bottom")
-    fig.add_annotation(x=1.0, y=0.8, text="to (key)", showarrow=False, xanchor="left", yanchor="bottom")
+    left, right = side_titles
+    fig.add_annotation(x=0.0, y=0.8, text=left, showarrow=False, xanchor="right", yanchor="bottom")
+    fig.add_annotation(x=1.0, y=0.8, text=right, showarrow=False, xanchor="left", yanchor="bottom")
     return fig

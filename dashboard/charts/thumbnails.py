@@ -43,10 +43,16 @@ def thumbnail_grid_png(attn: np.ndarray, gamma: float = 0.5, gap: int = 3) -> tu
 
     Colour is weight ** gamma (0.5: square root) so diffuse heads stay visible at long inputs;
     when W is large each pixel shows the largest weight of its block (max-pooling keeps sharp
-    one-token patterns, which averaging would wash out).
+    one-token patterns, which averaging would wash out). A map that is not square (a translator's
+    cross-attention, (L, H, T, S)) sits in the top-left of a square cell, the rest in the gap colour.
     """
     from PIL import Image
 
+    rows, cols = attn.shape[-2:]
+    if rows != cols:
+        square = np.full((*attn.shape[:2], max(rows, cols), max(rows, cols)), np.nan, dtype=np.float32)
+        square[..., :rows, :cols] = attn
+        attn = square
     n_layers, n_heads, w = attn.shape[0], attn.shape[1], attn.shape[-1]
     pool, repeat = thumbnail_geometry(w)
     if pool > 1:
@@ -59,7 +65,8 @@ def thumbnail_grid_png(attn: np.ndarray, gamma: float = 0.5, gap: int = 3) -> tu
     else:
         cells = np.asarray(attn, dtype=np.float32)
     # (L, H, c, c) -> palette indices 0..254
-    idx = np.clip(np.rint(np.power(np.clip(cells, 0.0, 1.0), gamma) * 254), 0, 254).astype(np.uint8)
+    shade = np.clip(np.rint(np.power(np.clip(np.nan_to_num(cells), 0.0, 1.0), gamma) * 254), 0, 254)
+    idx = np.where(np.isnan(cells), 255, shade).astype(np.uint8)  # 255: the gap colour
     if repeat > 1:
         idx = idx.repeat(repeat, axis=2).repeat(repeat, axis=3)
     cell = idx.shape[-1]

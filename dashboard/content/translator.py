@@ -18,9 +18,10 @@ KINDS = {
     "encoder": "Encoder: English reads English",
     "decoder": "Decoder: French reads French so far",
 }
+KIND_BUTTONS = {"cross": "Cross: FR reads EN", "encoder": "Encoder: EN", "decoder": "Decoder: FR so far"}
 SENTENCE_LABEL = "English sentence (the grammar's words: try an example)"
 TRANSLATION = "**Translation:** {target}"
-GOLD_SAME = "The grammar's own French is the same, word for word; the red boxes are its alignment."
+GOLD_SAME = "The grammar's own French is the same, word for word, so its alignment is known."
 GOLD_OTHER = "The grammar's own French differs: {gold}. Its alignment is not outlined (the rows differ)."
 NOT_GRAMMAR = (
     "The grammar cannot write this sentence, so there is no gold alignment to outline; the heads' "
@@ -47,4 +48,35 @@ ALIGN_CAPTION = (
     "A head aligns a French word when its largest cross-attention weight, at the step that writes "
     "the word, falls on an English word the grammar's alignment links it to; words that render no "
     "English word (“des” before a bare plural) are left out."
+)
+
+# ---- the views besides the head view (dashboard/views/explore/translator_views.py) ----------------
+VIEWS = {"head": "Head", "lines": "Lines", "model": "Model (all heads)", "generate": "Step by step"}
+VIEW_NOT_HERE = "The translator has no “{view}” view; it opens on its head view."
+SIDES = {  # the lines view's two columns
+    "cross": ("writing (French)", "reading (English)"),
+    "encoder": ("from (English)", "to (English)"),
+    "decoder": ("from (French)", "to (French so far)"),
+}
+LINES_TITLE = "Layer {layer}, {heads}: {kind}"
+LINES_ALL_HEADS = "Every head of the layer"
+LINES_ALL_HELP = "Off: only the head chosen above. Click a head in the legend to hide or show it."
+LINES_CAPTION = (
+    "Each line joins a word on the left to a word it reads on the right; the darker the line, the larger "
+    "the weight. Lines below 0.02 are left out."
+)
+MODEL_CAPTION = (
+    "Every head of the translator, one thumbnail each, rows the layers ({kind}). Hover for the word a "
+    "head reads most; click a head to open it in the head view."
+)
+MODEL_HOVER = "layer {layer}, head {head}<br>reads “{word}” most: {share:.0%} of its weight"
+STEP_TEXT = "**Step {step} of {n}.** Written so far: {before} → it writes **{word}**"
+STEP_TOP_TITLE = "Step {step}: the words it weighed"
+STEP_TOP_X = "probability"
+STEP_READ_TITLE = "Writing “{word}”: what each head of layer {layer} reads"
+STEP_READ_X = "English word read"
+STEP_HOW = (
+    "Greedy decoding: at each step the translator writes the word it finds most likely, then reads "
+    "that word back as input for the next step. The heat map is the cross-attention of that step, one "
+    "row per head of the chosen layer; each row sums to 1. ← / → (or a clicker) steps through."
 )

@@ -6,6 +6,7 @@ Every number is recomputed here from core.translate on the shipped model."""
 
 from __future__ import annotations
 
+import html
 import json
 
 import numpy as np
@@ -96,3 +97,59 @@ def test_the_hosted_demo_offers_the_translator(monkeypatch):
     at = open_page()
     assert at.session_state["explore_model"] == TRANSLATOR_KEY and not at.error
     assert at.selectbox(key="explore_model_choice").value == TRANSLATOR_KEY
+
+
+@pytest.mark.parametrize("kind", ["cross", "encoder", "decoder"])
+def test_the_lines_view_draws_a_line_for_each_weight_of_the_head_from_its_side_to_the_other(engine, kind):
+    at = open_page(view="lines", kind=kind, layer="1", head="2")  # 0-indexed in links
+    done = engine.translate(text.DEFAULT_TEXT)
+    (spec,) = chart_specs(at)
+    words = [t for t in spec["data"] if t.get("mode") == "markers+text"]
+    rows, cols = {
+        "cross": (done.target_tokens, done.source_tokens),
+        "encoder": (done.source_tokens, done.source_tokens),
+        "decoder": (["<s>", *done.target_tokens[:-1]], ["<s>", *done.target_tokens[:-1]]),
+    }[kind]
+    assert [list(w["text"]) for w in words] == [[html.escape(t) for t in side] for side in (rows, cols)]
+    weights = (done.cross if kind == "cross" else done.encoder if kind == "encoder" else done.decoder)[1, 2]
+    drawn = [t for t in spec["data"] if t.get("mode") == "lines" and t.get("visible") is True]
+    segments = sum(np.count_nonzero(~np.isnan(plotly_array(t["x"]))) // 2 for t in drawn)
+    assert segments == int((weights >= 0.02).sum())  # every line of the head that is not too light
+
+
+def test_the_model_view_has_a_thumbnail_a_head_and_a_click_opens_it(engine):
+    at = open_page(view="model", kind="cross")
+    (spec,) = chart_specs(at)
+    points = next(t for t in spec["data"] if t.get("name") == "heads")
+    n_layers, n_heads = engine.config.decoder_layers, engine.config.heads
+    assert len(points["text"]) == n_layers * n_heads
+    done = engine.translate(text.DEFAULT_TEXT)
+    read = done.cross[0, 1].mean(axis=0)  # layer 1, head 2: the word it reads most, rows averaged
+    assert f"reads “{done.source_tokens[int(np.argmax(read))]}” most: {read.max():.0%}" in points["text"][1]
+
+
+def test_step_by_step_shows_each_steps_choices_and_what_the_heads_read(engine):
+    at = open_page(view="generate", layer="1", step="3")
+    done = engine.translate(text.DEFAULT_TEXT)
+    said = " ".join(str(m.value) for m in at.markdown)
+    assert (
+        text.STEP_TEXT.format(
+            step=3,
+            n=len(done.target_tokens),
+            before=" ".join(done.target_tokens[:2]),
+            word=done.target_tokens[2],
+        )
+        in said
+    )
+    top, read = chart_specs(at)
+    probs = done.next_probs[2]
+    np.testing.assert_allclose(plotly_array(top["data"][0]["x"]), np.sort(probs)[::-1][:5], atol=1e-6)
+    np.testing.assert_allclose(z_of(read), done.cross[1, :, 2], atol=1e-6)
+    at.button(key="explore_gen_next").click().run()
+    assert "Step 4 of" in " ".join(str(m.value) for m in at.markdown)
+
+
+def test_a_view_the_translator_does_not_have_opens_its_head_view():
+    at = open_page(view="focus")
+    assert at.session_state["explore_view"] == "head"
+    assert text.VIEW_NOT_HERE.format(view="Token focus") in [str(m.value) for m in at.info]

@@ -22,6 +22,7 @@ LAPTOP_PAGES = (
     "/learn?step=heads&example=decoder&model=letters",
     *(f"/explore?model=letters&view={view}" for view in ("generate", "induction")),
     "/explore?model=translator",  # the cross-attention beside every head's alignment
+    "/explore?model=translator&view=generate",  # the words it weighed beside what each head read
 )
 # Text elements that must show in full: widget labels, segmented-control and pill options, buttons,
 # expander summaries, tab labels, radio options, selectbox values.

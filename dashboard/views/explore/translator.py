@@ -18,11 +18,13 @@ from core.translate.parse import pair_of
 from dashboard.charts.ablation import effect_grid
 from dashboard.charts.heatmap import PAGE, PRESENTER, cell_outline, matrix_heatmap
 from dashboard.content import translator as text
+from dashboard.content.explore import VIEWS as EXPLORE_VIEWS
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text
 from dashboard.presenter import presenting
+from dashboard.views.explore.translator_views import lines_view, model_view, steps_view
 from dashboard.widgets import chart, chart_filename, md
 
-KIND_KEY, LAST_KEY = "explore_tr_kind", "explore_tr_last"
+KIND_KEY, LAST_KEY, VIEW_KEY = "explore_tr_kind", "explore_tr_last", "explore_view"
 ROOM_ROWS_PX = 600  # the cross-attention's cells at 1920 x 1080, the slanted labels on top of that
 
 
@@ -51,18 +53,37 @@ def _pick(name: str) -> None:
     st.session_state["explore_tr_pick"] = None  # an example is a one-off action
 
 
-def controls_ui(n_layers: int, n_heads: int) -> tuple[str, str, int, int]:
-    """Examples, the sentence box, the kind, layer and head: (sentence, kind, layer, head)."""
+def _view_ui() -> str:
+    """The view: head, lines, model or step by step; another model's view (a link's, or the last
+    model's) turns into the head view with one line saying so."""
+    ss = st.session_state
+    if ss.get(VIEW_KEY) not in text.VIEWS:
+        if ss.get(VIEW_KEY) in EXPLORE_VIEWS:
+            st.info(text.VIEW_NOT_HERE.format(view=EXPLORE_VIEWS[ss[VIEW_KEY]]))
+        ss[VIEW_KEY] = "head"
+    return st.segmented_control(
+        "View", list(text.VIEWS), format_func=text.VIEWS.get, key=VIEW_KEY, required=True
+    )
+
+
+def controls_ui(n_layers: int, n_heads: int) -> tuple[str, str, str, int, int]:
+    """Examples, the sentence box, the view, the kind, layer and head: (sentence, view, kind, layer,
+    head). Step by step is always cross-attention, one layer's every head."""
     ss = st.session_state
     st.pills(
         "Examples", list(text.EXAMPLES), key="explore_tr_pick", on_change=lambda: _pick(ss["explore_tr_pick"])
     )
     st.text_input(text.SENTENCE_LABEL, key="explore_text", max_chars=300)
+    left, right = st.columns([9, 10])  # both controls whole at 1280 px
+    with left:
+        view = _view_ui() or "head"
     if ss.get(KIND_KEY) not in text.KINDS:
         ss[KIND_KEY] = "cross"
-    kind = st.segmented_control(
-        "Attention", list(text.KINDS), format_func=text.KINDS.get, key=KIND_KEY, required=True
-    )
+    if view != "generate":
+        right.segmented_control(
+            "Attention", list(text.KINDS), format_func=text.KIND_BUTTONS.get, key=KIND_KEY, required=True
+        )
+    kind = "cross" if view == "generate" else ss[KIND_KEY] or "cross"
     if not ss.get("explore_tr_opened"):  # first time: the head that aligned best in training, unless linked
         ss["explore_tr_opened"] = True
         if "layer" not in st.query_params and "head" not in st.query_params:
@@ -74,13 +95,14 @@ def controls_ui(n_layers: int, n_heads: int) -> tuple[str, str, int, int]:
     layer = cols[0].select_slider(
         f"Layer (1–{n_layers})", range(n_layers), format_func=lambda i: str(i + 1), key="explore_layer"
     )
-    head = cols[1].select_slider(
-        f"Head (1–{n_heads})", range(n_heads), format_func=lambda i: str(i + 1), key="explore_head"
-    )
-    return str(ss.get("explore_text") or ""), kind or "cross", int(layer), int(head)
+    if view != "generate":  # the step's chart shows every head of the layer
+        cols[1].select_slider(
+            f"Head (1–{n_heads})", range(n_heads), format_func=lambda i: str(i + 1), key="explore_head"
+        )
+    return str(ss.get("explore_text") or ""), view, kind, int(layer), int(ss["explore_head"])
 
 
-def _translate(sentence: str, limits: Limits) -> Translation | None:
+def _translate(sentence: str, limits: Limits) -> Translation:
     """The translation of `sentence`, or of the last sentence that worked, with one line why."""
     ss = st.session_state
     try:
@@ -99,10 +121,8 @@ def _translate(sentence: str, limits: Limits) -> Translation | None:
 def translator_view(limits: Limits, controls) -> None:
     engine = translator()
     with controls:
-        sentence, kind, layer, head = controls_ui(engine.config.decoder_layers, engine.config.heads)
+        sentence, view, kind, layer, head = controls_ui(engine.config.decoder_layers, engine.config.heads)
     done = _translate(sentence, limits)
-    if done is None:
-        return
     shown = st.session_state.get(LAST_KEY, sentence)
     gold = pair_of(shown)
     target = " ".join(t for t in done.target_tokens if t != "</s>")
@@ -115,7 +135,13 @@ def translator_view(limits: Limits, controls) -> None:
         st.caption(text.GOLD_OTHER.format(gold=md(" ".join(gold.target))))
     gold = gold if gold is not None and list(gold.target) == done.target_tokens[:-1] else None
     big = presenting()
-    if kind == "cross":
+    if view == "lines":
+        lines_view(done, kind, layer, head)
+    elif view == "model":
+        model_view(done, kind, layer, head)
+    elif view == "generate":
+        steps_view(done, engine.words, layer)
+    elif kind == "cross":
         _cross(done, gold, layer, head, big)
     else:
         _self(done, kind, layer, head, big)
@@ -142,6 +168,7 @@ def _cross(done: Translation, gold, layer: int, head: int, big: bool) -> None:
         chart(
             fig, "explore_tr_cross", chart_filename("explore", "cross-attention", f"L{layer + 1}H{head + 1}")
         )
+    with right if big and right is not None else left:  # a projector: beside the matrix, not under it
         st.caption(text.CROSS_CAPTION)
     if gold is None:
         return
