@@ -153,3 +153,17 @@ def test_a_view_the_translator_does_not_have_opens_its_head_view():
     at = open_page(view="focus")
     assert at.session_state["explore_view"] == "head"
     assert text.VIEW_NOT_HERE.format(view="Token focus") in [str(m.value) for m in at.info]
+
+
+@pytest.mark.parametrize(
+    ("typed", "said"),
+    [("", "type an English sentence"), ("the cat sees the dog " * 8, "the translator reads at most 31")],
+)
+def test_empty_text_and_text_past_its_length_are_one_line_each(engine, typed, said):
+    at = open_page()
+    at.text_input(key="explore_text").set_value(typed).run()
+    assert_no_crash(at)
+    (warning,) = messages(at)
+    assert said in warning and warning.startswith("The translator cannot read this")
+    done = engine.translate(text.DEFAULT_TEXT)  # the last sentence it could read stays
+    assert text.TRANSLATION.format(target=" ".join(done.target_tokens[:-1])) in [m.value for m in at.markdown]
