@@ -19,9 +19,9 @@ CORE_LAYERS = {
     "train": {"lesson", "models", "measures"},
     "translate": {"lesson", "models", "measures", "train"},  # reuses the decoder's backward steps
 }
-# the torch reference engines (for encoders, for decoders): the only core modules that import torch,
-# inside their functions, so that `import core` stays torch-free
-TORCH_ENGINES = {"core.models.pretrained", "core.models.pretrained_decoder"}
+# the torch reference engines (for encoders, for decoders, for the translator): the only core modules
+# that import torch, inside their functions, so that `import core` stays torch-free
+TORCH_ENGINES = {"core.models.pretrained", "core.models.pretrained_decoder", "core.translate.pretrained"}
 MAX_FILE_LINES = 400
 MAX_FUNCTION_LINES = 60
 

@@ -13,10 +13,7 @@ weights rounded as `attend`'s. Row t of a head's matrix is the step that wrote t
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import replace
-
-import numpy as np
 
 from core.export import JSON_DECIMALS
 from core.models.result import AttentionResult
@@ -56,15 +53,7 @@ def encoder_attention(text: str, model: str, engine: str) -> AttentionResult:
     result = found.encoder_result(text, model)
     if engine != "torch":
         return result
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # stderr is kept for errors
-    import torch
-    from transformers import AutoModelForSeq2SeqLM
+    from core.translate.pretrained import encoder_attention_torch
 
-    bart = AutoModelForSeq2SeqLM.from_pretrained(translator_dir(model), attn_implementation="eager").eval()
-    with torch.no_grad():
-        out = bart.get_encoder()(
-            torch.from_numpy(result.input_ids[None]), output_attentions=True, output_hidden_states=True
-        )
-    attentions = np.stack([a[0].numpy() for a in out.attentions]).astype(np.float32)
-    hidden = np.stack([h[0].numpy() for h in out.hidden_states]).astype(np.float32)
+    attentions, hidden = encoder_attention_torch(translator_dir(model), result.input_ids)
     return replace(result, attentions=attentions, hidden_states=hidden, engine="torch")
