@@ -12,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.measures.atlas import ALL_STATS
+from core.translate.engine import TRANSLATOR_KEY
 from dashboard.content.atlas import ROLE_BY_SLUG, ROLE_STAT
 from dashboard.hosted import Limits
 from dashboard.model_pick import model_url_params
@@ -70,3 +71,10 @@ def write_url(limits: Limits, model: str | None = None) -> None:
     if ss.get("atlas_on") != "sentence":
         overrides["text"] = None
     page_links(limits).write_url(**overrides)
+
+
+def write_translator_url(limits: Limits) -> None:
+    """The translator's atlas (views/atlas/translator.py): the model alone, since it is measured on its
+    own corpus with no statistic to pick, role filter or engine to choose; the other parameters stay
+    in the session for the next model."""
+    page_links(limits).write_url(model=TRANSLATOR_KEY, engine=None, text=None, on=None, stat=None, roles=None)

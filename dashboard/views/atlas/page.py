@@ -19,7 +19,7 @@ from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, current_limit
 from dashboard.model_pick import model_pick_ui
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text
-from dashboard.views.atlas import links
+from dashboard.views.atlas import links, translator
 from dashboard.views.atlas.compute import NoWords, TooShort, corpus_atlas, sentence_atlas
 from dashboard.views.atlas.widgets import (
     explain_ui,
@@ -116,10 +116,14 @@ def _decoder(picked: tuple[ModelSpec, str] | None) -> bool:
 
 def _render(limits: Limits) -> None:
     _start(limits)
+    if translator.chosen(limits):  # an encoder-decoder: three kinds of heads, an atlas of its own
+        translator.render(limits)
+        return
     if not presenting():  # on a projector the chart comes first
         st.title(text.TITLE)
         st.markdown(text.INTRO)
     picked = model_pick_ui("atlas", limits)
+    translator.offer_ui(limits)
     controls = (
         st.expander(text.PRESENTER_CONTROLS, icon=":material/tune:") if presenting() else st.container()
     )
