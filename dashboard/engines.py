@@ -38,7 +38,7 @@ from core.models.registry import (
 from core.models.result import AttentionResult
 from core.models.shipped import SHIPPED_KEY
 from core.models.smollm2 import SMOLLM2_KEY
-from core.translate.engine import TRANSLATOR_DIR, TRANSLATOR_KEY
+from core.translate.engine import TRANSLATOR_DIR, TRANSLATOR_KEY, TranslatorEngine
 from dashboard.hosted import Limits, count_new_text, current_limits
 from dashboard.widgets import md
 
@@ -163,6 +163,27 @@ def explore_models(limits: Limits) -> list[str]:
 def offered_models(limits: Limits) -> list[str]:
     """The model pickers' fixed entries: the offline models and the curated ones this server loads."""
     return allowed_models(limits) or [*offline_models(), *CURATED_HUB_MODELS]
+
+
+def translator_version() -> tuple[int, int] | None:
+    """Which version of the shipped translator's weights file is on disk (size, modification time),
+    or None where this copy does not hold it."""
+    try:
+        stat = (TRANSLATOR_DIR / "model.safetensors").stat()
+    except FileNotFoundError:
+        return None
+    return stat.st_size, stat.st_mtime_ns
+
+
+def translator_engine() -> TranslatorEngine:
+    """The shipped translator (models/translator, under a megabyte), for the explore, learn and atlas
+    pages: one per process and version of its weights file, so a retrained file is read again."""
+    return _translator_engine(translator_version())
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def _translator_engine(version: tuple[int, int] | None) -> TranslatorEngine:
+    return TranslatorEngine(TRANSLATOR_DIR)
 
 
 # (model key, engine) pairs this process has loaded: the first load shows progress, later ones not.

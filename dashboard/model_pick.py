@@ -1,9 +1,12 @@
-"""The model picker of the pages that read a model but are not about choosing one (compare, atlas).
+"""The model picker of the pages that read a model but are not about choosing one (compare, atlas, cost).
 
 Explore owns the full picker (a typed Hub id or folder, fallbacks that move the picker back). These
 pages offer the bundled model, the curated Hub models, and whatever model the explore page shows,
 so going from explore to compare or atlas keeps the model. A model that cannot load is said in
 the page, and the bundled model is shown instead.
+
+`model_pick_ui` draws the picker and loads the choice in one call; a page that draws some models
+itself (the atlas draws the translator's) calls its two halves, `model_choice_ui` and `load_choice`.
 
 URL parameters (through the page's own PageLinks table): `model`, `engine`.
 """
@@ -11,6 +14,7 @@ URL parameters (through the page's own PageLinks table): `model`, `engine`.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 import streamlit as st
 
@@ -76,8 +80,8 @@ def _options(page: str, limits: Limits) -> list[str]:
     options = offered_models(limits)
     ss = st.session_state
     for extra in (ss.get(f"{page}_model"), ss.get("explore_model")):
-        if extra and extra not in options and allowed_models(limits) is None:
-            options.append(extra)
+        if extra and extra not in options and extra != TRANSLATOR_KEY and allowed_models(limits) is None:
+            options.append(extra)  # the translator is offered only where a page draws it (`own`)
     return options
 
 
@@ -120,12 +124,18 @@ def showing_ui(label: str, engine_key: str, engine_obj: object) -> None:
         st.sidebar.caption(BFLOAT16_NOTE)
 
 
-def model_pick_ui(
-    page: str, limits: Limits, engines: list[str] | None = None
-) -> tuple[ModelSpec, str] | None:
-    """The sidebar's model picker (and engine switch where there are several engines; `engines`
-    narrows the allowed ones: the cost page needs the NumPy engine); loads the choice with progress.
-    Returns (spec, engine name), or None after saying why in the page."""
+def _engines(limits: Limits, engines: list[str] | None) -> list[str]:
+    """The engines this server offers, narrowed to `engines` where the page names some."""
+    return [e for e in allowed_engines(limits) if engines is None or e in engines]
+
+
+def model_choice_ui(
+    page: str, limits: Limits, engines: list[str] | None = None, own: Sequence[str] = ()
+) -> str:
+    """The sidebar's model picker, and the engine switch where there are several engines (`engines`
+    narrows the allowed ones: the cost page needs the NumPy engine). `own` are models the page draws
+    itself (the atlas's translator): listed in the same picker, with no engine switch while one is
+    chosen (they run on the NumPy engine only). Returns the chosen model's key; load_choice loads it."""
     ss = st.session_state
     model_key, engine_key = f"{page}_model", f"{page}_engine"
     if not ss.get(f"{page}_model_seeded"):  # once per session: a link's model, else explore's
@@ -133,14 +143,11 @@ def model_pick_ui(
         if "model" not in st.query_params and ss.get("explore_model"):
             ss[model_key] = ss["explore_model"]
     ss[model_key] = ss.get(model_key) or BUNDLED_KEY
-    options = _options(page, limits)
+    options = list(dict.fromkeys([*_options(page, limits), *own]))
     if ss[model_key] not in options:
         ss[model_key] = BUNDLED_KEY
-    engines = [e for e in allowed_engines(limits) if engines is None or e in engines]
-    if not engines:
-        st.error("No engine can run here: hosted mode offers only engines that run without PyTorch.")
-        return None
-    if ss.get(engine_key) not in engines:
+    engines = _engines(limits, engines)
+    if engines and ss.get(engine_key) not in engines:
         ss[engine_key] = default_engine(engines)
     with st.sidebar:
         st.subheader("Model")
@@ -153,19 +160,42 @@ def model_pick_ui(
             args=(page,),
             label_visibility="collapsed",
         )
-        if len(engines) > 1:
-            st.radio("Engine", engines, format_func=lambda e: ENGINES[e].label, key=engine_key)
-        if hint := torch_hint(limits):
-            st.caption(hint)
-    loaded = _load(page, model, ss[engine_key], limits, engines)
+        if model not in own:
+            if len(engines) > 1:
+                st.radio("Engine", engines, format_func=lambda e: ENGINES[e].label, key=engine_key)
+            if hint := torch_hint(limits):
+                st.caption(hint)
+    return model
+
+
+def load_choice(
+    page: str, model: str, limits: Limits, engines: list[str] | None = None
+) -> tuple[ModelSpec, str] | None:
+    """The model model_choice_ui returned, loaded with progress on the engine chosen beside it; one
+    that cannot load is said in the page and the bundled model shown instead. Returns (spec, engine
+    name), or None after saying why in the page."""
+    engines = _engines(limits, engines)
+    if not engines:
+        st.error("No engine can run here: hosted mode offers only engines that run without PyTorch.")
+        return None
+    engine = st.session_state[f"{page}_engine"]
+    loaded = _load(page, model, engine, limits, engines)
     if isinstance(loaded, tuple):
         showing_ui(loaded[0].label, loaded[1], load_engine(loaded[0].key, loaded[1]))
         return loaded
     st.error(f"Could not use the model “{md(model_label(model))}”: {error_md(loaded.rstrip('.'))}.")
     if model == BUNDLED_KEY:
         return None
-    fallback = _load(page, BUNDLED_KEY, ss[engine_key], limits, engines)
+    fallback = _load(page, BUNDLED_KEY, engine, limits, engines)
     if isinstance(fallback, str):
         return None
     st.info(f"Showing {md(fallback[0].label)} instead.")
     return fallback
+
+
+def model_pick_ui(
+    page: str, limits: Limits, engines: list[str] | None = None
+) -> tuple[ModelSpec, str] | None:
+    """The sidebar's model picker (model_choice_ui) and the choice loaded (load_choice): (spec, engine
+    name), or None after saying why in the page."""
+    return load_choice(page, model_choice_ui(page, limits, engines), limits, engines)

@@ -134,8 +134,6 @@ ON_SENTENCE = (
     "The translator's atlas is measured on its own sentence pairs only; the sentence typed for the "
     "other models is not used here."
 )
-OTHER_MODELS = "Also here: the atlas of the EN→FR translator trained here (three kinds of attention)."
-OPEN_TRANSLATOR = "Translator's atlas"
 MEANS = "**What the numbers mean** (per head, averaged over every row of every pair)"
 RULES = "**How a head's role is named**"
 ROLE_RULE_LINES = (

@@ -8,6 +8,8 @@ Texts go through st.markdown, so they never hold user input; formulas go through
 from __future__ import annotations
 
 from core.lesson.worked_examples import EXAMPLES
+from dashboard.content.learn_translator import MODE as TRANSLATOR_MODE
+from dashboard.content.learn_translator import MODE_LABEL as TRANSLATOR_LABEL
 
 # ---- the page's modes, and the sentences one click away ------------------------------------------
 
@@ -25,13 +27,15 @@ LETTER_SENTENCES = {
     "planets": ("Planets × 2", "planetsplanets"),
 }
 
-MODES = ("sentence", "bert", "decoder", *EXAMPLES)  # the URL's ?example= is one of these but "sentence"
+# the URL's ?example= is one of these but "sentence"; the translator's link says ?model=translator
+MODES = ("sentence", "bert", "decoder", *EXAMPLES, TRANSLATOR_MODE)
 MODE_LABELS = {
     "sentence": "Your sentence",
     "bert": "Your sentence in a real BERT",
     "decoder": "Your sentence in a real decoder (GPT-2, SmolLM2)",
     "cat-mat": "Worked example: “The cat sat on the mat”",
     "i-love-nlp": "Worked example: “I love NLP”",
+    TRANSLATOR_MODE: TRANSLATOR_LABEL,
 }
 INTRO = (
     "Every number of one attention layer, computed in NumPy as you watch: type a sentence and follow "
@@ -73,6 +77,8 @@ STEP_VIEW_LABELS = {
     "rope": "RoPE",
     "gqa": "Grouped queries",
     "swiglu": "MLP (SwiGLU)",
+    # the translator's stops (dashboard/content/learn_translator.py: VIEWS) keep the link's names 1 to 7
+    # for steps of another sub-layer, so they carry labels of their own (its VIEW_LABELS)
 }
 
 # ---- the seven steps: (title, formula, the standard explanation) --------------------------------

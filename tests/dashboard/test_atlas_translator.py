@@ -2,7 +2,7 @@
 its heads in three kinds, each cell the role core.translate.atlas gives it and its score; a table a
 kind whose links open each head on explore (`kind`, `layer`, `head`); a picked grid cell's link;
 tampered link values said in one line; offered here and hosted, from the link, from explore's model
-and from a button under the shared picker, and back to another model; presenter mode."""
+and in the page's one model picker, and back to another model; presenter mode."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 from core.translate.atlas import ALIGNER, KIND_STATS, KINDS, TranslatorAtlas, corpus_pairs, measure
 from core.translate.engine import TRANSLATOR_DIR, TRANSLATOR_KEY, TranslatorEngine
 from dashboard.content import atlas_translator as text
+from dashboard.content.atlas import TITLE as ATLAS_TITLE
 from dashboard.model_pick import model_label
 from dashboard.views.atlas.translator import printed
 from tests.dashboard.harness import assert_no_crash, chart_specs, messages, plotly_array
@@ -130,19 +131,25 @@ def test_a_sentence_in_the_link_is_said_unused():
 
 
 @pytest.mark.parametrize("hosted", [False, True], ids=["offline", "hosted"])
-def test_offered_in_the_picker_and_back_to_another_model(monkeypatch, hosted):
+def test_one_picker_offers_the_translator_and_the_other_models(monkeypatch, hosted):
     if hosted:
         monkeypatch.setenv("ATTENTION_EXPLORER_HOSTED", "1")
-    at = open_page()
-    picker = at.selectbox(key="atlas_model")
-    assert model_label(TRANSLATOR_KEY) in picker.options
-    picker.set_value("bundled").run()
+    at = AppTest.from_string(SMALL_SCRIPT, default_timeout=APPTEST_DEADLINE)
+    at.run()
     assert_no_crash(at)
-    assert at.title[0].value != text.TITLE and "model" not in at.query_params  # the default model
-    (button,) = [b for b in at.button if b.label == text.OPEN_TRANSLATOR]
-    button.click().run()
+    (picker,) = at.sidebar.selectbox  # the shared picker, the only one: no picker of its own, no button
+    assert picker.key == "atlas_model" and picker.value == "bundled" and not at.sidebar.button
+    assert model_label(TRANSLATOR_KEY) in picker.options and model_label("bundled") in picker.options
+    assert len(at.sidebar.radio) == (0 if hosted else 1)  # the engine switch where torch may run
+    picker.set_value(TRANSLATOR_KEY).run()
     assert_no_crash(at)
-    assert at.title[0].value == text.TITLE and at.selectbox(key="atlas_model").value == TRANSLATOR_KEY
+    assert at.title[0].value == text.TITLE and len(panels(at)) == len(KINDS)
+    assert at.query_params["model"] == TRANSLATOR_KEY and not at.sidebar.radio  # the NumPy engine only
+    at.selectbox(key="atlas_model").set_value("bundled").run()
+    assert_no_crash(at)
+    assert "model" not in at.query_params and len(at.sidebar.selectbox) == 1
+    assert len(at.sidebar.radio) == (0 if hosted else 1)
+    assert at.title[0].value == ATLAS_TITLE and at.selectbox(key="atlas_model").value == "bundled"
 
 
 def test_coming_from_explores_translator_opens_its_atlas():

@@ -112,7 +112,9 @@ def _or_bad(*values: str, size: int = 20):
 
 
 LINK_VALUES = {
-    "model": _or_bad("", "bundled", "/no/such/folder", "../../etc", "javascript:alert(1)", "a" * 400),
+    "model": _or_bad(
+        "", "bundled", "translator", "/no/such/folder", "../../etc", "javascript:alert(1)", "a" * 400
+    ),
     "engine": _or_bad("numpy", "torch", "", "NUMPY"),
     "text": bad_texts(max_size=60, longest=10_001),
     "on": _or_bad("corpus", "sentence", "", "Sentence"),

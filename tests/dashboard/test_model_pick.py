@@ -47,6 +47,12 @@ def test_the_model_explore_shows_is_carried_over_and_a_failure_falls_back(tmp_pa
     assert at.session_state["picked"] == ("bundled", "numpy") and not at.error
 
 
+def test_the_translator_explore_shows_is_not_carried_to_a_page_that_cannot_draw_it():
+    at = run_script(SCRIPT, carry="translator")  # compare and cost read one model's self-attention
+    assert "translator" not in at.selectbox(key="t_model").options
+    assert at.session_state["picked"] == ("bundled", "numpy") and not messages(at)
+
+
 def test_the_links_model_and_engine_are_read_and_written():
     at = run_script(SCRIPT, model="bundled", engine="torch")
     assert at.session_state["picked"][1] in ("torch", "numpy")  # torch where it is installed

@@ -13,7 +13,7 @@ Modules, one job each:
               atlas of one sentence
 - widgets.py  the controls, the grid and its click-to-open link, the table, the explanations
 - translator.py  the translator's atlas (`?model=translator`: three kinds of heads, the "aligner"
-              role), its own page from the model picker down, branched to early in page.py
+              role), its own page below the shared model picker, branched to from page.py
 The text and the corpus live in dashboard/content/atlas.py (atlas_corpus.txt), the statistics in
 core/measures/atlas.py, the figures in dashboard/charts/atlas.py.
 """

@@ -13,10 +13,11 @@ from core.measures.atlas import HeadAtlas, head_roles
 from core.models.architectures import is_decoder
 from core.models.errors import ModelError
 from core.models.registry import ModelSpec
+from core.translate.engine import TRANSLATOR_KEY
 from dashboard.content import atlas as text
 from dashboard.engines import load_engine
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, current_limits
-from dashboard.model_pick import model_pick_ui
+from dashboard.model_pick import load_choice, model_choice_ui
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text
 from dashboard.views.atlas import links, translator
@@ -116,14 +117,15 @@ def _decoder(picked: tuple[ModelSpec, str] | None) -> bool:
 
 def _render(limits: Limits) -> None:
     _start(limits)
-    if translator.chosen(limits):  # an encoder-decoder: three kinds of heads, an atlas of its own
+    own = (TRANSLATOR_KEY,) if translator.offered(limits) else ()
+    model = model_choice_ui("atlas", limits, own=own)
+    if model == TRANSLATOR_KEY and own:  # an encoder-decoder: three kinds of heads, an atlas of its own
         translator.render(limits)
         return
     if not presenting():  # on a projector the chart comes first
         st.title(text.TITLE)
         st.markdown(text.INTRO)
-    picked = model_pick_ui("atlas", limits)
-    translator.offer_ui(limits)
+    picked = load_choice("atlas", model, limits)
     controls = (
         st.expander(text.PRESENTER_CONTROLS, icon=":material/tune:") if presenting() else st.container()
     )

@@ -2,13 +2,10 @@
 three kinds (the encoder's, the decoder's, the cross-attention) measured on a fixed corpus of the
 grammar's sentence pairs (core/translate/atlas.py), one grid of roles and scores, a table with a link
 per head to the explore page (`explore?model=translator&kind=K&layer=L&head=H`, 0-indexed), and the
-thresholds. The page branches here early: the corpus atlas's cache and accumulator are an encoder's or
-a decoder's, not an encoder-decoder's, and this atlas takes half a second to measure (kept per
-process, per model file).
-
-The shared model picker (dashboard.model_pick) does not list the translator: while it is shown this
-module draws the sidebar's picker itself (the same key, "atlas_model", every model plus the
-translator); otherwise `offer_ui` puts a button under the shared picker that opens it.
+thresholds. The page branches here once the shared model picker (dashboard.model_pick.model_choice_ui,
+which lists the translator among the page's own models) has chosen it: the corpus atlas's cache and
+accumulator are an encoder's or a decoder's, not an encoder-decoder's, and this atlas takes half a
+second to measure (kept per process, per version of the model file).
 """
 
 from __future__ import annotations
@@ -30,18 +27,18 @@ from core.translate.atlas import (
     corpus_pairs,
     measure,
 )
-from core.translate.engine import TRANSLATOR_DIR, TRANSLATOR_KEY, TranslatorEngine
+from core.translate.engine import TRANSLATOR_KEY
 from dashboard.charts.atlas_translator import Panel, kinds_grid
 from dashboard.charts.heatmap import PAGE, PRESENTER, escape_label
 from dashboard.content import atlas_translator as text
-from dashboard.engines import explore_models
+from dashboard.engines import explore_models, translator_engine, translator_version
 from dashboard.hosted import Limits
 from dashboard.model_pick import model_label
 from dashboard.presenter import presenting
 from dashboard.views.atlas import links
 from dashboard.widgets import chart, chart_filename, copy_link_ui, md
 
-MODEL_KEY, PICK_KEY, GRID_KEY = "atlas_model", "atlas_tr_pick", "atlas_tr_grid"
+PICK_KEY, GRID_KEY = "atlas_tr_pick", "atlas_tr_grid"
 # every kind's statistics, the table's columns: the aligners' numbers first, the shares, the spread
 ALL_STATS = ("alignment", "reordered", "to_end", "to_start", "to_self", "to_prev", "to_next", "spread")
 ORDER = tuple(dict.fromkeys(role for kind in KINDS for role in KIND_ROLES[kind]))  # the colour scale's
@@ -54,63 +51,19 @@ def offered(limits: Limits) -> bool:
     return TRANSLATOR_KEY in explore_models(limits)
 
 
-def chosen(limits: Limits) -> bool:
-    """Whether the page shows the translator: its link or picker names it, or, on the session's first
-    visit with no model in the link, the explore page shows it (as the shared picker does)."""
-    ss = st.session_state
-    if not offered(limits):
-        return False
-    first = not ss.get("atlas_model_seeded") and "model" not in st.query_params
-    if first and ss.get("explore_model") == TRANSLATOR_KEY:
-        ss["atlas_model_seeded"] = True
-        ss[MODEL_KEY] = TRANSLATOR_KEY
-    return ss.get(MODEL_KEY) == TRANSLATOR_KEY
-
-
-def offer_ui(limits: Limits) -> None:
-    """Under the shared picker (which lists no translator): a button that shows the translator's atlas."""
-    if not offered(limits):
-        return
-    with st.sidebar:
-        st.caption(text.OTHER_MODELS)
-        st.button(
-            text.OPEN_TRANSLATOR,
-            key="atlas_tr_open",
-            icon=":material/translate:",
-            on_click=lambda: st.session_state.update({MODEL_KEY: TRANSLATOR_KEY}),
-        )
-
-
-def _picker_ui(limits: Limits) -> None:
-    """The sidebar's model picker while the translator is shown: every model and the translator."""
-    with st.sidebar:
-        st.subheader("Model")
-        st.selectbox(
-            "Model",
-            explore_models(limits),
-            format_func=model_label,
-            key=MODEL_KEY,
-            label_visibility="collapsed",
-        )
-
-
-@st.cache_resource(max_entries=2, show_spinner=False)
-def _engine(fingerprint: tuple) -> TranslatorEngine:
-    return TranslatorEngine(TRANSLATOR_DIR)
-
-
+# keyed by the weights file's version (cache_data would otherwise keep a retrained file's old atlas);
+# the engine it measures is dashboard.engines' one, cached per version too
 @st.cache_data(max_entries=2, show_spinner=False)
-def _atlas(fingerprint: tuple) -> TranslatorAtlas:
-    engine = _engine(fingerprint)
+def _atlas(version: tuple[int, int] | None) -> TranslatorAtlas:
+    engine = translator_engine()
     vocab = engine.tokenizer.get_vocab()
     return measure(engine.params, engine.config, corpus_pairs(CORPUS_PAIRS, EVAL_SEED), vocab, seed=EVAL_SEED)
 
 
 def measured() -> TranslatorAtlas:
     """The shipped translator's atlas, measured once per version of its weights file."""
-    stat = (TRANSLATOR_DIR / "model.safetensors").stat()
     with st.spinner("Measuring the translator's heads…"):
-        return _atlas((stat.st_size, stat.st_mtime_ns))
+        return _atlas(translator_version())
 
 
 def printed(name: str, value: float, decimals: int) -> str:
@@ -258,7 +211,6 @@ def render(limits: Limits) -> None:
     if not presenting():
         st.title(text.TITLE)
         st.markdown(text.INTRO)
-    _picker_ui(limits)
     if st.session_state.get("atlas_on") == "sentence":
         st.caption(text.ON_SENTENCE)
     atlas = measured()

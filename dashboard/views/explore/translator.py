@@ -12,13 +12,14 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core.translate.engine import TRANSLATOR_DIR, Translation, TranslatorEngine, TranslatorInputError
+from core.translate.engine import TRANSLATOR_DIR, Translation, TranslatorInputError
 from core.translate.measures import alignment_accuracy
 from core.translate.parse import pair_of
 from dashboard.charts.ablation import effect_grid
 from dashboard.charts.heatmap import PAGE, PRESENTER, cell_outline, matrix_heatmap
 from dashboard.content import translator as text
 from dashboard.content.explore import VIEWS as EXPLORE_VIEWS
+from dashboard.engines import translator_engine
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text
 from dashboard.presenter import presenting
 from dashboard.views.explore.translator_views import lines_view, model_view, steps_view
@@ -28,15 +29,9 @@ KIND_KEY, LAST_KEY, VIEW_KEY = "explore_tr_kind", "explore_tr_last", "explore_vi
 ROOM_ROWS_PX = 600  # the cross-attention's cells at 1920 x 1080, the slanted labels on top of that
 
 
-@st.cache_resource(show_spinner=False)
-def translator() -> TranslatorEngine:
-    """The shipped translator, loaded once per process (under a megabyte)."""
-    return TranslatorEngine(TRANSLATOR_DIR)
-
-
 @st.cache_data(max_entries=64, show_spinner=False)
 def translation_of(sentence: str) -> Translation:
-    return translator().translate(sentence)
+    return translator_engine().translate(sentence)
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
@@ -119,7 +114,7 @@ def _translate(sentence: str, limits: Limits) -> Translation:
 
 
 def translator_view(limits: Limits, controls) -> None:
-    engine = translator()
+    engine = translator_engine()
     with controls:
         sentence, view, kind, layer, head = controls_ui(engine.config.decoder_layers, engine.config.heads)
     done = _translate(sentence, limits)

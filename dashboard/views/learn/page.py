@@ -37,12 +37,13 @@ from dashboard.views.learn.decoder import decoder_mode, ready_examples
 from dashboard.views.learn.sources import BERT_VIEWS, SHOWN_DIMS, bert_source, example_source, sentence_source
 from dashboard.views.learn.steps import draw_steps
 from dashboard.views.learn.translator import MODE as TRANSLATOR_MODE
-from dashboard.views.learn.translator import modes_ui, translator_mode
+from dashboard.views.learn.translator import translator_mode
 from dashboard.views.learn.widgets import (
     head_shown,
     head_ui,
     inputs_ui,
     layer_ui,
+    mode_ui,
     past_the_end,
     reset_ui,
     sentence_ui,
@@ -74,7 +75,7 @@ def _render() -> None:
         st.warning(note, icon=":material/link:")
     controls = _controls()
     with controls:
-        mode = modes_ui()  # the learn modes, and the translator's cross-attention
+        mode = mode_ui()
         if note := clean_widget_text("learn_text", links.MAX_CHARS, "sentence"):
             st.warning(note, icon=":material/content_cut:")
         text = st.session_state.get("learn_text") or ""

@@ -21,11 +21,10 @@ from core.translate.engine import TRANSLATOR_DIR, TranslatorEngine, TranslatorIn
 from core.translate.lesson import CrossStep, best_cross_head, cross_step, forward_gaps
 from core.translate.parse import pair_of
 from dashboard.content import learn_translator as text
-from dashboard.content.learn import MODE_LABELS, MODES
+from dashboard.engines import translator_engine
 from dashboard.hosted import TOO_MANY_TEXTS, TooManyTexts, count_new_text, current_limits
-from dashboard.presenter import clicker_keys, twin_rule
 from dashboard.views.learn.translator_steps import draw_stops
-from dashboard.views.learn.widgets import scroll_to_step
+from dashboard.views.learn.widgets import step_pager_ui, step_picker_ui
 from dashboard.widgets import md
 
 MODE = text.MODE
@@ -42,21 +41,15 @@ MAX_CHARS = 300  # the grammar's longest sentence is far shorter; the model read
 # ---- the model and its numbers, cached ---------------------------------------------------------------
 
 
-@st.cache_resource(show_spinner=False)
-def translator() -> TranslatorEngine:
-    """The shipped translator, loaded once per process (under a megabyte)."""
-    return TranslatorEngine(TRANSLATOR_DIR)
-
-
 @st.cache_data(max_entries=32, show_spinner=False)
 def step_of(sentence: str, layer: int, head: int) -> CrossStep:
-    return cross_step(translator(), sentence, layer, head)
+    return cross_step(translator_engine(), sentence, layer, head)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def gaps_of(sentence: str, layer: int, head: int) -> tuple[dict[str, float], dict[str, float]]:
     """The step's gaps to the model's forward pass: (float64, float32)."""
-    engine, step = translator(), step_of(sentence, layer, head)
+    engine, step = translator_engine(), step_of(sentence, layer, head)
     return forward_gaps(step, engine.params, engine.config), forward_gaps(
         step, engine.params, engine.config, dtype=np.float32
     )
@@ -75,21 +68,6 @@ def best_head() -> tuple[int, int]:
     return best_cross_head(TRANSLATOR_DIR)
 
 
-# ---- the page's mode picker, with the translator ------------------------------------------------------
-
-
-def modes_ui() -> str:
-    """The learn page's modes (content.learn.MODES) and the translator's cross-attention."""
-    options = (*MODES, MODE)
-    labels = {**MODE_LABELS, MODE: text.MODE_LABEL}
-    if st.session_state.get("learn_mode") not in options:
-        st.session_state["learn_mode"] = "sentence"
-    mode = st.segmented_control(
-        "What to compute", options, format_func=labels.get, key="learn_mode", required=True
-    )
-    return mode if mode in options else "sentence"
-
-
 # ---- the mode ------------------------------------------------------------------------------------------
 
 
@@ -101,7 +79,7 @@ def translator_mode(controls) -> None:
         return
     step, row, sentence = found
     draw_stops(step, row, sentence, gaps_of(sentence, step.layer, step.head))
-    _pager_ui()
+    step_pager_ui(text.VIEWS, text.VIEW_LABELS)
 
 
 def _pick(name: str | None) -> None:
@@ -142,7 +120,7 @@ def _read(sentence: str) -> str:
     ss = st.session_state
     try:
         count_new_text("learn_tr", sentence, current_limits().max_texts_per_minute)
-        translator().source_ids(sentence)  # refuses empty text, unknown words, too many words
+        translator_engine().source_ids(sentence)  # refuses empty text, unknown words, too many words
         ss[LAST_KEY] = sentence
     except TooManyTexts:
         st.warning(TOO_MANY_TEXTS.format(limit=current_limits().max_texts_per_minute))
@@ -154,7 +132,7 @@ def _read(sentence: str) -> str:
 def _controls() -> tuple[CrossStep, int, str] | None:
     """Examples, sentence, layer, head, the French word followed and the stop: (the step, the row
     followed, the sentence shown)."""
-    engine = translator()
+    engine = translator_engine()
     sentence = _read(_sentence_ui())
     best = best_head()
     cols = st.columns(2)
@@ -165,7 +143,7 @@ def _controls() -> tuple[CrossStep, int, str] | None:
     step = step_of(sentence, layer, head)
     _about(engine, step, best)
     row = _target_ui(step, sentence)
-    _stop_picker_ui()
+    step_picker_ui(text.VIEWS, text.VIEW_LABELS, unit="sub-layer")
     return step, row, sentence
 
 
@@ -238,67 +216,3 @@ def _target_ui(step: CrossStep, sentence: str) -> int:
     row = int(row if row is not None else default)
     ss[TARGET_KEY] = None if row == default else refs[row]
     return row
-
-
-# ---- which stop is on screen, and the clicker ------------------------------------------------------------
-
-
-def _stop_picker_ui() -> None:
-    """The row of stops; the choice is `learn_step` (the link's `step`). As widgets.step_picker_ui,
-    the picker's key names the stop it was drawn for, so a late click cannot undo a pager move."""
-    ss = st.session_state
-    if ss.get("learn_step") not in text.VIEWS:
-        ss["learn_step"] = text.VIEWS[0]
-    picked = ss.pop(f"learn_tr_picker_{ss['learn_step']}", None)
-    if picked in text.VIEWS:
-        ss["learn_step"] = picked
-    st.segmented_control(
-        "Step on screen",
-        text.VIEWS,
-        default=ss["learn_step"],
-        format_func=text.VIEW_LABELS.get,
-        key=f"learn_tr_picker_{ss['learn_step']}",
-        required=True,
-        help="One step at a time fits a projector; “All steps” puts the whole sub-layer on one page.",
-    )
-
-
-def _step_by(delta: int) -> None:
-    """Move `delta` stops from the one on screen now (relative, as widgets._step_by: a key pressed
-    while the page reruns reaches the button the previous run drew)."""
-    ss = st.session_state
-    stops = [v for v in text.VIEWS if v != "all"]
-    i = stops.index(ss["learn_step"]) if ss.get("learn_step") in stops else 0
-    ss["learn_step"] = stops[min(max(i + delta, 0), len(stops) - 1)]
-    ss["learn_scroll"] = ss.get("learn_scrolls", 0) + 1  # the next run brings the stop's heading up
-    ss["learn_scrolls"] = ss["learn_scroll"]
-
-
-def _pager_ui() -> None:
-    """Back and Next under a single stop, also on ← / PageUp and → / PageDown (a clicker)."""
-    stops = [v for v in text.VIEWS if v != "all"]
-    view = st.session_state.get("learn_step")
-    if view not in stops:
-        return
-    i = stops.index(view)
-    back, ahead = (stops[i - 1] if i else None), (stops[i + 1] if i + 1 < len(stops) else None)
-    st.divider()
-    align = "distribute" if back and ahead else ("right" if ahead else "left")
-    with st.container(horizontal=True, horizontal_alignment=align):
-        for target, delta, key, keys, name in (
-            (back, -1, "learn_prev", ("ArrowLeft", "PageUp"), "Back"),
-            (ahead, 1, "learn_next", ("ArrowRight", "PageDown"), "Next"),
-        ):
-            if not target:
-                continue
-            for twin, shortcut in enumerate(clicker_keys(keys)):  # none while a deck is on
-                st.button(
-                    f"{name}: {text.VIEW_LABELS[target]}",
-                    key=key if twin == 0 else f"{key}_2",
-                    on_click=_step_by,
-                    args=(delta,),
-                    type="primary" if name == "Next" and twin == 0 else "secondary",
-                    shortcut=shortcut,
-                )
-    st.html(twin_rule("learn"))
-    scroll_to_step(view)

@@ -3,6 +3,8 @@ happens elsewhere. Every widget has a `learn_*` key, which links.py mirrors into
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import streamlit as st
 
@@ -17,7 +19,7 @@ from dashboard.content.learn import (
     SENTENCES,
     STEP_VIEW_LABELS,
 )
-from dashboard.presenter import clicker_keys
+from dashboard.presenter import clicker_keys, twin_rule
 from dashboard.views.learn.links import DEFAULTS, MAX_CHARS
 
 INPUT_LIMIT = 1000.0  # edited numbers are clipped to ±this, so exp() and products stay finite
@@ -25,6 +27,10 @@ SEGMENTS_MAX = 8  # more choices than this go in a drop-down, not a row of butto
 
 
 def mode_ui() -> str:
+    """The page's modes (content.learn.MODES: the toy model, the real models, the worked examples and
+    the translator's cross-attention)."""
+    if st.session_state.get("learn_mode") not in MODES:
+        st.session_state["learn_mode"] = "sentence"
     mode = st.segmented_control(
         "What to compute", MODES, format_func=MODE_LABELS.get, key="learn_mode", required=True
     )
@@ -161,8 +167,11 @@ def past_the_end(key: str, n: int, noun: str, nouns: str) -> None:
         ss[key] = 0
 
 
-def step_picker_ui(views: tuple[str, ...]) -> None:
-    """The row of steps above the matrices; the choice is kept in the URL (`step`).
+def step_picker_ui(
+    views: tuple[str, ...], labels: Mapping[str, str] = STEP_VIEW_LABELS, unit: str = "layer"
+) -> None:
+    """The row of steps above the matrices (named by `labels`; "All steps" shows the whole `unit`);
+    the choice is kept in the URL (`step`).
 
     The step lives in `learn_step`, a key no widget owns; the picker gets a key of its own per step on
     screen (`learn_step_picker_<step>`). A browser sends every widget's value with each request, and
@@ -179,10 +188,10 @@ def step_picker_ui(views: tuple[str, ...]) -> None:
         "Step on screen",
         views,
         default=ss["learn_step"],
-        format_func=STEP_VIEW_LABELS.get,
+        format_func=labels.get,
         key=_picker_key(ss["learn_step"]),
         required=True,
-        help="One step at a time fits a projector; “All steps” puts the whole layer on one page.",
+        help=f"One step at a time fits a projector; “All steps” puts the whole {unit} on one page.",
     )
 
 
@@ -209,7 +218,7 @@ def _go_to(view: str) -> None:
 # The pager's keys: a presentation clicker sends PageDown / PageUp, a keyboard has arrows too. A
 # button takes one shortcut, so PageDown / PageUp go to hidden twins of next and previous.
 NEXT_KEYS, PREV_KEYS = ("ArrowRight", "PageDown"), ("ArrowLeft", "PageUp")
-_HIDE_TWINS = "<style>.st-key-learn_next_2, .st-key-learn_prev_2 { display: none !important; }</style>"
+_HIDE_TWINS = twin_rule("learn")
 # Fixed script (no user text): bring the step's heading (anchor step-N, or the heads' section) to
 # the top of the screen once the page has drawn it. {run} only makes each scroll a new element.
 _SCROLL = """<script>/* scroll {run} */
@@ -226,8 +235,9 @@ _SCROLL = """<script>/* scroll {run} */
 </script>"""
 
 
-def step_pager_ui(views: tuple[str, ...]) -> None:
-    """Previous and next buttons under a single step, also on → / PageDown and ← / PageUp."""
+def step_pager_ui(views: tuple[str, ...], labels: Mapping[str, str] = STEP_VIEW_LABELS) -> None:
+    """Previous and next buttons under a single step (named by `labels`), also on → / PageDown and
+    ← / PageUp."""
     stops = [v for v in views if v != "all"]
     view = st.session_state.get("learn_step")
     if view not in stops:
@@ -245,7 +255,7 @@ def step_pager_ui(views: tuple[str, ...]) -> None:
         ):
             if not target:
                 continue
-            label = f"{name}: {STEP_VIEW_LABELS[target]}"  # the shortcut's badge shows ← or →
+            label = f"{name}: {labels[target]}"  # the shortcut's badge shows ← or →
             for twin, shortcut in enumerate(clicker_keys(keys)):  # none while a deck is on
                 st.button(
                     label,
