@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 import streamlit as st
 
 from core.models import shipped, smollm2
+from core.translate.engine import TRANSLATOR_DIR
 from dashboard import presenter
 from dashboard.decks import mine
 from dashboard.decks.model import LINK_PREFIX, Deck, builtin_deck, builtin_names, decode_link
@@ -27,6 +28,10 @@ def _decoder_ships() -> bool:
     return shipped.shipped_model_dir() is not None
 
 
+def _translator_ships() -> bool:
+    return (TRANSLATOR_DIR / "model.safetensors").is_file()
+
+
 def _smollm2_here() -> bool:
     # installed (`make run`), or the hosted demo, which fetches it at first use
     return smollm2.packaged_gguf() is not None or current_limits().hosted
@@ -35,8 +40,13 @@ def _smollm2_here() -> bool:
 # What a built-in deck may need besides its pages (its "needs"), and how to tell it is there. A deck
 # that needs something unlisted or missing is not offered. "decoder": the letter GPT-2 that ships
 # with the product (models/letters-gpt2), which the decks `gpt` and `heads` show; "smollm2": its
-# package is installed (`make run`) or the hosted demo will fetch it, for the deck `llm`.
-CHECKS: dict[str, Callable[[], bool]] = {"decoder": _decoder_ships, "smollm2": _smollm2_here}
+# package is installed (`make run`) or the hosted demo will fetch it, for the deck `llm`; "translator":
+# the EN→FR translator that ships (models/translator), for the deck `align`.
+CHECKS: dict[str, Callable[[], bool]] = {
+    "decoder": _decoder_ships,
+    "smollm2": _smollm2_here,
+    "translator": _translator_ships,
+}
 # Session keys that survive a move to another slide: the deck's own, the sidebar's image format, the
 # hosted demo's rate limit. Everything else belongs to a page and is forgotten. Presenter mode goes
 # by the slide's link (`present`), read again: a sidebar widget's state does not survive a switch

@@ -38,7 +38,8 @@ from tests.dashboard.harness import ROOT, assert_no_crash, messages
 from tests.deadline import APPTEST_DEADLINE
 
 PAGES = ("learn", "explore", "compare", "atlas", "cost", "train")
-HAVE = ("decoder", "smollm2")  # every need a built-in deck may name (dashboard/decks/bar.py: CHECKS)
+# every need a built-in deck may name (dashboard/decks/bar.py: CHECKS)
+HAVE = ("decoder", "smollm2", "translator")
 APP = str(ROOT / "dashboard" / "app.py")
 MARKUP = "<script>alert(1)</script> **bold** [a](javascript:1) <b>x</b>"
 
@@ -65,7 +66,7 @@ def test_a_deck_survives_its_file_and_its_link():
 
 
 def test_every_built_in_deck_is_clean_and_fits_a_link():
-    assert {"attention", "pronoun", "cost", "gpt", "heads", "llm"} <= set(builtin_names())
+    assert {"attention", "pronoun", "cost", "gpt", "heads", "llm", "align"} <= set(builtin_names())
     for name in builtin_names():
         deck = builtin_deck(name, PAGES, HAVE)  # raises on any problem in our own file
         assert deck is not None and deck.slides, name
@@ -98,17 +99,26 @@ def test_the_decoder_decks_are_offered_only_with_the_shipped_model(monkeypatch):
     pages = dict.fromkeys(PAGES)
     assert {"gpt", "heads"} <= set(bar.offered(pages))
     monkeypatch.setattr(shipped, "shipped_model_dir", lambda: None)
-    assert set(bar.offered(pages)) == {"attention", "pronoun", "cost", "llm"}
+    assert set(bar.offered(pages)) == {"attention", "pronoun", "cost", "llm", "align"}
     from core.models import smollm2
 
     monkeypatch.setattr(smollm2, "packaged_gguf", lambda: None)  # and without SmolLM2's package
-    assert set(bar.offered(pages)) == {"attention", "pronoun", "cost"}
+    assert set(bar.offered(pages)) == {"attention", "pronoun", "cost", "align"}
     at = AppTest.from_file(APP, default_timeout=APPTEST_DEADLINE)
     at.query_params["deck"] = "gpt"
     at.run()
     assert_no_crash(at)
     note = " ".join(w.value for w in at.warning)
     assert "asks for a deck 'gpt' that is not here" in note and "`heads`" not in note, note
+
+
+def test_the_translator_deck_is_offered_only_with_the_shipped_translator(monkeypatch, tmp_path):
+    from dashboard.decks import bar
+
+    pages = dict.fromkeys(PAGES)
+    assert "align" in bar.offered(pages)
+    monkeypatch.setattr(bar, "TRANSLATOR_DIR", tmp_path)  # a copy without models/translator
+    assert "align" not in bar.offered(pages) and "heads" in bar.offered(pages)
 
 
 def test_a_tampered_deck_keeps_what_it_can_and_says_what_it_left_out_once():
@@ -199,7 +209,7 @@ def walk(name: str) -> list[AppTest]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["attention", "pronoun", "cost", "gpt", "heads", "llm"])
+@pytest.mark.parametrize("name", ["attention", "pronoun", "cost", "gpt", "heads", "llm", "align"])
 def test_every_slide_of_a_built_in_deck_opens_its_view(name):
     at = walk(name)
     at.button(key="deck_prev").click().run()  # and back one
