@@ -38,7 +38,7 @@ from core.models.registry import (
 from core.models.result import AttentionResult
 from core.models.shipped import SHIPPED_KEY
 from core.models.smollm2 import SMOLLM2_KEY
-from core.translate.engine import TRANSLATOR_DIR, TRANSLATOR_KEY, TranslatorEngine
+from core.translate.engine import TRANSLATOR_DIR, TRANSLATOR_KEY, TranslatorEngine, translator_dir
 from dashboard.hosted import Limits, count_new_text, current_limits
 from dashboard.widgets import md
 
@@ -165,25 +165,27 @@ def offered_models(limits: Limits) -> list[str]:
     return allowed_models(limits) or [*offline_models(), *CURATED_HUB_MODELS]
 
 
-def translator_version() -> tuple[int, int] | None:
-    """Which version of the shipped translator's weights file is on disk (size, modification time),
-    or None where this copy does not hold it."""
+def translator_version(folder: Path = TRANSLATOR_DIR) -> tuple[int, int] | None:
+    """Which version of a translator's weights file is on disk (size, modification time), or None
+    where the folder does not hold it."""
     try:
-        stat = (TRANSLATOR_DIR / "model.safetensors").stat()
+        stat = (folder / "model.safetensors").stat()
     except FileNotFoundError:
         return None
     return stat.st_size, stat.st_mtime_ns
 
 
-def translator_engine() -> TranslatorEngine:
-    """The shipped translator (models/translator, under a megabyte), for the explore, learn and atlas
-    pages: one per process and version of its weights file, so a retrained file is read again."""
-    return _translator_engine(translator_version())
+def translator_engine(model: str = TRANSLATOR_KEY) -> TranslatorEngine:
+    """A translator for the explore, learn and atlas pages: the shipped one (models/translator, under
+    a megabyte) or a folder the train page saved; one per process, folder and version of its weights
+    file, so a retrained file is read again."""
+    folder = translator_dir(model)
+    return _translator_engine(str(folder), translator_version(folder))
 
 
-@st.cache_resource(max_entries=2, show_spinner=False)
-def _translator_engine(version: tuple[int, int] | None) -> TranslatorEngine:
-    return TranslatorEngine(TRANSLATOR_DIR)
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _translator_engine(folder: str, version: tuple[int, int] | None) -> TranslatorEngine:
+    return TranslatorEngine(folder)
 
 
 # (model key, engine) pairs this process has loaded: the first load shows progress, later ones not.

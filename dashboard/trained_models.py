@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from core.models.shipped import SHIPPED_KEY
+from core.translate.engine import TRANSLATOR_KEY, is_translator
 from dashboard.content.explore import LETTERS_BECAME
 from dashboard.widgets import md
 
@@ -32,10 +33,15 @@ def is_trained_folder(key: object) -> bool:
         return False
 
 
+def is_translator_here(model: str) -> bool:
+    """The shipped translator, or one this server's train page saved (its second task)."""
+    return model == TRANSLATOR_KEY or (is_trained_folder(model) and is_translator(model))
+
+
 def reads_letters(model: str) -> bool:
-    """The shipped letter GPT-2, or a model this server's train page made (it trains on letters): the
-    pages offer them runs of letters, not English, before the model is loaded."""
-    return model == SHIPPED_KEY or is_trained_folder(model)
+    """The shipped letter GPT-2, or a letter model this server's train page made: the pages offer them
+    runs of letters, not English, before the model is loaded."""
+    return model == SHIPPED_KEY or (is_trained_folder(model) and not is_translator(model))
 
 
 LETTERS_SHOWN = 24  # letters quoted when a text was turned into letters

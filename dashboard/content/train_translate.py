@@ -114,7 +114,3 @@ NO_WEAK = "Every head aligns at least {most:.0%} of the words."
 OPEN = "Open the translator on explore"
 OPEN_HELP = "Type an English sentence and see each head's cross-attention, the grammar's alignment outlined."
 OPEN_RECORDED_CAPTION = "The recorded translator, as it ships with the product."
-OPEN_OWN_CAPTION = (
-    "Explore opens the recorded translator, not this run: a translator trained here cannot be opened "
-    "there yet."
-)

@@ -41,8 +41,11 @@ ALIGN_BAR = "share aligned"
 ALIGN_LINE = (
     "On this sentence, layer {layer}, head {head} puts its largest weight on a word the French word "
     "renders for **{right} of {total}** French words; the best head here is layer {best_layer}, head "
-    "{best_head} ({best:.0%}). Measured in training on {n} held-out sentences, the best head was layer "
-    "{rec_layer}, head {rec_head} ({rec:.0%})."
+    "{best_head} ({best:.0%})."
+)
+ALIGN_TRAINED = (
+    "Measured in training on {n} held-out sentences, the best head was layer {rec_layer}, head "
+    "{rec_head} ({rec:.0%})."
 )
 ALIGN_CAPTION = (
     "A head aligns a French word when its largest cross-attention weight, at the step that writes "

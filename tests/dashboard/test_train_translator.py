@@ -12,6 +12,7 @@ fragment inline on every run: each `at.run()` is one tick (one slice).
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import unquote
 
 import numpy as np
 import pytest
@@ -175,7 +176,7 @@ def test_an_own_run_trains_pauses_and_states_what_happened(shipped):
     assert "train_tr_trainer" not in at.session_state and text.PRESS_START in messages(at)
 
 
-def test_an_own_run_to_its_end_hands_over_the_recorded_translator(shipped):
+def test_an_own_run_to_its_end_is_saved_and_opens_on_explore(shipped):
     at = open_page(task="translate", run="own", steps="50", heads="2")
     at.button(key="train_start").click().run()
     tick_until(at, lambda: at.session_state["train_tr_trainer"].done)
@@ -183,8 +184,20 @@ def test_an_own_run_to_its_end_hands_over_the_recorded_translator(shipped):
     assert not at.session_state["train_tr_running"]
     assert text.FINDINGS.format(step=50) in [str(h.value) for h in at.subheader]
     assert "aligns best at step 50" in markdown(at)
-    assert open_url(at) == "explore?model=translator"  # explore opens the recorded translator only
-    assert tr.OPEN_OWN_CAPTION in [str(c.value) for c in at.caption]
+    url = open_url(at)
+    assert url.startswith("explore?model=") and text.OPEN_CAPTION in [str(c.value) for c in at.caption]
+    folder = unquote(url.removeprefix("explore?model="))
+    run = at.session_state["train_tr_trainer"]
+    explore = AppTest.from_string(page_script("explore"), default_timeout=APPTEST_DEADLINE)
+    explore.query_params["model"] = folder
+    explore.run()
+    assert_no_crash(explore)
+    assert explore.session_state["explore_model"] == folder and not explore.error, messages(explore)
+    from core.translate.engine import TranslatorEngine  # this run's weights, as saved
+
+    done = TranslatorEngine(folder).translate(explore.session_state["explore_text"])
+    assert run.config.heads == 2 and done.cross.shape[1] == 2
+    assert f"**Translation:** {' '.join(done.target_tokens[:-1])}".strip() in markdown(explore)
 
 
 def test_each_task_keeps_its_own_run_and_switching_pauses_it(shipped):

@@ -26,7 +26,6 @@ from core.models.registry import BUNDLED_KEY, CURATED_HUB_MODELS, MAX_CHOICE_CHA
 from core.models.result import AttentionResult
 from core.models.smollm2 import SMOLLM2_KEY
 from core.text import clean_input
-from core.translate.engine import TRANSLATOR_KEY
 from dashboard.content.explore import DEFAULT_EXAMPLE, DEFAULT_LETTER_EXAMPLE, EXAMPLES, MEASURES, VIEWS
 from dashboard.content.translator import DEFAULT_TEXT as TRANSLATOR_TEXT
 from dashboard.content.translator import KINDS as TRANSLATOR_KINDS
@@ -43,7 +42,7 @@ from dashboard.state import (
     position_param,
     text_param,
 )
-from dashboard.trained_models import is_trained_folder, reads_letters
+from dashboard.trained_models import is_trained_folder, is_translator_here, reads_letters
 from dashboard.views.explore import generate, induction
 from dashboard.views.explore.decoder import DECODER_VIEWS
 from dashboard.views.explore.results import link_ranking
@@ -206,7 +205,7 @@ def init_state(limits: Limits) -> list[str]:
     known = explore_models(limits)  # a listed model is selected in the picker, not typed into "Other"
     model = listed_key(ss["explore_model"], known)
     example, text = ss["explore_example"], ss["explore_text"]
-    if model == TRANSLATOR_KEY and not text and "text" not in params:
+    if is_translator_here(model) and not text and "text" not in params:
         text, example = TRANSLATOR_TEXT, None  # a sentence its grammar can write
     elif not text and example is None and "text" not in params:
         # the letter GPT-2 and the models the train page makes read runs of letters, not English

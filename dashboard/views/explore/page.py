@@ -12,14 +12,14 @@ from core.models.errors import ModelError
 from core.models.reading import Reading
 from core.models.registry import MAX_CHOICE_CHARS, ModelSpec
 from core.models.result import AttentionResult
-from core.translate.engine import TRANSLATOR_KEY
+from core.translate.engine import is_translator
 from dashboard.content.explore import HOW_TO_READ, HOW_TO_READ_LABEL, TO_LEARN
 from dashboard.engines import allowed_engines, model_reading
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, current_limits
 from dashboard.model_pick import showing_ui
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text, signature
-from dashboard.trained_models import letters_became
+from dashboard.trained_models import is_translator_here, letters_became
 from dashboard.views.explore import links, loading
 from dashboard.views.explore.ablation import ablation_view
 from dashboard.views.explore.attribution import attribution_view
@@ -181,6 +181,11 @@ def _controls():
     return st.container()
 
 
+def _is_translator(model: str, limits: Limits) -> bool:
+    """The shipped translator, one the train page saved, or (on your own machine) a folder holding one."""
+    return is_translator_here(model) or (limits.allow_custom_models and is_translator(model))
+
+
 def _render(limits: Limits) -> None:
     _start(limits)
     if not allowed_engines(limits):
@@ -190,9 +195,9 @@ def _render(limits: Limits) -> None:
         )
         return
     requested, engine = loading.model_ui(limits)
-    if requested == TRANSLATOR_KEY:  # three kinds of attention: views of its own
-        st.session_state["explore_model"] = TRANSLATOR_KEY
-        translator_view(limits, _controls())
+    if _is_translator(requested, limits):  # three kinds of attention: views of its own
+        st.session_state["explore_model"] = requested
+        translator_view(limits, _controls(), requested)
         links.write_url(limits)
         return
     engine = loading.engine_for(requested, engine, limits)

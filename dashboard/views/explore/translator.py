@@ -9,17 +9,20 @@ tokens, S English tokens.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import streamlit as st
 
-from core.translate.engine import TRANSLATOR_DIR, Translation, TranslatorInputError
+from core.translate.engine import TRANSLATOR_KEY, Translation, TranslatorInputError, translator_dir
 from core.translate.measures import alignment_accuracy
 from core.translate.parse import pair_of
+from core.translate.record import load_record as load_translation_record
 from dashboard.charts.ablation import effect_grid
 from dashboard.charts.heatmap import PAGE, PRESENTER, cell_outline, matrix_heatmap
 from dashboard.content import translator as text
 from dashboard.content.explore import VIEWS as EXPLORE_VIEWS
-from dashboard.engines import translator_engine
+from dashboard.engines import translator_engine, translator_version
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text
 from dashboard.presenter import presenting
 from dashboard.views.explore.translator_views import lines_view, model_view, steps_view
@@ -29,18 +32,30 @@ KIND_KEY, LAST_KEY, VIEW_KEY = "explore_tr_kind", "explore_tr_last", "explore_vi
 ROOM_ROWS_PX = 600  # the cross-attention's cells at 1920 x 1080, the slanted labels on top of that
 
 
+def translation_of(model: str, sentence: str) -> Translation:
+    """`model`'s translation of `sentence` (cached per version of its weights: a retrained folder
+    translates again)."""
+    return _translation(model, translator_version(translator_dir(model)), sentence)
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
-def translation_of(sentence: str) -> Translation:
-    return translator_engine().translate(sentence)
+def _translation(model: str, _version, sentence: str) -> Translation:
+    return translator_engine(model).translate(sentence)
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
-def recorded_alignment() -> tuple[np.ndarray, int]:
-    """(L, H) each head's alignment on the held-out pairs at the end of training, and their number."""
-    import json
+def recorded_alignment(model: str) -> tuple[np.ndarray, int] | None:
+    """(L, H) each head's alignment on the held-out pairs at the end of `model`'s training, and their
+    number; None when its folder holds no readable record."""
+    folder = translator_dir(model)
+    return _recorded_alignment(str(folder), translator_version(folder))
 
-    record = json.loads((TRANSLATOR_DIR / "training_record.json").read_text())
-    return np.asarray(record["alignment"][-1]), int(record["settings"]["eval_pairs"])
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _recorded_alignment(folder: str, _version) -> tuple[np.ndarray, int] | None:
+    record = load_translation_record(Path(folder))
+    if record is None:
+        return None
+    return np.asarray(record.alignment[-1]), int(record.settings["eval_pairs"])
 
 
 def _pick(name: str) -> None:
@@ -61,7 +76,7 @@ def _view_ui() -> str:
     )
 
 
-def controls_ui(n_layers: int, n_heads: int) -> tuple[str, str, str, int, int]:
+def controls_ui(n_layers: int, n_heads: int, model: str) -> tuple[str, str, str, int, int]:
     """Examples, the sentence box, the view, the kind, layer and head: (sentence, view, kind, layer,
     head). Step by step is always cross-attention, one layer's every head."""
     ss = st.session_state
@@ -79,10 +94,14 @@ def controls_ui(n_layers: int, n_heads: int) -> tuple[str, str, str, int, int]:
             "Attention", list(text.KINDS), format_func=text.KIND_BUTTONS.get, key=KIND_KEY, required=True
         )
     kind = "cross" if view == "generate" else ss[KIND_KEY] or "cross"
-    if not ss.get("explore_tr_opened"):  # first time: the head that aligned best in training, unless linked
-        ss["explore_tr_opened"] = True
-        if "layer" not in st.query_params and "head" not in st.query_params:
-            best = np.unravel_index(int(np.argmax(recorded_alignment()[0])), (n_layers, n_heads))
+    recorded = recorded_alignment(model)
+    if ss.get("explore_tr_opened") != model:  # first time: the head that aligned best in training
+        linked = ss.get("explore_tr_opened") is None and (
+            "layer" in st.query_params or "head" in st.query_params
+        )
+        ss["explore_tr_opened"] = model
+        if recorded is not None and not linked:  # ... unless the link names one
+            best = np.unravel_index(int(np.argmax(recorded[0])), (n_layers, n_heads))
             ss["explore_layer"], ss["explore_head"] = int(best[0]), int(best[1])
     ss["explore_layer"] = min(max(int(ss.get("explore_layer") or 0), 0), n_layers - 1)
     ss["explore_head"] = min(max(int(ss.get("explore_head") or 0), 0), n_heads - 1)
@@ -97,12 +116,12 @@ def controls_ui(n_layers: int, n_heads: int) -> tuple[str, str, str, int, int]:
     return str(ss.get("explore_text") or ""), view, kind, int(layer), int(ss["explore_head"])
 
 
-def _translate(sentence: str, limits: Limits) -> Translation:
+def _translate(model: str, sentence: str, limits: Limits) -> Translation:
     """The translation of `sentence`, or of the last sentence that worked, with one line why."""
     ss = st.session_state
     try:
         count_new_text("translate", sentence, limits.max_texts_per_minute)
-        done = translation_of(sentence)
+        done = translation_of(model, sentence)
         ss[LAST_KEY] = sentence
         return done
     except TooManyTexts:
@@ -110,14 +129,17 @@ def _translate(sentence: str, limits: Limits) -> Translation:
     except TranslatorInputError as err:
         st.warning(text.UNREADABLE.format(reason=md(err)))
     ss[LAST_KEY] = ss.get(LAST_KEY) or text.DEFAULT_TEXT  # none yet: the page's own example
-    return translation_of(ss[LAST_KEY])
+    return translation_of(model, ss[LAST_KEY])
 
 
-def translator_view(limits: Limits, controls) -> None:
-    engine = translator_engine()
+def translator_view(limits: Limits, controls, model: str = TRANSLATOR_KEY) -> None:
+    """`model`: the translator that ships, or a folder the train page saved one in."""
+    engine = translator_engine(model)
     with controls:
-        sentence, view, kind, layer, head = controls_ui(engine.config.decoder_layers, engine.config.heads)
-    done = _translate(sentence, limits)
+        sentence, view, kind, layer, head = controls_ui(
+            engine.config.decoder_layers, engine.config.heads, model
+        )
+    done = _translate(model, sentence, limits)
     shown = st.session_state.get(LAST_KEY, sentence)
     gold = pair_of(shown)
     target = " ".join(t for t in done.target_tokens if t != "</s>")
@@ -137,12 +159,13 @@ def translator_view(limits: Limits, controls) -> None:
     elif view == "generate":
         steps_view(done, engine.words, layer)
     elif kind == "cross":
-        _cross(done, gold, layer, head, big)
+        _cross(done, gold, (layer, head), big, recorded_alignment(model))
     else:
         _self(done, kind, layer, head, big)
 
 
-def _cross(done: Translation, gold, layer: int, head: int, big: bool) -> None:
+def _cross(done: Translation, gold, shown: tuple[int, int], big: bool, recorded) -> None:
+    layer, head = shown
     links = gold.alignment if gold is not None else ()
     left, right = st.columns([3, 2]) if gold is not None else (st.container(), None)
     with left:
@@ -181,14 +204,12 @@ def _cross(done: Translation, gold, layer: int, head: int, big: bool) -> None:
         )
         grid.update_traces(zmax=1.0)
         chart(grid, "explore_tr_align", chart_filename("explore", "alignment"))
-        _alignment_line(accuracy, gold, layer, head)
+        _alignment_line(accuracy, gold, layer, head, recorded)
 
 
-def _alignment_line(accuracy: np.ndarray, gold, layer: int, head: int) -> None:
+def _alignment_line(accuracy: np.ndarray, gold, layer: int, head: int, recorded) -> None:
     total = len({t for t, _ in gold.alignment})
     best = np.unravel_index(int(np.argmax(accuracy)), accuracy.shape)
-    recorded, n = recorded_alignment()
-    rec = np.unravel_index(int(np.argmax(recorded)), recorded.shape)
     line = text.ALIGN_LINE.format(
         layer=layer + 1,
         head=head + 1,
@@ -197,11 +218,12 @@ def _alignment_line(accuracy: np.ndarray, gold, layer: int, head: int) -> None:
         best_layer=best[0] + 1,
         best_head=best[1] + 1,
         best=float(accuracy[best]),
-        n=n,
-        rec_layer=rec[0] + 1,
-        rec_head=rec[1] + 1,
-        rec=float(recorded[rec]),
     )
+    if recorded is not None:  # what its training measured, on many sentences
+        rec = np.unravel_index(int(np.argmax(recorded[0])), recorded[0].shape)
+        line += " " + text.ALIGN_TRAINED.format(
+            n=recorded[1], rec_layer=rec[0] + 1, rec_head=rec[1] + 1, rec=float(recorded[0][rec])
+        )
     st.markdown(line)
     st.caption(text.ALIGN_CAPTION)
 

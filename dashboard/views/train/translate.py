@@ -22,7 +22,7 @@ from dashboard.content import train_translate as tr
 from dashboard.presenter import presenting
 from dashboard.views.train import links, session
 from dashboard.views.train.task import TaskView
-from dashboard.widgets import chart, chart_filename
+from dashboard.widgets import chart, chart_filename, md
 
 
 def _recorded_line(record: TranslationRecord) -> str:
@@ -178,20 +178,19 @@ def _after(record: TranslationRecord, run, big: bool, shown: int) -> None:
     with st.sidebar if big else st.container():  # on a projector the hand-off folds away too
         if big:
             st.markdown(lines["loss"])
-        _open_ui(run is None)
+        _open_ui(run)
 
 
-def _open_ui(recorded: bool) -> None:
-    """A button that opens the shipped translator on explore; explore opens no other translator."""
-    url = f"explore?model={quote(TRANSLATOR_KEY, safe='')}"
-    st.link_button(
-        tr.OPEN,
-        url,
-        icon=":material/open_in_new:",
-        type="primary" if recorded else "secondary",
-        help=tr.OPEN_HELP,
-    )
-    st.caption(tr.OPEN_RECORDED_CAPTION if recorded else tr.OPEN_OWN_CAPTION)
+def _open_ui(run) -> None:
+    """A button that opens this translator on explore: the recorded one, or your run saved first."""
+    try:
+        model = TRANSLATOR_KEY if run is None else str(session.saved_dir(run, "translate"))
+    except OSError as err:
+        st.warning(text.SAVE_FAILED.format(reason=md(err.strerror or type(err).__name__)))
+        return
+    url = f"explore?model={quote(model, safe='')}"
+    st.link_button(tr.OPEN, url, icon=":material/open_in_new:", type="primary", help=tr.OPEN_HELP)
+    st.caption(tr.OPEN_RECORDED_CAPTION if run is None else text.OPEN_CAPTION)
 
 
 VIEW = TaskView(
