@@ -90,7 +90,7 @@ def train_page() -> None:
 
 
 TRAIN = st.Page(
-    train_page, title="Watch heads form: train a GPT", icon=":material/model_training:", url_path="train"
+    train_page, title="Watch heads form: train a model", icon=":material/model_training:", url_path="train"
 )
 
 

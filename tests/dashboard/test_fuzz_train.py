@@ -15,7 +15,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from core.train.trainer import Trainer, TrainSettings
-from dashboard.views.train.links import HEAD_CHOICES, LEARNING_RATES, MAX_SEED
+from dashboard.views.train.links import HEAD_CHOICES, LEARNING_RATES, MAX_SEED, TASKS, TR_HEAD_CHOICES
 from tests.dashboard.harness import (
     CASES,
     FUZZ,
@@ -55,6 +55,9 @@ def assert_settings_in_range(at, context) -> None:
     assert 50 <= ss["train_steps"] <= 5000, context
     assert ss["train_lr"] in LEARNING_RATES, context
     assert 0 <= ss["train_seed"] <= MAX_SEED, context
+    if ss["train_task"] == "translate":  # the translator's own settings, read from the link
+        assert ss["train_tr_heads"] in TR_HEAD_CHOICES and ss["train_tr_lr"] in LEARNING_RATES, context
+        assert 50 <= ss["train_tr_steps"] <= 5000 and 0 <= ss["train_tr_seed"] <= MAX_SEED, context
 
 
 def test_link_parameters_survive_every_value(recorded, monkeypatch):
@@ -65,9 +68,11 @@ def test_link_parameters_survive_every_value(recorded, monkeypatch):
 
     @FUZZ
     @named_links(PARAMS, present=["1", ""])
+    @named_links([*PARAMS, "task"], {"task": "translate"})  # the translator's task, every value tampered
+    @named_links(PARAMS, {"task": "translate"})  # ... and its settings, on the translator's task
     @example({"layers": "0", "heads": "99", "steps": "-5", "lr": "-1", "seed": "1e308", "step": "-3"})
     @example({"lr": "inf", "heads": "nan", "run": "own", "step": "18446744073709551616"})
-    @given(params=st.dictionaries(st.sampled_from([*PARAMS, "present"]), URL_VALUE, max_size=5))
+    @given(params=st.dictionaries(st.sampled_from([*PARAMS, "task", "present"]), URL_VALUE, max_size=5))
     def case(params):
         tried.append(sorted(params))
         at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
@@ -77,6 +82,7 @@ def test_link_parameters_survive_every_value(recorded, monkeypatch):
         at.run()
         assert_answered(at, params)
         assert_settings_in_range(at, params)
+        assert at.session_state["train_task"] in TASKS, params
 
     case()
     assert len(tried) >= len(NAMED_LINK_VALUES) + CASES, len(tried)
