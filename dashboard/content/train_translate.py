@@ -76,16 +76,18 @@ TOGETHER = (
 )
 ONLY_ALIGNED = (
     "A head ({head}) aligned {mark:.0%} of the words at step **{aligned:,}**; the translations are not "
-    "right yet (exact match at most {best:.0%}, at step {best_step:,}; {mark:.0%} counts)."
+    "right yet: {exact} ({mark:.0%} counts)."
 )
 ONLY_RIGHT = (
     "The translations reached {mark:.0%} exact match at step **{right:,}**, but no head aligns "
     "{mark:.0%} of the words yet (the best: {best:.0%}, at step {best_step:,})."
 )
 NEITHER = (
-    "Not yet: no head aligns {mark:.0%} of the words (the best: {a_best:.0%}, at step {a_step:,}) and "
-    "the exact match is at most {r_best:.0%} (at step {r_step:,}); {mark:.0%} counts for both."
+    "Not yet: no head aligns {mark:.0%} of the words (the best: {a_best:.0%}, at step {a_step:,}), and "
+    "{exact}; {mark:.0%} counts for both."
 )
+EXACT_NONE = "no held-out sentence comes out exactly right yet"
+EXACT_BEST = "the exact match is at most {best:.0%} (at step {step:,})"
 EARLY_AHEAD = (
     "At step **{step:,}**, with only {exact:.0%} of the sentences right, the best head already aligned "
     "**{align:.0%}** of the words: the heads found where to look before the words came out right."

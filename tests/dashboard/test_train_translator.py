@@ -138,6 +138,13 @@ def test_the_step_control_replays_the_findings_up_to_the_step_shown(shipped):
     assert at.query_params.get("step") == str(step) and spec(at, tr.MAPS_TITLE.format(step=step))
 
 
+def test_before_any_sentence_comes_out_right_the_findings_say_so(shipped):
+    index = int(np.flatnonzero(shipped.exact_match > 0)[0]) - 1  # the last snapshot with none right
+    step = int(shipped.steps[index])
+    page = markdown(open_page(task="translate", step=str(step)))
+    assert measure(shipped, index).right.best == 0 and tr.EXACT_NONE in page and "at most 0%" not in page
+
+
 def test_without_a_recorded_translator_the_page_trains_your_own(monkeypatch, tmp_path):
     monkeypatch.setattr("core.translate.engine.TRANSLATOR_DIR", tmp_path)
     at = open_page(task="translate", run="recorded")

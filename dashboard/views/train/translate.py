@@ -108,18 +108,18 @@ def _order(found: Findings) -> str:
         return tr.FIRST_ALIGNED.format(**shown, mark=ALIGNED_MIN)
     if found.order == "together":
         return tr.TOGETHER.format(**shown, mark=ALIGNED_MIN)
+    exact = (
+        tr.EXACT_BEST.format(best=found.right.best, step=found.right.best_step)
+        if found.right.best > 0
+        else tr.EXACT_NONE
+    )
     if found.order == "only aligned":
-        right = {"best": found.right.best, "best_step": found.right.best_step}
-        return tr.ONLY_ALIGNED.format(**shown, **right, mark=ALIGNED_MIN)
+        return tr.ONLY_ALIGNED.format(**shown, exact=exact, mark=ALIGNED_MIN)
     if found.order == "only right":
         aligned = {"best": found.aligned.best, "best_step": found.aligned.best_step}
         return tr.ONLY_RIGHT.format(**shown, **aligned, mark=RIGHT_MIN)
     return tr.NEITHER.format(
-        a_best=found.aligned.best,
-        a_step=found.aligned.best_step,
-        r_best=found.right.best,
-        r_step=found.right.best_step,
-        mark=ALIGNED_MIN,
+        a_best=found.aligned.best, a_step=found.aligned.best_step, exact=exact, mark=ALIGNED_MIN
     )
 
 
