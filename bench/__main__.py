@@ -24,6 +24,7 @@ BENCHMARKS = [
     "smollm2_speed",
     "train",
     "translate",
+    "patching",
     "explore_server",
     "explore_browser",
     "explore_flow",

@@ -11,6 +11,7 @@ with it: each head's effect when ablated, and each token's importance by leave-o
     python -m core induction --model GPT2 [--length 50] [--seed 0] [--out FILE]
     python -m core choose PREFIX --options " trophy" " suitcase" --model smollm2 [--format json] [--out FILE]
     python -m core translate TEXT [--model translator|FOLDER] [--out FILE]
+    python -m core patch CLEAN CORRUPT [--model M] [--options A B] [--what heads|residual] [--out FILE]
     python -m core train --out DIR [--task letters|translate] [--seed 0] [--steps N] [--layers 2]
         [--heads 4] [--lr LR]
 
@@ -61,6 +62,7 @@ import sys
 from pathlib import Path
 
 from core.export import JSON_DECIMALS, to_csv, to_json, to_npz  # noqa: F401 (the CLI's writers)
+from core.measures.patch_cli import add_patch_command, patch_json
 from core.translate.cli import add_translate_command, encoder_attention, translate_json
 from core.translate.engine import is_translator
 
@@ -115,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(fill, ("json",), engines=("numpy",))
     _add_decoder_commands(commands)
     add_translate_command(commands)
+    add_patch_command(commands)
     return parser
 
 
@@ -360,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             raise UsageError(
                 "choose a command: attend, ablate, attribute, fill, nextword, generate, induction, choose, "
-                "translate or train"
+                "translate, patch or train"
             )
         result = None
         if args.command == "attend":
@@ -368,8 +371,8 @@ def main(argv: list[str] | None = None) -> int:
             data = {"json": to_json, "csv": to_csv, "npz": to_npz}[args.format](result)
         elif args.command == "train":
             data = _train(args)
-        elif args.command == "translate":
-            data = translate_json(args.text, args.model)
+        elif args.command in ("translate", "patch"):
+            data = translate_json(args.text, args.model) if args.command == "translate" else patch_json(args)
         elif args.command in ("nextword", "generate", "induction", "choose"):
             data, result = _decoder(args)
         else:

@@ -13,7 +13,8 @@ directory, BertNumpy.from_pretrained() loads the bundled model from wherever cor
     5) softmax       each row (no mask: every token of a sentence or a pair may attend to every other)
     6) weighted sum  probs V
     7) merge heads   concat W^O + b^O, then residual + LayerNorm (an ablated head's d_k columns of
-                     concat are zeroed first: `ablate`, read here and nowhere else; `variant`
+                     concat are zeroed first: `ablate`, read here and nowhere else; a patched head's
+                     are replaced: `patch`, whose residual part replaces a layer's input x; `variant`
                      replaces 3-6 in every head with an efficient variant, core/cost/variants.py)
     8) feed-forward  act(h W_1 + b_1) W_2 + b_2, then residual + LayerNorm: the next layer's x
 
@@ -33,7 +34,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -47,7 +48,7 @@ from core.models.bert_config import BertConfig, UnsupportedModelError, check_ber
 from core.models.bert_weights import read_layer_weights
 from core.models.checkpoint import read_safetensors, take_tensor
 from core.models.errors import ModelFilesError, ModelNotFoundError
-from core.models.interventions import check_heads
+from core.models.interventions import Patch, check_heads, check_patch
 from core.models.masked_lm import read_head
 from core.models.result import AttentionResult, result_from_encoding
 
@@ -131,7 +132,12 @@ def check_text(text: object, what: str = "the text") -> str:
 
 
 def encoder_layer(
-    x: np.ndarray, w: SimpleNamespace, config: BertConfig, ablate_heads: Iterable[int] = (), variant=None
+    x: np.ndarray,
+    w: SimpleNamespace,
+    config: BertConfig,
+    ablate_heads: Iterable[int] = (),
+    variant=None,
+    patch_heads: Mapping[int, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """One encoder layer on its input x (T, D), step by step. Returns every intermediate under
     core.lesson.trace's names, plus "ffn" (the feed-forward's output) and "layer_output" (the next x).
@@ -140,7 +146,9 @@ def encoder_layer(
     head masks of Michel et al. 2019, "Are Sixteen Heads Really Better than One?"); their probs
     are still computed and returned, since the pattern itself is not what is cut.
     variant: a core.cost.variants.Variant that replaces steps 3-6 in every head (None: full attention);
-    its steps give only probs (the effective weights) and context."""
+    its steps give only probs (the effective weights) and context. patch_heads: {head: (T, d_k)}, the
+    weighted sums to merge instead of those computed (activation patching; an ablated head stays
+    zero). The returned "context" is the computed one, "concat" what entered W^O."""
     heads, eps = config.num_attention_heads, config.layer_norm_eps
     # 2) project: one product for all heads, then each head takes its d_k columns
     query = split_heads(linear(x, w.w_q, w.b_q), heads)  # (T, D) -> (H, T, d_k)
@@ -155,10 +163,12 @@ def encoder_layer(
             "probs": np.stack([probs for _, probs in per_head]).astype(x.dtype),  # (H, T, T)
             "context": np.stack([context for context, _ in per_head]).astype(x.dtype),  # (H, T, d_k)
         }
-    # 7) merge the heads (an ablated head contributes zeros), project with W^O, residual, LayerNorm
-    context = steps["context"]
-    if ablate_heads := sorted(set(ablate_heads)):
+    # 7) merge the heads (a patched head brings its given sum, an ablated one zeros), W^O, residual, LN
+    context, ablate_heads = steps["context"], sorted(set(ablate_heads))
+    if ablate_heads or patch_heads:
         context = context.copy()
+        for head, value in (patch_heads or {}).items():
+            context[head] = value  # (T, d_k): taken from another run
         context[ablate_heads] = 0.0  # (H, T, d_k): the cut heads' d_k columns of concat
     concat = merge_heads(context)  # (H, T, d_k) -> (T, D)
     output = linear(concat, w.w_o, w.b_o)  # (T, D)
@@ -235,13 +245,14 @@ class BertNumpy:
         return layer_norm(x, self.emb_ln_gamma, self.emb_ln_beta, self.config.layer_norm_eps)
 
     def forward(
-        self, input_ids, token_type_ids=None, *, trace_layers: Iterable[int] = (), ablate=(), variant=None
+        self, input_ids, token_type_ids=None, *, trace_layers=(), ablate=(), variant=None, patch=None
     ):
         """Token ids (T,) (and token types, default all 0) through every layer. Returns float32
         hidden_states (L + 1, T, D) (the embeddings, then each layer's output), attentions
         (L, H, T, T), and {layer: encoder_layer's intermediates} for the layers in trace_layers.
         ablate: (layer, head) pairs, 0-indexed, whose weighted sum is zeroed before W^O. variant: a
-        core.cost.variants.Variant for every head of every layer, its global tokens bound (run binds them)."""
+        core.cost.variants.Variant for every head of every layer, its global tokens bound (run binds them).
+        patch: a core.models.interventions.Patch of heads' weighted sums and layers' inputs."""
         cfg, ids = self.config, np.asarray(input_ids)
         types = np.zeros_like(ids) if token_type_ids is None else np.asarray(token_type_ids)
         if ids.ndim != 1 or not 1 <= len(ids) <= self.max_tokens:
@@ -253,29 +264,32 @@ class BertNumpy:
         if types.shape != ids.shape or types.min() < 0 or types.max() >= cfg.type_vocab_size:
             raise ValueError(f"token_type_ids must be like input_ids and lie in [0, {cfg.type_vocab_size})")
         x = self.embed(ids, types)
-        return self.layers_from(0, x, trace_layers=trace_layers, ablate=ablate, variant=variant)
+        return self.layers_from(0, x, trace_layers=trace_layers, ablate=ablate, variant=variant, patch=patch)
 
-    def layers_from(
-        self, first: int, x: np.ndarray, *, trace_layers: Iterable[int] = (), ablate=(), variant=None
-    ):
+    def layers_from(self, first: int, x: np.ndarray, *, trace_layers=(), ablate=(), variant=None, patch=None):
         """Layers first..L-1 on x (T, D), the hidden state entering layer `first`; returns what
         forward returns for those layers: hidden states (L + 1 - first, T, D) starting with x,
         attentions (L - first, H, T, T) and traces. Ablating a head of layer l changes nothing
-        before layer l, so a sweep over heads restarts here from an earlier run's hidden_states[l]."""
-        ablate = check_heads(ablate, self.n_layers, self.n_heads)
+        before layer l, so a sweep over heads restarts here from an earlier run's hidden_states[l]; so
+        does a patch (`patch`, read here: a patched input is what hidden_states holds for its layer)."""
+        ablate, cfg = check_heads(ablate, self.n_layers, self.n_heads), self.config
+        patch = check_patch(patch, self.n_layers, self.n_heads, (len(x), cfg.d_k, cfg.hidden_size), first)
         trace_layers, hidden, attentions, steps = set(trace_layers), [x], [], {}
         for i in range(first, self.n_layers):
             cut = [head for layer, head in ablate if layer == i]
-            layer = encoder_layer(hidden[-1], self.layers[i], self.config, cut, variant)
+            if patch is not None:
+                hidden[-1] = patch.residual.get(i, hidden[-1])  # (T, D): the input layer i reads
+            given = None if patch is None else patch.heads_of(i)
+            layer = encoder_layer(hidden[-1], self.layers[i], self.config, cut, variant, given)
             hidden.append(layer["layer_output"])
             attentions.append(layer["probs"])
             if i in trace_layers:
                 steps[i] = layer
         return np.stack(hidden), np.stack(attentions), steps
 
-    def hidden_states(self, input_ids, token_type_ids=None, *, ablate=()) -> np.ndarray:
+    def hidden_states(self, input_ids, token_type_ids=None, *, ablate=(), patch=None) -> np.ndarray:
         """(L + 1, T, D) float32 for token ids as they are (no tokenizer): leave-one-out drops ids."""
-        return self.forward(input_ids, token_type_ids, ablate=ablate)[0]
+        return self.forward(input_ids, token_type_ids, ablate=ablate, patch=patch)[0]
 
     def encode(self, text: str, text_pair: str | None = None):
         """The `tokenizers.Encoding` of text (and text_pair; None or "" for none), under the lock."""
@@ -297,12 +311,14 @@ class BertNumpy:
         trace_layers: Iterable[int] = (),
         ablate=(),
         variant=None,
+        patch: Patch | None = None,
     ) -> AttentionResult:
         """Tokenize text (and an optional second sentence), run the model, return an AttentionResult,
         with the LayerTrace of each of trace_layers (0-indexed) in its traces. ablate: (layer, head)
         pairs, 0-indexed, zero-ablated in the forward pass (encoder_layer). variant: a
         core.cost.variants.Variant every head uses instead of full attention ([CLS] and [SEP] bound as its
-        global tokens); its traces hold no scores. Text longer than the model's maximum is cut
+        global tokens); its traces hold no scores. patch: a Patch (its arrays as long as the tokens).
+        Text longer than the model's maximum is cut
         (truncated=True). TextError when the text (or a non-empty text_pair) is empty, only spaces,
         only characters the tokenizer drops, or invalid Unicode."""
         trace_layers = set(trace_layers)
@@ -317,7 +333,7 @@ class BertNumpy:
         if variant is not None:
             variant = variant.with_globals(enc.special_tokens_mask)
         hidden, attentions, steps = self.forward(
-            enc.ids, enc.type_ids, trace_layers=trace_layers, ablate=ablate, variant=variant
+            enc.ids, enc.type_ids, trace_layers=trace_layers, ablate=ablate, variant=variant, patch=patch
         )
         done = time.perf_counter()
         tokens = tuple(enc.tokens)
@@ -337,6 +353,7 @@ class BertNumpy:
                 "forward_ms": 1e3 * (done - tokenized),
                 "ablated": sorted(ablate),
                 "variant": None if variant is None else variant.name,
+                "patched": Patch().summary() if patch is None else patch.summary(),
             },
         )
 

@@ -19,7 +19,7 @@ import numpy as np
 from core.lesson.attention import softmax
 from core.models.bert import TextError, check_text
 from core.models.errors import ModelFilesError
-from core.models.interventions import check_heads
+from core.models.interventions import Patch, check_heads
 from core.models.result import AttentionResult, result_from_encoding
 
 __all__ = ["DecoderNumpy", "Forward", "Generation", "GenerationStep", "load_tokenizer"]
@@ -80,7 +80,7 @@ def load_tokenizer(model_dir: Path, max_length: int):
 class DecoderNumpy:
     """A decoder in NumPy: run(text) -> AttentionResult, next_tokens, generate. A subclass sets name,
     tokenizer, n_layers, n_heads, max_tokens, vocab_size and `unembedding` (V, D), and defines
-    forward(input_ids, *, past=None, trace_layers=(), ablate=()) -> Forward."""
+    forward(input_ids, *, past=None, trace_layers=(), ablate=(), patch=None) -> Forward."""
 
     engine = "numpy"
 
@@ -94,12 +94,12 @@ class DecoderNumpy:
         if not np.issubdtype(ids.dtype, np.integer) or ids.min() < 0 or ids.max() >= self.vocab_size:
             raise ValueError(f"input_ids must be integers that lie in [0, {self.vocab_size})")
 
-    def hidden_states(self, input_ids, token_type_ids=None, *, ablate=()) -> np.ndarray:
+    def hidden_states(self, input_ids, token_type_ids=None, *, ablate=(), patch=None) -> np.ndarray:
         """(L + 1, T, D) for token ids as they are (no tokenizer), the last after ln_f: leave-one-out
         drops ids. token_type_ids is accepted for the encoders' signature and must be all zeros."""
         if token_type_ids is not None and np.any(token_type_ids):
             raise ValueError("a decoder reads one text: it has no second segment")
-        return self.forward(input_ids, ablate=ablate).hidden_states
+        return self.forward(input_ids, ablate=ablate, patch=patch).hidden_states
 
     def final_normed(self, x: np.ndarray) -> np.ndarray:
         """The model's final norm on x (..., D), what the unembedding reads (each family its own)."""
@@ -129,14 +129,15 @@ class DecoderNumpy:
         with self._lock:
             return self.tokenizer.decode([int(token_id)], skip_special_tokens=False)
 
-    def run(self, text: str, *, ablate=()) -> AttentionResult:
+    def run(self, text: str, *, ablate=(), patch=None) -> AttentionResult:
         """Tokenize, run, and return an AttentionResult (causal: exact zeros above the diagonal) with
-        the last position's next-token logits. Text past the context is cut (truncated=True)."""
+        the last position's next-token logits. Text past the context is cut (truncated=True). ablate,
+        patch: as forward's (core/models/interventions.py)."""
         ablate = check_heads(ablate, self.n_layers, self.n_heads)
         start = time.perf_counter()
         enc = self.encode(text)
         tokenized = time.perf_counter()
-        out = self.forward(enc.ids, ablate=ablate)
+        out = self.forward(enc.ids, ablate=ablate, patch=patch)
         done = time.perf_counter()
         return result_from_encoding(
             enc,
@@ -151,6 +152,7 @@ class DecoderNumpy:
                 "tokenize_ms": 1e3 * (tokenized - start),
                 "forward_ms": 1e3 * (done - tokenized),
                 "ablated": sorted(ablate),
+                "patched": Patch().summary() if patch is None else patch.summary(),
             },
             next_token_logits=self.unembed(out.hidden_states[-1, -1]),
         )

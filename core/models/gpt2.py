@@ -37,7 +37,7 @@ H heads, d_k = D / H, V vocabulary, L blocks.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -51,7 +51,7 @@ from core.models.decoder import DecoderNumpy, Forward, Generation, GenerationSte
 from core.models.errors import ModelFilesError
 from core.models.gpt2_config import GPT2Config, check_gpt2_config
 from core.models.gpt2_weights import read_block_weights
-from core.models.interventions import check_heads
+from core.models.interventions import check_heads, check_patch
 
 __all__ = [
     "ENGINE_NAME",
@@ -94,6 +94,7 @@ def decoder_block(
     *,
     past: tuple[np.ndarray, np.ndarray] | None = None,
     ablate_heads: Iterable[int] = (),
+    patch_heads: Mapping[int, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """One GPT-2 block on x (T, D), the input of T new positions, step by step; past: the (key,
     value) (H, P, d_k) of P earlier positions (a KV cache), or None. Returns every intermediate by
@@ -115,8 +116,10 @@ def decoder_block(
     steps = attention_steps(query, key, value, mask, scale=config.scale_attn_weights)  # probs (H, T, S)
     # 7) merge the heads (an ablated head contributes zeros), W^O, and the residual: no LayerNorm
     context = steps["context"]  # (H, T, d_k)
-    if ablate_heads := sorted(set(ablate_heads)):
+    if (ablate_heads := sorted(set(ablate_heads))) or patch_heads:
         context = context.copy()
+        for head, value in (patch_heads or {}).items():
+            context[head] = value  # (T, d_k): another run's, patched in (patch_heads)
         context[ablate_heads] = 0.0
     concat = merge_heads(context)  # (T, D)
     output = linear(concat, w.w_o, w.b_o)  # (T, D)
@@ -173,27 +176,36 @@ class GPT2Numpy(DecoderNumpy):
         """1) token + position embeddings of ids (T,) at positions start .. start + T - 1: (T, D)."""
         return self.token_embeddings[ids] + self.position_embeddings[start : start + len(ids)]
 
-    def forward(self, input_ids, *, past=None, trace_layers: Iterable[int] = (), ablate=()) -> Forward:
+    def forward(self, input_ids, *, past=None, trace_layers=(), ablate=(), patch=None) -> Forward:
         """Token ids (T,) through every block, after the P positions cached in `past` (a Forward's
-        cache, or None). ablate: (layer, head) pairs, 0-indexed, whose weighted sum is zeroed."""
+        cache, or None). ablate: (layer, head) pairs, 0-indexed, whose weighted sum is zeroed; patch:
+        a core.models.interventions.Patch, its arrays as long as the new positions."""
         ids, n_past = np.asarray(input_ids), 0 if past is None else past[0][0].shape[1]
         self.check_ids(ids, n_past)
         x = self.embed(ids, start=n_past)
-        return self.layers_from(0, x, past=past, trace_layers=trace_layers, ablate=ablate)
+        return self.layers_from(0, x, past=past, trace_layers=trace_layers, ablate=ablate, patch=patch)
 
     def final_normed(self, x: np.ndarray) -> np.ndarray:
         """The final LayerNorm (ln_f) on x (..., D): what the unembedding reads."""
         return layer_norm(x, self.lnf_gamma, self.lnf_beta, self.config.layer_norm_epsilon)
 
-    def layers_from(self, first: int, x: np.ndarray, *, past=None, trace_layers=(), ablate=()) -> Forward:
+    def layers_from(self, first: int, x: np.ndarray, *, past=None, trace_layers=(), ablate=(), patch=None):
         """Blocks first..L-1 on x (T, D), the input of block `first` (hidden_states[first] of an
-        earlier pass: a head ablated in block l changes nothing before it, so a sweep restarts here)."""
+        earlier pass: a head ablated or patched in block l changes nothing before it, so a sweep
+        restarts here). A patched input is what hidden_states holds for its block."""
         ablate, trace_layers = check_heads(ablate, self.n_layers, self.n_heads), set(trace_layers)
+        shapes = (len(x), self.head_size, self.width)
+        patch = check_patch(patch, self.n_layers, self.n_heads, shapes, first)  # read in this loop
         hidden, attentions, cache, steps = [x], [], [], {}
         for i in range(first, self.n_layers):
             cut = [head for layer, head in ablate if layer == i]
+            given = None if patch is None else patch.heads_of(i)
+            if patch is not None:
+                hidden[-1] = patch.residual.get(i, hidden[-1])  # (T, D): the input block i reads
             layer_past = None if past is None else past[i]
-            block = decoder_block(hidden[-1], self.layers[i], self.config, past=layer_past, ablate_heads=cut)
+            block = decoder_block(
+                hidden[-1], self.layers[i], self.config, past=layer_past, ablate_heads=cut, patch_heads=given
+            )
             hidden.append(block["layer_output"])
             attentions.append(block["probs"])
             cache.append((block["key"], block["value"]))

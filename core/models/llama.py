@@ -41,7 +41,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -54,7 +54,7 @@ from core.models import registry
 from core.models.bfloat16 import from_bfloat16, to_bfloat16
 from core.models.checkpoint import read_safetensors, take_tensor
 from core.models.decoder import DecoderNumpy, Forward, load_tokenizer
-from core.models.interventions import check_heads
+from core.models.interventions import check_heads, check_patch
 from core.models.llama_config import LlamaConfig
 from core.models.llama_weights import read_block_weights
 
@@ -74,6 +74,7 @@ def llama_block(
     *,
     past: tuple[np.ndarray, np.ndarray] | None = None,
     ablate_heads: Iterable[int] = (),
+    patch_heads: Mapping[int, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """One Llama block on x (T, D), the input of T new positions, step by step. rope: the (cos, sin)
     tables (T, d_head) of the new positions; past: the (key, value) (H_kv, P, d_head) of P earlier
@@ -99,8 +100,10 @@ def llama_block(
     steps = attention_steps(query, shared_key, shared_value, mask)  # probs (H, T, S)
     # 7) merge the heads (an ablated head contributes zeros), W^O, and the residual
     context = steps["context"]  # (H, T, d_head)
-    if ablate_heads := sorted(set(ablate_heads)):
+    if (ablate_heads := sorted(set(ablate_heads))) or patch_heads:
         context = context.copy()
+        for head, value in (patch_heads or {}).items():
+            context[head] = value  # (T, d_k): another run's, patched in (patch_heads)
         context[ablate_heads] = 0.0
     concat = merge_heads(context)  # (T, H d_head)
     output = linear(concat, w.w_o)  # (T, D)
@@ -188,13 +191,14 @@ class LlamaNumpy(DecoderNumpy):
         """RoPE's (cos, sin) tables (n, d_head) for positions start .. start + n - 1."""
         return rope_tables(np.arange(start, start + n), self.config.head_dim, self.config.rope_theta)
 
-    def forward(self, input_ids, *, past=None, trace_layers: Iterable[int] = (), ablate=()) -> Forward:
+    def forward(self, input_ids, *, past=None, trace_layers=(), ablate=(), patch=None) -> Forward:
         """Token ids (T,) through every block, after the P positions cached in `past` (a Forward's
-        cache, or None). ablate: (layer, head) pairs, 0-indexed, whose weighted sum is zeroed."""
+        cache, or None). ablate: (layer, head) pairs, 0-indexed, whose weighted sum is zeroed; patch:
+        a core.models.interventions.Patch, its arrays as long as the new positions."""
         ids, n_past = np.asarray(input_ids), 0 if past is None else past[0][0].shape[1]
         self.check_ids(ids, n_past)
         x = self.embed(ids)
-        return self.layers_from(0, x, past=past, trace_layers=trace_layers, ablate=ablate)
+        return self.layers_from(0, x, past=past, trace_layers=trace_layers, ablate=ablate, patch=patch)
 
     def final_normed(self, x: np.ndarray) -> np.ndarray:
         """The final RMSNorm on x (..., D): what the unembedding reads."""
@@ -209,19 +213,31 @@ class LlamaNumpy(DecoderNumpy):
             slices = np.array_split(self.unembedding, 8)
             return np.concatenate([final_hidden @ from_bfloat16(rows).T for rows in slices], axis=-1)
 
-    def layers_from(self, first: int, x: np.ndarray, *, past=None, trace_layers=(), ablate=()) -> Forward:
+    def layers_from(self, first: int, x: np.ndarray, *, past=None, trace_layers=(), ablate=(), patch=None):
         """Blocks first..L-1 on x (T, D), the input of block `first` (hidden_states[first] of an
-        earlier pass: a head ablated in block l changes nothing before it, so a sweep restarts here).
+        earlier pass: a head ablated or patched in block l changes nothing before it, so a sweep
+        restarts here). A patched input is what hidden_states holds for its block.
         x's positions follow the P cached in `past`: RoPE turns them by positions P .. P + T - 1."""
         ablate, trace_layers = check_heads(ablate, self.n_layers, self.n_heads), set(trace_layers)
+        shapes = (len(x), self.head_size, self.width)
+        patch = check_patch(patch, self.n_layers, self.n_heads, shapes, first)  # read in this loop
         rope = self.rope(0 if past is None else past[0][0].shape[1], x.shape[0])
         hidden, attentions, cache, steps = [x], [], [], {}
         with self._passes:
             for i in range(first, self.n_layers):
                 cut = [head for layer, head in ablate if layer == i]
-                layer_past = None if past is None else past[i]
+                given = None if patch is None else patch.heads_of(i)
+                if patch is not None:
+                    hidden[-1] = patch.residual.get(i, hidden[-1])  # (T, D): the input block i reads
+                layer_past, weights = None if past is None else past[i], self.block_weights(i)
                 block = llama_block(
-                    hidden[-1], self.block_weights(i), self.config, rope, past=layer_past, ablate_heads=cut
+                    hidden[-1],
+                    weights,
+                    self.config,
+                    rope,
+                    past=layer_past,
+                    ablate_heads=cut,
+                    patch_heads=given,
                 )
                 hidden.append(block["layer_output"])
                 attentions.append(block["probs"])

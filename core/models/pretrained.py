@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from core.models.errors import ModelError, ModelFilesError
-from core.models.interventions import check_heads
+from core.models.interventions import Patch, check_heads, check_patch
 from core.models.registry import ModelSpec, load_choice, read_config
 from core.models.result import AttentionResult, result_from_encoding
 
@@ -41,8 +41,10 @@ __all__ = [
     "PretrainedModel",
     "check_encoder_config",
     "check_head_count",
+    "head_hooks",
     "load_pretrained",
     "output_arrays",
+    "residual_hook",
 ]
 
 ENGINE_NAME = "torch"
@@ -141,12 +143,15 @@ class PretrainedModel:
             )
         _check_finite(np.stack([a[0].float().numpy() for a in attentions]), self.name)
 
-    def _forward(self, encoding: Any, ablate: frozenset[tuple[int, int]] = frozenset()) -> Any:
-        return self._forward_ids(encoding.ids, encoding.type_ids, ablate)
+    def _forward(self, encoding: Any, ablate: frozenset[tuple[int, int]] = frozenset(), patch=None) -> Any:
+        return self._forward_ids(encoding.ids, encoding.type_ids, ablate, patch)
 
-    def _forward_ids(self, ids: Any, type_ids: Any, ablate: frozenset[tuple[int, int]] = frozenset()) -> Any:
-        """The model on one input; `ablate`'s heads zeroed by a pre-hook on each changed layer's W^O,
-        there only for this call (the caller holds the lock)."""
+    def _forward_ids(
+        self, ids: Any, type_ids: Any, ablate: frozenset = frozenset(), patch: Patch | None = None, keep=None
+    ) -> Any:
+        """The model on one input; `ablate`'s heads zeroed and `patch`'s heads replaced by a pre-hook on
+        each changed layer's W^O, `patch`'s residuals by a pre-hook on their layers, there only for this
+        call (the caller holds the lock). keep: a list to append each layer's W^O input to."""
         import torch
 
         ids = torch.tensor([list(ids)], dtype=torch.long)  # (1, T)
@@ -155,32 +160,25 @@ class PretrainedModel:
             inputs["token_type_ids"] = torch.tensor([list(type_ids)], dtype=torch.long)
         hooks = []
         try:
-            for layer in sorted({changed for changed, _ in ablate}):
-                heads = [head for changed, head in ablate if changed == layer]
-                hooks.append(self._ablation_hook(layer, heads))
+            hooks += head_hooks(self._projection, self.n_layers, self.n_heads, ablate, patch, keep)
+            for layer, value in (patch.residual if patch else {}).items():  # DistilBERT: transformer.layer
+                blocks = (getattr(self.model, "encoder", None) or self.model.transformer).layer
+                hooks.append(residual_hook(blocks[layer], value))
             with torch.inference_mode():
                 return self.model(**inputs, output_attentions=True, output_hidden_states=True)
         finally:
             for hook in hooks:
                 hook.remove()
 
-    def _ablation_hook(self, layer: int, heads: list[int]) -> Any:
-        """Zero heads' d_k columns of the attention's weighted sum where it enters W^O (the input of
-        the output projection: BertSelfOutput.dense, DistilBERT's out_lin)."""
+    def _projection(self, layer: int) -> Any:
+        """Layer `layer`'s W^O (BertSelfOutput.dense, DistilBERT's out_lin), whose input is the heads'
+        weighted sums side by side: where a head is ablated, patched or read."""
         modules = _attention_linears(self.model, layer)
         if modules is None:
             raise ModelError(
-                f"{self.name}'s attention is not laid out like BERT's: its heads cannot be ablated"
+                f"{self.name}'s attention is not laid out like BERT's: its heads cannot be ablated or patched"
             )
-        d_k = modules[3].in_features // self.n_heads
-
-        def zero_heads(_module: Any, args: tuple) -> tuple:
-            context = args[0].clone()  # (1, T, H·d_k)
-            for head in heads:
-                context[..., head * d_k : (head + 1) * d_k] = 0.0
-            return (context, *args[1:])
-
-        return modules[3].register_forward_pre_hook(zero_heads)
+        return modules[3]
 
     def encode(self, text: str, text_pair: str | None = None) -> Any:
         """Tokenize only (under the lock, cut to max_tokens as run() cuts): the tokenizers Encoding,
@@ -188,19 +186,21 @@ class PretrainedModel:
         with self._lock:
             return self._backend.encode(text, text_pair) if text_pair else self._backend.encode(text)
 
-    def run(self, text: str, text_pair: str | None = None, *, ablate=()) -> AttentionResult:
+    def run(self, text: str, text_pair: str | None = None, *, ablate=(), patch=None) -> AttentionResult:
         """Tokenize (cut to the model's maximum length), run the forward pass, return float32 arrays.
-        ablate: (layer, head) pairs, 0-indexed, zero-ablated before W^O (as core.models.bert does)."""
+        ablate: (layer, head) pairs, 0-indexed, zero-ablated before W^O (as core.models.bert does);
+        patch: a core.models.interventions.Patch, read as core.models.bert reads it."""
         ablate = check_heads(ablate, self.n_layers, self.n_heads)
         start = time.perf_counter()
+        encoding = self.encode(text, text_pair)
+        patch = self._check_patch(patch, len(encoding.ids))
         with self._lock:
-            encoding = self._backend.encode(text, text_pair) if text_pair else self._backend.encode(text)
-            out = self._forward(encoding, ablate)
+            out = self._forward(encoding, ablate, patch)
         attentions, hidden = output_arrays(out, self.name)
         return result_from_encoding(
             encoding,
             attentions,
-            hidden,
+            with_patched_inputs(hidden, patch),
             model=self.name,
             engine=ENGINE_NAME,
             max_tokens=self.max_tokens,
@@ -208,13 +208,31 @@ class PretrainedModel:
             meta={"seconds": time.perf_counter() - start, "ablated": sorted(ablate)},
         )
 
-    def hidden_states(self, input_ids: Any, token_type_ids: Any = None, *, ablate=()) -> np.ndarray:
-        """(L + 1, T, D) float32 for token ids as they are (no tokenizer): leave-one-out drops ids."""
+    def _check_patch(self, patch: Patch | None, n_tokens: int) -> Patch | None:
+        if patch is None:
+            return None
+        d_k = self._projection(0).in_features // self.n_heads  # one head's width, from W^O's input
+        return check_patch(patch, self.n_layers, self.n_heads, (n_tokens, d_k, self.model.config.hidden_size))
+
+    def hidden_states(self, input_ids, token_type_ids=None, *, ablate=(), patch=None) -> np.ndarray:
+        """(L + 1, T, D) float32 for token ids as they are (no tokenizer): leave-one-out drops ids.
+        patch: a core.models.interventions.Patch; a patched layer input is what hidden_states holds."""
         ablate = check_heads(ablate, self.n_layers, self.n_heads)
+        patch = self._check_patch(patch, len(input_ids))
         type_ids = [0] * len(input_ids) if token_type_ids is None else token_type_ids
         with self._lock:
-            out = self._forward_ids(input_ids, type_ids, ablate)
-        return np.stack([h[0].float().numpy() for h in out.hidden_states]).astype(np.float32, copy=False)
+            out = self._forward_ids(input_ids, type_ids, ablate, patch)
+        hidden = np.stack([h[0].float().numpy() for h in out.hidden_states]).astype(np.float32, copy=False)
+        return with_patched_inputs(hidden, patch)
+
+    def contexts(self, input_ids: Any, token_type_ids: Any = None) -> np.ndarray:
+        """(L, H, T, d_k) float32: every head's weighted sum (the input of W^O, split into heads), what
+        a head patch is made of."""
+        type_ids = [0] * len(input_ids) if token_type_ids is None else token_type_ids
+        kept: list = []
+        with self._lock:
+            self._forward_ids(input_ids, type_ids, keep=kept)
+        return split_contexts(kept, self.n_heads)
 
     def layer_weights(self, layer: int) -> SimpleNamespace:
         """Layer `layer`'s (0-indexed) attention weights as x @ W (float32 NumPy copies): w_q, b_q,
@@ -235,6 +253,64 @@ class PretrainedModel:
             arrays[f"w_{ours}"] = np.ascontiguousarray(linear.weight.detach().float().numpy().T)
             arrays[f"b_{ours}"] = linear.bias.detach().float().numpy().copy()
         return SimpleNamespace(**arrays, n_heads=self.n_heads, d_k=arrays["w_q"].shape[1] // self.n_heads)
+
+
+def head_hooks(projection, n_layers: int, n_heads: int, ablate, patch: Patch | None, keep=None) -> list:
+    """Forward pre-hooks on each changed layer's W^O (projection(layer) gives the module): the input's
+    d_k columns of a patched head replaced by the patch, then an ablated head's zeroed; keep: a list
+    each layer's input is appended to (all layers). The handles, for the caller to remove."""
+    import torch
+
+    hooks = []
+    for layer in range(n_layers):
+        zero = [head for at, head in ablate if at == layer]
+        given = {} if patch is None else patch.heads_of(layer)
+        if not (zero or given or keep is not None):
+            continue
+
+        def change(_module: Any, args: tuple, zero=zero, given=given) -> tuple:
+            context = args[0].clone()  # (1, T, H·d_k): the heads side by side, before W^O
+            d_k = context.shape[-1] // n_heads
+            if keep is not None:
+                keep.append(context[0].float().numpy().copy())
+            for head, value in given.items():
+                context[..., head * d_k : (head + 1) * d_k] = torch.from_numpy(value).to(context.dtype)
+            for head in zero:
+                context[..., head * d_k : (head + 1) * d_k] = 0.0
+            return (context, *args[1:])
+
+        hooks.append(projection(layer).register_forward_pre_hook(change))
+    return hooks
+
+
+def residual_hook(block: Any, value: np.ndarray) -> Any:
+    """A forward pre-hook on a layer module whose input hidden state becomes `value` (T, D)."""
+    import torch
+
+    def replace(_module: Any, args: tuple, kwargs: dict) -> tuple:
+        given = torch.from_numpy(value)[None]  # (1, T, D)
+        if args:
+            return (given.to(args[0].dtype), *args[1:]), kwargs
+        return args, {**kwargs, "hidden_states": given.to(kwargs["hidden_states"].dtype)}
+
+    return block.register_forward_pre_hook(replace, with_kwargs=True)
+
+
+def with_patched_inputs(hidden: np.ndarray, patch: Patch | None) -> np.ndarray:
+    """transformers records hidden_states[l] as layer l - 1's output: where the input of layer l was
+    patched, put what layer l read instead, as the NumPy engines report it."""
+    if patch is not None and patch.residual:
+        hidden = hidden.copy()
+        for layer, value in patch.residual.items():
+            hidden[layer] = value
+    return hidden
+
+
+def split_contexts(kept: list[np.ndarray], n_heads: int) -> np.ndarray:
+    """Each layer's W^O input (T, H·d_k) -> (L, H, T, d_k) float32."""
+    stacked = np.stack(kept).astype(np.float32, copy=False)  # (L, T, H·d_k)
+    n_layers, n_tokens, width = stacked.shape
+    return stacked.reshape(n_layers, n_tokens, n_heads, width // n_heads).transpose(0, 2, 1, 3).copy()
 
 
 def _attention_linears(model: Any, layer: int) -> tuple[Any, Any, Any, Any] | None:

@@ -6,7 +6,8 @@ It loads as the encoder reference does (core/models/pretrained.py, whose docstri
 choice): eager attention (so the weights are returned), safetensors only, no code from the model
 repository, float32. Ablation zeroes a head's d_k inputs of the attention's output projection
 (GPT-2's c_proj, a Conv1D computing x @ W + b; a Llama's o_proj) with a forward pre-hook that lives
-for one call, the same cut the NumPy engine makes before W^O.
+for one call, the same cut the NumPy engine makes before W^O; a head patch replaces them there, a
+residual patch replaces a block's input with a pre-hook on the block (core/models/pretrained.py's hooks).
 
 torch and transformers are imported inside the functions, so `import core` stays torch-free.
 """
@@ -22,8 +23,14 @@ import numpy as np
 
 from core.models.bert import TextError, check_text
 from core.models.errors import ModelFilesError
-from core.models.interventions import check_heads
-from core.models.pretrained import output_arrays
+from core.models.interventions import Patch, check_heads, check_patch
+from core.models.pretrained import (
+    head_hooks,
+    output_arrays,
+    residual_hook,
+    split_contexts,
+    with_patched_inputs,
+)
 from core.models.result import AttentionResult, result_from_encoding
 
 __all__ = ["ENGINE_NAME", "PretrainedDecoder", "load_from_dir"]
@@ -50,9 +57,10 @@ class PretrainedDecoder:
         self._backend.enable_truncation(self.max_tokens)
         self._lock = threading.Lock()  # fast tokenizers are not thread-safe; Streamlit sessions are threads
 
-    def run(self, text: str, *, ablate=()) -> AttentionResult:
+    def run(self, text: str, *, ablate=(), patch=None) -> AttentionResult:
         """Tokenize (cut to the context), run the model, return float32 arrays and the last
-        position's logits. ablate: (layer, head) pairs, 0-indexed."""
+        position's logits. ablate: (layer, head) pairs, 0-indexed; patch: a Patch
+        (core/models/interventions.py)."""
         ablate = check_heads(ablate, self.n_layers, self.n_heads)
         text = check_text(text, "the text")  # the NumPy engine's checks and messages
         start = time.perf_counter()
@@ -60,12 +68,13 @@ class PretrainedDecoder:
             encoding = self._backend.encode(text)
         if not encoding.ids:
             raise TextError("the text has no tokens")
-        out = self._forward_ids(encoding.ids, ablate)
+        patch = self._check_patch(patch, len(encoding.ids))
+        out = self._forward_ids(encoding.ids, ablate, patch)
         attentions, hidden = output_arrays(out, self.name)
         return result_from_encoding(
             encoding,
             attentions,
-            hidden,
+            with_patched_inputs(hidden, patch),
             model=self.name,
             engine=ENGINE_NAME,
             max_tokens=self.max_tokens,
@@ -74,16 +83,16 @@ class PretrainedDecoder:
             next_token_logits=out.logits[0, -1].float().numpy(),
         )
 
-    def _forward_ids(self, ids: Any, ablate: frozenset[tuple[int, int]] = frozenset()) -> Any:
-        """The model on token ids with `ablate` switched off (checked by the caller), under the
-        lock: the one-call pre-hooks must not reach another thread's forward pass."""
+    def _forward_ids(self, ids: Any, ablate: frozenset = frozenset(), patch: Patch | None = None, keep=None):
+        """The model on token ids with `ablate` switched off and `patch` patched in (both checked by
+        the caller), under the lock: the one-call pre-hooks must not reach another thread's forward
+        pass. keep: a list to append each block's W^O input to."""
         import torch
 
         with self._lock:
-            cut_layers = sorted({layer for layer, _ in ablate})
-            hooks = [
-                self._ablation_hook(i, [head for layer, head in ablate if layer == i]) for i in cut_layers
-            ]
+            hooks = head_hooks(self._projection, self.n_layers, self.n_heads, ablate, patch, keep)
+            for layer, value in (patch.residual if patch else {}).items():
+                hooks.append(residual_hook(self._blocks()[layer], value))
             try:
                 with torch.inference_mode():
                     return self.model(
@@ -93,13 +102,31 @@ class PretrainedDecoder:
                 for hook in hooks:
                     hook.remove()
 
-    def hidden_states(self, input_ids: Any, token_type_ids: Any = None, *, ablate=()) -> np.ndarray:
+    def _check_patch(self, patch: Patch | None, n_tokens: int) -> Patch | None:
+        config = self.model.config
+        d_k = (
+            getattr(config, "head_dim", None) or config.hidden_size // self.n_heads
+        )  # GPT-2: n_embd / n_head
+        return check_patch(patch, self.n_layers, self.n_heads, (n_tokens, d_k, config.hidden_size))
+
+    def hidden_states(
+        self, input_ids: Any, token_type_ids: Any = None, *, ablate=(), patch=None
+    ) -> np.ndarray:
         """(L + 1, T, D) float32 for token ids as they are (leave-one-out drops ids), the last after
         ln_f as transformers gives it. token_type_ids must be absent or all zeros (one text)."""
         if token_type_ids is not None and np.any(token_type_ids):
             raise ValueError("a decoder reads one text: it has no second segment")
         ablate = check_heads(ablate, self.n_layers, self.n_heads)
-        return output_arrays(self._forward_ids(input_ids, ablate), self.name)[1]
+        patch = self._check_patch(patch, len(input_ids))
+        hidden = output_arrays(self._forward_ids(input_ids, ablate, patch), self.name)[1]
+        return with_patched_inputs(hidden, patch)
+
+    def contexts(self, input_ids: Any, token_type_ids: Any = None) -> np.ndarray:
+        """(L, H, T, d_k) float32: every head's weighted sum (the input of W^O, split into heads), what
+        a head patch is made of."""
+        kept: list = []
+        self._forward_ids(input_ids, keep=kept)
+        return split_contexts(kept, self.n_heads)
 
     def decode(self, token_id: int) -> str:
         """One token as text (" Paris" for "ĠParis"), as the NumPy engine decodes it."""
@@ -111,21 +138,15 @@ class PretrainedDecoder:
         weight = self.model.lm_head.weight.detach().numpy()  # (V, D): logits = h W_E^T
         return np.asarray(final_hidden, dtype=np.float32) @ weight.T
 
-    def _ablation_hook(self, layer: int, heads: list[int]) -> Any:
+    def _projection(self, layer: int) -> Any:
+        """Block `layer`'s W^O (GPT-2's c_proj, a Llama's o_proj): where heads are ablated, patched, read."""
         if self.model.config.model_type == "gpt2":
-            projection = self.model.transformer.h[layer].attn.c_proj
-            d_k = self.model.config.n_embd // self.n_heads
-        else:  # a Llama
-            projection = self.model.model.layers[layer].self_attn.o_proj
-            d_k = self.model.config.head_dim
+            return self.model.transformer.h[layer].attn.c_proj
+        return self.model.model.layers[layer].self_attn.o_proj
 
-        def zero_heads(_module: Any, args: tuple) -> tuple:
-            context = args[0].clone()  # (1, T, H·d_k): the heads side by side, before W^O
-            for head in heads:
-                context[..., head * d_k : (head + 1) * d_k] = 0.0
-            return (context, *args[1:])
-
-        return projection.register_forward_pre_hook(zero_heads)
+    def _blocks(self) -> Any:
+        """The blocks, whose input a residual patch replaces."""
+        return self.model.transformer.h if self.model.config.model_type == "gpt2" else self.model.model.layers
 
 
 def load_from_dir(model_dir: Path, *, name: str) -> PretrainedDecoder:
