@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.presenter import _PRESENTER_CSS, twin_rule
 from dashboard.views.explore.widgets import _HIDE_STEP_TWINS
+from dashboard.views.learn.translator_steps import _BIG_TABLE
 from dashboard.views.learn.widgets import _HIDE_TWINS, _SCROLL
 from tests.deadline import APPTEST_DEADLINE
 from tests.e2e.test_injection import PAYLOADS
@@ -21,7 +22,7 @@ from tests.e2e.test_injection import PAYLOADS
 ROOT = Path(__file__).resolve().parents[2]
 # twin_rule's prefixes are constants of the pages' code (presenter.prev_next_ui's callers)
 _HIDE_GENERATE_TWINS, _HIDE_TRAIN_TWINS = twin_rule("explore_gen"), twin_rule("train")
-FIXED = (_PRESENTER_CSS, _HIDE_TWINS, _HIDE_STEP_TWINS, _HIDE_GENERATE_TWINS, _HIDE_TRAIN_TWINS)
+FIXED = (_PRESENTER_CSS, _HIDE_TWINS, _HIDE_STEP_TWINS, _HIDE_GENERATE_TWINS, _HIDE_TRAIN_TWINS, _BIG_TABLE)
 ANCHORS = {f"step-{n}" for n in range(1, 8)} | {"multi-head"}
 # _SCROLL with its two fields open: anything else in a body is not ours
 SCROLL_RE = re.compile(
@@ -81,6 +82,12 @@ def test_fixed_html_carries_no_user_text(name):
     generate.run()
     assert not generate.exception
     assert _HIDE_GENERATE_TWINS.strip() in assert_fixed(generate)
+    # the translator's check on learn, its table enlarged for a projector
+    check = AppTest.from_string(script("learn"), default_timeout=APPTEST_DEADLINE)
+    check.query_params.update({"present": "1", "model": "translator", "step": "check", "text": payload})
+    check.run()
+    assert not check.exception
+    assert _BIG_TABLE.strip() in assert_fixed(check)
     train = AppTest.from_string(script("train"), default_timeout=APPTEST_DEADLINE)
     train.query_params.update({"present": "1", "step": payload, "seed": payload, "run": payload})
     train.run()

@@ -400,7 +400,10 @@ COUNT_RUNS_JS = """() => {
     if (app.getAttribute("data-test-script-state") === "running") window.__runs += 1;
   }).observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
 }"""
-HEARD_WINDOW_MS = 20_000  # a heard key starts a run within this, even on a loaded machine
+# A heard key starts a run within this, even on a loaded machine. 20 s was too short: at load 6-9 a
+# heard PageDown started its run later, was pressed again, and the lesson stepped twice (S8A's
+# test_presenter waited 900 s for the skipped step). A lost key costs this long once; a late one no harm.
+HEARD_WINDOW_MS = 120_000
 PRESS_TRIES = 3
 
 
@@ -427,6 +430,9 @@ def press(
         page.evaluate(COUNT_RUNS_JS)
         (on if on is not None else page.keyboard).press(key)
         if not retry or _heard(page):
+            break
+        wait_listening(page, timeout_ms)
+        if page.evaluate("() => window.__runs > 0"):  # it started while we gave up: heard after all
             break
     return effect()
 

@@ -252,6 +252,7 @@ ESCAPED_SINKS: dict[str, str] = {
     "dashboard/presenter.py: st.html(_PRESENTER_CSS)": _FIXED_HTML_PROOF,
     "dashboard/views/explore/widgets.py: st.html(_HIDE_STEP_TWINS)": _FIXED_HTML_PROOF,
     "dashboard/views/learn/widgets.py: st.html(_HIDE_TWINS)": _FIXED_HTML_PROOF,
+    "dashboard/views/learn/translator_steps.py: st.html(_BIG_TABLE)": _FIXED_HTML_PROOF,
     "dashboard/presenter.py: st.html(twin_rule(prefix))": _FIXED_HTML_PROOF,
     "dashboard/views/learn/widgets.py: st.html(_SCROLL.format(run=int(run), anchor=anchor), "
     "unsafe_allow_javascript=True)": _FIXED_HTML_PROOF,
