@@ -106,6 +106,37 @@ def probe_labels(letters: Sequence[str]) -> list[str]:
     return [escape_label(letter) for letter in letters]
 
 
+def add_head_maps(
+    fig: go.Figure, maps: np.ndarray, hover: np.ndarray, where: str, font: int, gap: int = 0
+) -> None:
+    """One small heat map per head of `maps` (L, H, R, C) in fig's L x H grid of subplots, 0 to 1 on
+    one colour scale whose bar the first map carries. hover (R, C, 2): each cell's row and column
+    words, which `where` (hover lines reading %{customdata[0]} and [1]) names."""
+    n_layers, n_heads, n_rows, n_cols = maps.shape
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            fig.add_heatmap(
+                z=np.asarray(maps[layer, head], dtype=np.float32),
+                x=list(range(n_cols)),
+                y=list(range(n_rows)),
+                zmin=0.0,
+                zmax=1.0,
+                colorscale=SEQUENTIAL,
+                showscale=layer == 0 and head == 0,
+                colorbar={
+                    "title": {"text": "weight", "font": _text(font)},
+                    "tickfont": _text(font),
+                    "len": 0.8,
+                },
+                xgap=gap,
+                ygap=gap,
+                customdata=hover,
+                hovertemplate=f"{head_name(layer, head)}<br>{where}<br>weight %{{z:.2f}}<extra></extra>",
+                row=layer + 1,
+                col=head + 1,
+            )
+
+
 def attention_grid(
     attentions: np.ndarray,
     letters: Sequence[str],
@@ -126,27 +157,8 @@ def attention_grid(
         vertical_spacing=0.1 if n_layers > 1 else 0.0,
     )
     labels = probe_labels(letters)
-    for layer in range(n_layers):
-        for head in range(n_heads):
-            fig.add_heatmap(
-                z=np.asarray(attentions[layer, head], dtype=np.float32),
-                x=list(range(n)),
-                y=list(range(n)),
-                zmin=0.0,
-                zmax=1.0,
-                colorscale=SEQUENTIAL,
-                showscale=layer == 0 and head == 0,
-                colorbar={
-                    "title": {"text": "weight", "font": _text(font)},
-                    "tickfont": _text(font),
-                    "len": 0.8,
-                },
-                customdata=np.array([[[labels[i], labels[j]] for j in range(n)] for i in range(n)]),
-                hovertemplate=f"{head_name(layer, head)}<br>from %{{customdata[0]}} (%{{y}})"
-                "<br>to %{customdata[1]} (%{x})<br>weight %{z:.2f}<extra></extra>",
-                row=layer + 1,
-                col=head + 1,
-            )
+    hover = np.array([[[labels[i], labels[j]] for j in range(n)] for i in range(n)])
+    add_head_maps(fig, attentions, hover, "from %{customdata[0]} (%{y})<br>to %{customdata[1]} (%{x})", font)
     every = max(1, round(n / max(8, 14 * 4 / n_heads)))  # a label every few letters when maps are small
     ticks = {"tickvals": list(range(0, n, every)), "ticktext": labels[::every], "tickfont": _text(font - 1)}
     fig.update_xaxes(**ticks, showgrid=False, showticklabels=False, tickangle=0)

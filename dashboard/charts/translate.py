@@ -15,9 +15,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.charts.heatmap import LABEL_COLOR, SEQUENTIAL, cell_outline, escape_label, top_title
+from dashboard.charts.heatmap import LABEL_COLOR, cell_outline, escape_label, top_title
 from dashboard.charts.lines import HEAD_COLOURS
-from dashboard.charts.train import LAYER_DASH, MARKER_COLOUR, head_name
+from dashboard.charts.train import LAYER_DASH, MARKER_COLOUR, add_head_maps, head_name
 
 LOSS_COLOUR, EXACT_COLOUR, MARK_COLOUR = "#111111", "#111111", "#6b6b6b"
 
@@ -163,7 +163,8 @@ def cross_attention_grid(
         horizontal_spacing=0.015 + 0.03 / n_heads,
         vertical_spacing=0.2 / n_layers if n_layers > 1 else 0.0,
     )
-    _maps(fig, probe, rows, cols, font)
+    hover = np.array([[[rows[t], cols[s]] for s in range(n_cols)] for t in range(n_rows)])
+    add_head_maps(fig, probe, hover, "writing %{customdata[0]}<br>reading %{customdata[1]}", font, gap=1)
     _grid_axes(fig, rows, cols, n_layers, axis_titles, font)
     fig.update_annotations(font=_text(font + 1))
     fig.update_layout(
@@ -174,35 +175,6 @@ def cross_attention_grid(
         plot_bgcolor="white",
     )
     return fig
-
-
-def _maps(fig: go.Figure, probe: np.ndarray, rows: list[str], cols: list[str], font: int) -> None:
-    """One heat map per head (L, H, T, R), the first one carrying the shared colour bar."""
-    n_layers, n_heads, n_rows, n_cols = probe.shape
-    hover = np.array([[[rows[t], cols[s]] for s in range(n_cols)] for t in range(n_rows)])
-    for layer in range(n_layers):
-        for head in range(n_heads):
-            fig.add_heatmap(
-                z=np.asarray(probe[layer, head], dtype=np.float32),
-                x=list(range(n_cols)),
-                y=list(range(n_rows)),
-                zmin=0.0,
-                zmax=1.0,
-                colorscale=SEQUENTIAL,
-                showscale=layer == 0 and head == 0,
-                colorbar={
-                    "title": {"text": "weight", "font": _text(font)},
-                    "tickfont": _text(font),
-                    "len": 0.8,
-                },
-                xgap=1,
-                ygap=1,
-                customdata=hover,
-                hovertemplate=f"{head_name(layer, head)}<br>writing %{{customdata[0]}}"
-                "<br>reading %{customdata[1]}<br>weight %{z:.2f}<extra></extra>",
-                row=layer + 1,
-                col=head + 1,
-            )
 
 
 def _grid_axes(
