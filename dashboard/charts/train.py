@@ -27,7 +27,7 @@ def head_name(layer: int, head: int) -> str:
     return f"L{layer + 1} H{head + 1}"
 
 
-def _text(font: int) -> dict:
+def label_font(font: int) -> dict:
     return {"size": font, "color": LABEL_COLOR}
 
 
@@ -84,11 +84,11 @@ def training_curves(
 
 def _curve_axes(fig: go.Figure, total_steps: int, titles: dict[str, str], font: int, height: int) -> None:
     """The shared step axis (the whole run), the three panels' titles and ranges."""
-    fig.update_xaxes(range=[0, max(total_steps, 1)], tickfont=_text(font), showgrid=True)
-    fig.update_xaxes(title={"text": titles["step"], "font": _text(font)}, row=3, col=1)
+    fig.update_xaxes(range=[0, max(total_steps, 1)], tickfont=label_font(font), showgrid=True)
+    fig.update_xaxes(title={"text": titles["step"], "font": label_font(font)}, row=3, col=1)
     for row, key in ((1, "loss"), (2, "previous"), (3, "induction")):
         fig.update_yaxes(
-            title={"text": titles[key], "font": _text(font)}, tickfont=_text(font), row=row, col=1
+            title={"text": titles[key], "font": label_font(font)}, tickfont=label_font(font), row=row, col=1
         )
     fig.update_yaxes(rangemode="tozero", row=1, col=1)
     fig.update_yaxes(range=[0, 1.02], row=2, col=1)
@@ -97,7 +97,7 @@ def _curve_axes(fig: go.Figure, total_steps: int, titles: dict[str, str], font: 
         title=top_title(titles["title"]) | {"font": {"size": font + 3}},
         height=height,
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        legend={"font": _text(font), "tracegroupgap": 2},
+        legend={"font": label_font(font), "tracegroupgap": 2},
         uirevision="train-curves",  # a live redraw keeps the user's zoom
     )
 
@@ -124,8 +124,8 @@ def add_head_maps(
                 colorscale=SEQUENTIAL,
                 showscale=layer == 0 and head == 0,
                 colorbar={
-                    "title": {"text": "weight", "font": _text(font)},
-                    "tickfont": _text(font),
+                    "title": {"text": "weight", "font": label_font(font)},
+                    "tickfont": label_font(font),
                     "len": 0.8,
                 },
                 xgap=gap,
@@ -160,13 +160,17 @@ def attention_grid(
     hover = np.array([[[labels[i], labels[j]] for j in range(n)] for i in range(n)])
     add_head_maps(fig, attentions, hover, "from %{customdata[0]} (%{y})<br>to %{customdata[1]} (%{x})", font)
     every = max(1, round(n / max(8, 14 * 4 / n_heads)))  # a label every few letters when maps are small
-    ticks = {"tickvals": list(range(0, n, every)), "ticktext": labels[::every], "tickfont": _text(font - 1)}
+    ticks = {
+        "tickvals": list(range(0, n, every)),
+        "ticktext": labels[::every],
+        "tickfont": label_font(font - 1),
+    }
     fig.update_xaxes(**ticks, showgrid=False, showticklabels=False, tickangle=0)
     fig.update_xaxes(showticklabels=True, row=n_layers)  # letters under the last row of maps only
     fig.update_yaxes(**ticks, showgrid=False, showticklabels=False, autorange="reversed")
     fig.update_yaxes(showticklabels=True, col=1)  # ... and left of the first column only
     _grid_titles(fig, n_layers, n_heads, axis_titles, font)
-    fig.update_annotations(font=_text(font + 1))
+    fig.update_annotations(font=label_font(font + 1))
     fig.update_layout(
         title=top_title(title) | {"font": {"size": font + 5}},
         height=height,
@@ -181,11 +185,13 @@ def _grid_titles(
     """ "from" left of each row of maps, "to" under each map of the last row."""
     for layer in range(n_layers):
         fig.update_yaxes(
-            title={"text": axis_titles[0], "font": _text(font), "standoff": 2}, row=layer + 1, col=1
+            title={"text": axis_titles[0], "font": label_font(font), "standoff": 2}, row=layer + 1, col=1
         )
     for head in range(n_heads):
         fig.update_xaxes(
-            title={"text": axis_titles[1], "font": _text(font), "standoff": 2}, row=n_layers, col=head + 1
+            title={"text": axis_titles[1], "font": label_font(font), "standoff": 2},
+            row=n_layers,
+            col=head + 1,
         )
 
 
@@ -210,7 +216,7 @@ def ablation_bars(
             marker_color=[HEAD_COLOURS[i % cut.shape[1]] for i in range(len(names))],
             text=[f"{v:.2f}" for v in values],
             textposition="outside",
-            textfont=_text(font),
+            textfont=label_font(font),
             hovertemplate="%{x}: %{y:.3f} nats<extra></extra>",
         )
     )
@@ -220,10 +226,10 @@ def ablation_bars(
         title=top_title(title) | {"font": {"size": font + 2}},
         height=height,
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
-        xaxis={"title": {"text": x_title, "font": _text(font)}, "tickfont": _text(font)},
+        xaxis={"title": {"text": x_title, "font": label_font(font)}, "tickfont": label_font(font)},
         yaxis={
-            "title": {"text": y_title, "font": _text(font)},
-            "tickfont": _text(font),
+            "title": {"text": y_title, "font": label_font(font)},
+            "tickfont": label_font(font),
             "range": [0, top * 1.18 + 1e-6],
         },
         showlegend=False,

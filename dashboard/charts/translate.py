@@ -15,15 +15,11 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.charts.heatmap import LABEL_COLOR, cell_outline, escape_label, top_title
+from dashboard.charts.heatmap import cell_outline, escape_label, top_title
 from dashboard.charts.lines import HEAD_COLOURS
-from dashboard.charts.train import LAYER_DASH, MARKER_COLOUR, add_head_maps, head_name
+from dashboard.charts.train import LAYER_DASH, MARKER_COLOUR, add_head_maps, head_name, label_font
 
 LOSS_COLOUR, EXACT_COLOUR, MARK_COLOUR = "#111111", "#111111", "#6b6b6b"
-
-
-def _text(font: int) -> dict:
-    return {"size": font, "color": LABEL_COLOR}
 
 
 def translation_curves(
@@ -104,11 +100,11 @@ def _head_lines(fig: go.Figure, steps: np.ndarray, alignment: np.ndarray, best, 
 
 
 def _curve_axes(fig: go.Figure, total_steps: int, titles: dict[str, str], font: int, height: int) -> None:
-    fig.update_xaxes(range=[0, max(total_steps, 1)], tickfont=_text(font), showgrid=True)
-    fig.update_xaxes(title={"text": titles["step"], "font": _text(font)}, row=2, col=1)
+    fig.update_xaxes(range=[0, max(total_steps, 1)], tickfont=label_font(font), showgrid=True)
+    fig.update_xaxes(title={"text": titles["step"], "font": label_font(font)}, row=2, col=1)
     for row, key in ((1, "loss_axis"), (2, "score_axis")):
         fig.update_yaxes(
-            title={"text": titles[key], "font": _text(font)}, tickfont=_text(font), row=row, col=1
+            title={"text": titles[key], "font": label_font(font)}, tickfont=label_font(font), row=row, col=1
         )
     fig.update_yaxes(rangemode="tozero", row=1, col=1)
     fig.update_yaxes(range=[0, 1.03], tickformat=".0%", row=2, col=1)
@@ -116,7 +112,7 @@ def _curve_axes(fig: go.Figure, total_steps: int, titles: dict[str, str], font: 
         title=top_title(titles["title"]) | {"font": {"size": font + 3}},
         height=height,
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        legend={"font": _text(font), "tracegroupgap": 2},
+        legend={"font": label_font(font), "tracegroupgap": 2},
         uirevision="train-translate-curves",  # a live redraw keeps the user's zoom
     )
 
@@ -166,7 +162,7 @@ def cross_attention_grid(
     hover = np.array([[[rows[t], cols[s]] for s in range(n_cols)] for t in range(n_rows)])
     add_head_maps(fig, probe, hover, "writing %{customdata[0]}<br>reading %{customdata[1]}", font, gap=1)
     _grid_axes(fig, rows, cols, n_layers, axis_titles, font)
-    fig.update_annotations(font=_text(font + 1))
+    fig.update_annotations(font=label_font(font + 1))
     fig.update_layout(
         title=top_title(title) | {"font": {"size": font + 5}},
         height=height,
@@ -181,15 +177,15 @@ def _grid_axes(
     fig: go.Figure, rows: list[str], cols: list[str], n_layers: int, axis_titles: tuple[str, str], font: int
 ) -> None:
     """French words left of the first column of maps, English words under the last row (slanted)."""
-    x_ticks = {"tickvals": list(range(len(cols))), "ticktext": cols, "tickfont": _text(font - 1)}
-    y_ticks = {"tickvals": list(range(len(rows))), "ticktext": rows, "tickfont": _text(font - 1)}
+    x_ticks = {"tickvals": list(range(len(cols))), "ticktext": cols, "tickfont": label_font(font - 1)}
+    y_ticks = {"tickvals": list(range(len(rows))), "ticktext": rows, "tickfont": label_font(font - 1)}
     fig.update_xaxes(**x_ticks, showgrid=False, showticklabels=False, tickangle=-60, zeroline=False)
     fig.update_xaxes(
         showticklabels=True,
-        title={"text": axis_titles[1], "font": _text(font), "standoff": 4},
+        title={"text": axis_titles[1], "font": label_font(font), "standoff": 4},
         row=n_layers,
     )
     fig.update_yaxes(**y_ticks, showgrid=False, showticklabels=False, autorange="reversed", zeroline=False)
     fig.update_yaxes(
-        showticklabels=True, title={"text": axis_titles[0], "font": _text(font), "standoff": 2}, col=1
+        showticklabels=True, title={"text": axis_titles[0], "font": label_font(font), "standoff": 2}, col=1
     )
