@@ -21,7 +21,7 @@ import numpy as np
 
 from core.models.bert import TextError
 
-__all__ = ["Option", "choose", "log_softmax", "verdict"]
+__all__ = ["Option", "choose", "log_softmax", "option_ids", "verdict"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,12 @@ def log_softmax(logits: np.ndarray) -> np.ndarray:
     return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
 
 
+def option_ids(engine, text: str) -> list[int]:
+    """A continuation's own token ids: no special tokens (a tokenizer that starts every text with
+    <s>, as the letter model's does, would otherwise score <s> as the option's first token)."""
+    return list(engine.tokenizer.encode(text, add_special_tokens=False).ids) if text else []
+
+
 def choose(engine, prefix: str, options: Sequence[str]) -> tuple[list[str], list[Option]]:
     """(the prefix's tokens, each option scored) for a decoder engine (core/models/decoder.py).
     TextError for an empty prefix, or an option with no tokens."""
@@ -50,7 +56,7 @@ def choose(engine, prefix: str, options: Sequence[str]) -> tuple[list[str], list
     after_prefix = log_softmax(engine.unembed(before.hidden_states[-1][-1]))  # (V,): the next token
     scored = []
     for text in options:
-        ids = list(engine.tokenizer.encode(text).ids) if text else []
+        ids = option_ids(engine, text)
         if not ids:
             raise TextError(f"the option {text!r} has no tokens: type a word, with its leading space")
         if len(prefix_ids) + len(ids) > engine.max_tokens:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dashboard.content.continuation import REPEAT, SHUFFLED
+
 
 @dataclass(frozen=True)
 class Preset:
@@ -39,6 +41,15 @@ PRESETS: dict[str, Preset] = {
         "bank",
         "The same word, two meanings. The sentences differ in length, so the page compares where "
         "“bank” looks by role (\\[CLS\\], \\[SEP\\], itself, its neighbours, the rest).",
+    ),
+    "repeat": Preset(
+        "Repeat / shuffled (letter model)",
+        REPEAT,
+        SHUFFLED,
+        "x#2",
+        "For the letter model (letters GPT-2): the same ten letters, then a copy cut short after “x”. "
+        "In sentence 1 the copy repeats the run, in sentence 2 a shuffle of it; an induction head "
+        "looks back for the earlier “x” and copies what followed it (“y”, or “p”).",
     ),
 }
 PRESET_TITLES = {**{name: p.title for name, p in PRESETS.items()}, OWN: "Your own"}
@@ -144,4 +155,4 @@ RANK_RULE_BINS = (
 RANK_HELP = "Click a row (or a button) to open that head above. Layers and heads count from 1."
 OPEN_TOP = "Open a top head:"
 
-PRESENT_VIEWS = {"side": "Side by side", "diff": "Difference"}
+PRESENT_VIEWS = {"side": "Side by side", "diff": "Difference", "patch": "Which heads carry it"}

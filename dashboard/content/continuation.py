@@ -33,12 +33,18 @@ TROPHY_LARGE = "The trophy wouldn't fit in the suitcase because it was too large
 TROPHY_SMALL = "The trophy wouldn't fit in the suitcase because it was too small."
 ANIMAL_TIRED = "The animal didn't cross the street because it was too tired."
 ANIMAL_WIDE = "The animal didn't cross the street because it was too wide."
+# the letter model's induction pair (compare's "repeat" preset): a run of letters and its copy cut short,
+# after the run itself or after a shuffle of its letters; what comes next is what followed "x" before
+REPEAT = "pqrstuvwxypqrstuvwx"
+SHUFFLED = "wtyqvrxpuspqrstuvwx"
 # keyed by the sentence the page shows (explore's examples, compare's presets)
 PROBES: dict[str, Probe] = {
     TROPHY_LARGE: _pronoun_probe(TROPHY_LARGE, "too large", TROPHY, "trophy", TROPHY_SMALL),
     TROPHY_SMALL: _pronoun_probe(TROPHY_SMALL, "too small", TROPHY, "suitcase", TROPHY_LARGE),
     ANIMAL_TIRED: _pronoun_probe(ANIMAL_TIRED, "too tired", ANIMAL, "animal", ANIMAL_WIDE),
     ANIMAL_WIDE: _pronoun_probe(ANIMAL_WIDE, "too wide", ANIMAL, "street", ANIMAL_TIRED),
+    REPEAT: Probe(REPEAT, ("y", "p"), "y", "after the run", SHUFFLED),
+    SHUFFLED: Probe(SHUFFLED, ("y", "p"), "p", "after the shuffle", REPEAT),
     "The bank approved the loan.": Probe("The bank approved the", (" loan", " river"), "loan"),
     "The bank approved the": Probe("The bank approved the", (" loan", " river"), "loan"),
 }

@@ -90,3 +90,19 @@ def test_the_command_line(capsys, model_dir):
     assert payload["verdict"] == verdict(expected)
     assert main(["choose", PREFIX, "--options", " x", "", "--model", str(model_dir)]) == 1
     assert capsys.readouterr().err.startswith("error: the option '' has no tokens")
+
+
+def test_an_option_is_scored_without_the_tokens_a_tokenizer_puts_before_every_text():
+    """The shipped letter model's tokenizer starts every text with <s>: an option is its own letters,
+    scored from the logits after the prefix (the model's forward pass, read here directly)."""
+    engine = load_engine("letters")
+    prefix = "pqrstuvwxypqrstuvwx"
+    assert engine.encode("y").tokens[0] == "<s>"  # what the option must not begin with
+    _, (y, p) = choose(engine, prefix, (" y", "p"))
+    assert (y.tokens, p.tokens) == (["y"], ["p"])
+    after = log_softmax(
+        engine.unembed(engine.forward(np.array(engine.encode(prefix).ids)).hidden_states[-1][-1])
+    )
+    assert y.logprob == pytest.approx(after[engine.tokenizer.token_to_id("y")], abs=1e-12)
+    assert p.logprob == pytest.approx(after[engine.tokenizer.token_to_id("p")], abs=1e-12)
+    assert y.logprob > np.log(0.9)  # a copy: the letter that followed "x" before

@@ -37,9 +37,10 @@ def open_page(present: bool = False, **params) -> AppTest:
 
 def specs(at: AppTest) -> list[dict]:
     """The attention maps' figures (the line charts of the pronoun test and of how far the focus
-    word moves, keys compare_pronoun_* and compare_moves, left out)."""
+    word moves, keys compare_pronoun_* and compare_moves, and patching's grids, compare_patch_*,
+    left out)."""
     every = at.get("plotly_chart")
-    lines = ("compare_pronoun", "compare_moves")
+    lines = ("compare_pronoun", "compare_moves", "compare_patch")
     return [json.loads(c.proto.spec) for c in every if not any(k in c.proto.id for k in lines)]
 
 
@@ -231,21 +232,23 @@ def test_presenter_mode_charts_first_and_a_switch_for_the_difference():
 
 
 def test_hosted_mode_bounds_new_texts_a_minute_over_both_sentences(monkeypatch):
-    """The public demo's new-texts-a-minute bound (dashboard.hosted) counts each new sentence: the
-    pair costs two, and a third new text is refused with the page's message, not an error."""
+    """The public demo's new-texts-a-minute bound (dashboard.hosted) counts each new sentence and
+    each new patching grid: the pair and its heads grid cost three, and a fourth new text is refused
+    with the page's message, not an error."""
     from dataclasses import replace
 
     from dashboard import hosted
 
     monkeypatch.setenv("ATTENTION_EXPLORER_HOSTED", "1")
-    monkeypatch.setattr(hosted, "HOSTED", replace(hosted.HOSTED, max_texts_per_minute=2))
+    monkeypatch.setattr(hosted, "HOSTED", replace(hosted.HOSTED, max_texts_per_minute=3))
     at = open_page(text="The cat sat.", text2="The dog sat.")
     assert len(specs(at)) >= 2 and not at.warning
-    at.select_slider[0].set_value(1).run()  # the same sentences are not counted again
+    assert at.get("plotly_chart")[-1].proto.id.endswith("compare_patch_heads_chart")
+    at.select_slider[0].set_value(1).run()  # the same sentences and grid are not counted again
     assert len(specs(at)) >= 2 and not at.warning
     at.text_area(key="compare_text2").set_value("The bird sat.").run()
     assert not at.exception
-    assert "at most 2 new texts a minute" in shown(at)
+    assert "at most 3 new texts a minute" in shown(at)
 
 
 def focus_box(at: AppTest) -> object:

@@ -46,8 +46,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fast_apptest")]
 SCRIPT = page_script("compare")
 GOOD = PRESETS["trophy"]
 BOXES = {"text": "compare_text", "text2": "compare_text2"}
-# the trophy pair: both maps and their difference, the pronoun test in each sentence, how far "it" moves
-MAPS_AND_LINES = 6
+# the trophy pair: both maps and their difference, the pronoun test in each sentence, how far "it" moves,
+# and patching's heads grid
+MAPS_AND_LINES = 7
 
 
 @pytest.fixture(scope="module")

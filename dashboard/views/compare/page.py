@@ -6,13 +6,11 @@ sentence never hides the other one."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 import streamlit as st
 
-from core.measures.analysis import TokenView, find_word_ref, piece_text, token_view, word_ref
+from core.measures.analysis import piece_text
 from core.measures.compare import (
     Alignment,
     align_tokens,
@@ -42,6 +40,8 @@ from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text, signature
 from dashboard.trained_models import letters_became, reads_letters
 from dashboard.views.compare import links
+from dashboard.views.compare.patching import patching_ui
+from dashboard.views.compare.side import Side
 from dashboard.views.compare.widgets import (
     focus_ui,
     layer_head_ui,
@@ -69,35 +69,6 @@ def render() -> None:
         st.error(f"Something went wrong while drawing this view ({type(err).__name__}). Try other sentences.")
     finally:
         links.page_links(limits).save()
-
-
-@dataclass
-class Side:
-    """One sentence's result and its words (word pieces merged, for focus references)."""
-
-    result: AttentionResult
-    words: TokenView
-
-    @staticmethod
-    def of(result: AttentionResult) -> Side:
-        return Side(result, token_view(result.tokens, result.word_ids, result.special_mask, merge_words=True))
-
-    @cached_property
-    def refs(self) -> list[str]:
-        """Each word's reference ("it", "the#2"), special tokens left out."""
-        special = self.result.special_mask
-        return [
-            word_ref(self.words.labels, self.words.spans, s) for s, _ in self.words.spans if not special[s]
-        ]
-
-    def token_of(self, ref: str) -> int | None:
-        token = find_word_ref(ref, self.words.labels, self.words.spans)
-        return None if token is None or self.result.special_mask[token] else token
-
-    def span_of(self, ref: str | None) -> tuple[int, int] | None:
-        """The word's tokens (start, stop): all its pieces, so the focus is the whole word."""
-        token = self.token_of(ref) if ref else None
-        return None if token is None else next((s, e) for s, e in self.words.spans if s == token)
 
 
 def _note(message: str) -> None:
@@ -287,17 +258,21 @@ def _both(one: Side, two: Side, layer: int, head: int, model: tuple, focus_place
         open_head(ranked[0].layer, ranked[0].head)  # a preset was chosen: show its most changed head
         st.session_state["compare_replay"] = st.session_state.get("compare_said", [])
         st.rerun()
-    _charts(one, two, (f1, f2), layer, head, alignment.aligned, rowwise)
-    if ranked is None:
-        return
-    st.subheader(text.RANK_TITLE)
-    st.caption(_rank_caption(focus, alignment, rowwise, (f1, f2)))
-    sig = signature(*model, r1.tokens, r2.tokens, focus)
-    ranking_ui(ranked, one.words.labels, two.words.labels, sig)
-    _pronoun_test(one, two, focus, (f1, f2))
-    _how_far_it_moves(one, two, (f1, f2))
+    shown = _charts(one, two, (f1, f2), layer, head, alignment.aligned, rowwise)
+    limits = current_limits()
+    if shown == "patch":  # presenter mode: patching takes the charts' place
+        patching_ui(r1.decoder, focus, model[0], limits)
+    if ranked is not None:
+        st.subheader(text.RANK_TITLE)
+        st.caption(_rank_caption(focus, alignment, rowwise, (f1, f2)))
+        sig = signature(*model, r1.tokens, r2.tokens, focus)
+        ranking_ui(ranked, one.words.labels, two.words.labels, sig)
+        _pronoun_test(one, two, focus, (f1, f2))
+        _how_far_it_moves(one, two, (f1, f2))
     if r1.decoder:  # the model's own answer: which continuation it prefers after each sentence
         pair_ui("compare", model[0], (st.session_state["compare_text"], st.session_state["compare_text2"]))
+    if shown != "patch":
+        patching_ui(r1.decoder, focus, model[0], limits)
 
 
 # the change in cosine, first layer to last, below which the page says the readings stayed alike
@@ -358,17 +333,21 @@ def _pronoun_test(one: Side, two: Side, focus: str, spans: tuple) -> None:
     pronoun.caption_ui()
 
 
-def _charts(one: Side, two: Side, focus: tuple, layer: int, head: int, aligned: bool, rowwise: bool) -> None:
+def _charts(one: Side, two: Side, focus: tuple, layer: int, head: int, aligned: bool, rowwise: bool) -> str:
     """Both heads side by side; where the tokens line up, the difference too (presenter mode: one
-    or the other, chosen with a switch, so nothing needs scrolling). `focus` holds each sentence's
+    or the other, or patching's grid, chosen with a switch, so nothing needs scrolling); returns
+    what was chosen ("side", "diff" or "patch"). `focus` holds each sentence's
     focus word span, outlined in its map; the difference map outlines it only when it is the same
     rows in both sentences."""
     present = presenting()
     sizing = PRESENTER if present else PAGE_SIZING
     height = ROOM_HEIGHT if present else 900
     where = f"layer {layer + 1}, head {head + 1}"
-    show = present_view_ui() if present and aligned else "side"
     r1, r2 = one.result, two.result
+    views = ["side", *(["diff"] if aligned else []), *(["patch"] if r1.n_tokens == r2.n_tokens else [])]
+    show = present_view_ui(views) if present and len(views) > 1 else "side"
+    if show == "patch":
+        return show
     if show == "side":
         cols = st.columns(2)
         for n, (col, result, row) in enumerate(zip(cols, (r1, r2), focus, strict=True), start=1):
@@ -381,7 +360,7 @@ def _charts(one: Side, two: Side, focus: tuple, layer: int, head: int, aligned: 
                 chart(fig, f"compare_head{n}", name)
         st.caption(text.SCALE_NOTE + (" " + text.ROW_OUTLINE if focus[0] is not None else ""))
     if not aligned or (present and show != "diff"):
-        return
+        return show
     diff = np.asarray(r2.attentions[layer, head], np.float64) - np.asarray(
         r1.attentions[layer, head], np.float64
     )
@@ -398,3 +377,4 @@ def _charts(one: Side, two: Side, focus: tuple, layer: int, head: int, aligned: 
         )
     with cols[1]:
         st.caption(text.DIFF_CAPTION)
+    return show

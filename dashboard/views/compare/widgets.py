@@ -143,12 +143,13 @@ def focus_ui(options: Sequence[str], default: str) -> str:
     return chosen
 
 
-def present_view_ui() -> str:
-    """Presenter mode, aligned sentences: one chart area, side by side or the difference."""
-    if st.session_state.get("compare_show") not in PRESENT_VIEWS:
+def present_view_ui(views: Sequence[str]) -> str:
+    """Presenter mode: one chart area, showing one of `views` (keys of PRESENT_VIEWS: side by side,
+    the difference where the tokens line up, patching where their numbers agree)."""
+    if st.session_state.get("compare_show") not in views:
         st.session_state["compare_show"] = "side"
     shown = st.segmented_control(
-        "Show", list(PRESENT_VIEWS), format_func=PRESENT_VIEWS.get, key="compare_show", required=True
+        "Show", list(views), format_func=PRESENT_VIEWS.get, key="compare_show", required=True
     )
     return shown or "side"
 
