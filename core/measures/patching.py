@@ -44,7 +44,7 @@ import numpy as np
 
 from core.measures.ablation import total_variation
 from core.measures.analysis import piece_text, word_spans
-from core.measures.choice import log_softmax
+from core.measures.choice import log_softmax, option_ids
 from core.measures.referent import closeness
 from core.models.architectures import is_decoder
 from core.models.bert import TextError
@@ -106,7 +106,7 @@ def option_metric(engine, options: Sequence[str]) -> tuple[Metric, list[int]]:
         raise ValueError(f"give two options to compare, got {len(options)}")
     ids = []
     for text in options:
-        found = list(engine.tokenizer.encode(text).ids) if text else []
+        found = option_ids(engine, text)
         if not found:
             raise TextError(f"the option {text!r} has no tokens: type a word, with its leading space")
         ids.append(found[0])
@@ -114,8 +114,10 @@ def option_metric(engine, options: Sequence[str]) -> tuple[Metric, list[int]]:
         raise TextError(f"the options {options[0]!r} and {options[1]!r} start with the same token")
 
     def metric(hidden: np.ndarray) -> float:
-        logprobs = log_softmax(engine.unembed(hidden[-1, -1]))  # (V,): after the last position
-        return float(logprobs[ids[0]] - logprobs[ids[1]])
+        # log p(A) - log p(B) = logit(A) - logit(B): softmax's normalizer cancels, so two rows of the
+        # unembedding do (a 270-run sweep on SmolLM2 would otherwise spend seconds on 49,152 logits)
+        logits = np.asarray(engine.token_logits(hidden[-1, -1], ids), np.float64)  # after the last position
+        return float(logits[0] - logits[1])
 
     return metric, ids
 
@@ -130,16 +132,21 @@ def next_token_shift(engine, clean_hidden: np.ndarray) -> Metric:
     return metric
 
 
-def pronoun_metric(result, focus: str, target: str, rival: str, layer: int) -> Metric:
+def pronoun_metric(result, focus: str | int, target: str, rival: str, layer: int) -> Metric:
     """m(hidden) = cos(focus, target) - cos(focus, rival) after layer `layer` (0 = the embeddings, L
     the last), words as core/measures/referent.py makes them from `result` (the clean run: a word
-    in pieces is the mean of its pieces). ValueError naming a word that is not in the sentence."""
+    in pieces is the mean of its pieces). A word given as text is its first occurrence; the focus may
+    also be a word's index (a word that occurs twice). ValueError naming a word not in the sentence."""
     spans = word_spans(result.word_ids, result.special_mask)
     words = ["".join(piece_text(t) for t in result.tokens[start:stop]).casefold() for start, stop in spans]
     if not 0 <= layer <= result.n_layers:
         raise ValueError(f"the layer must be in 0..{result.n_layers} (0: the embeddings), got {layer}")
     found = []
-    for what, word in (("focus", focus), ("target", target), ("rival", rival)):
+    if isinstance(focus, int):  # an index: no text to look up
+        if not 0 <= focus < len(words):
+            raise ValueError(f"the focus word's index must be in 0..{len(words) - 1}, got {focus}")
+        found.append(focus)
+    for what, word in (("focus", focus), ("target", target), ("rival", rival))[len(found) :]:
         if word.strip().casefold() not in words:
             raise ValueError(f"the {what} word {word!r} is not in the first sentence ({' '.join(words)})")
         found.append(words.index(word.strip().casefold()))

@@ -110,6 +110,11 @@ class DecoderNumpy:
         token-embedding table itself where the model ties them, as GPT-2 and SmolLM2 do)."""
         return final_hidden @ self.unembedding.T
 
+    def token_logits(self, final_hidden: np.ndarray, token_ids) -> np.ndarray:
+        """(..., D) after the final norm -> (..., k): the logits of the tokens `token_ids` only, their
+        rows of W_U (a difference of two log-probabilities needs no more: the normalizer cancels)."""
+        return final_hidden @ self.unembedding[list(token_ids)].T
+
     def encode(self, text: str):
         """The `tokenizers.Encoding` of text, under the lock; TextError when nothing is left."""
         text = check_text(text, "the text")

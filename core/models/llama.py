@@ -213,6 +213,12 @@ class LlamaNumpy(DecoderNumpy):
             slices = np.array_split(self.unembedding, 8)
             return np.concatenate([final_hidden @ from_bfloat16(rows).T for rows in slices], axis=-1)
 
+    def token_logits(self, final_hidden: np.ndarray, token_ids) -> np.ndarray:
+        """The logits of `token_ids` only; compact, their rows are expanded from bfloat16."""
+        if not self.compact:
+            return super().token_logits(final_hidden, token_ids)
+        return final_hidden @ from_bfloat16(self.unembedding[list(token_ids)]).T
+
     def layers_from(self, first: int, x: np.ndarray, *, past=None, trace_layers=(), ablate=(), patch=None):
         """Blocks first..L-1 on x (T, D), the input of block `first` (hidden_states[first] of an
         earlier pass: a head ablated or patched in block l changes nothing before it, so a sweep

@@ -48,10 +48,6 @@ PRONOUN_HELP = (
 
 # ---- reasons it cannot run ---------------------------------------------------------------------------
 NO_FOCUS = "Patching reads the focus word's vector: choose a focus word above."
-FOCUS_REPEATED = (
-    "“{focus}” occurs more than once in sentence 1; the pronoun test here reads a word that occurs "
-    "once: choose another focus word above."
-)
 FEW_WORDS = "Sentence 1 needs two other words that occur once, a target and a rival, for the pronoun test."
 SAME_WORDS = "Choose two different words as the target and the rival."
 UNPATCHABLE = "Patching cannot run on this pair: {reason}."

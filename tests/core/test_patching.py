@@ -385,6 +385,27 @@ def test_options_and_pronoun_words_are_checked(gpt2, bert):
         pronoun_metric(result, "it", "trophy", "box", 3)
     with pytest.raises(ValueError, match=r"layer must be in 0\.\.6"):
         pronoun_metric(result, "it", "trophy", "suitcase", 7)
+    with pytest.raises(ValueError, match=r"index must be in 0\.\.15, got 16"):
+        pronoun_metric(result, 16, "trophy", "suitcase", 3)
+
+
+def test_a_focus_word_given_by_its_index_is_that_occurrence(bert):
+    """ "the" occurs twice; the metric for its second occurrence, given as its word index (special
+    tokens are words of their own), is the cosine from that word's own vector."""
+    from core.measures.analysis import word_spans
+
+    result = bert[0].run(BERT_CLEAN)
+    tokens, hidden = result.tokens, result.hidden_states
+    spans = word_spans(result.word_ids, result.special_mask)
+    the = [i for i, t in enumerate(tokens) if t == "the"]
+    second = next(w for w, (start, _) in enumerate(spans) if start == the[1])
+    trophy, suitcase = tokens.index("trophy"), tokens.index("suitcase")
+    h = hidden[3].astype(np.float64)
+    cos = (h @ h[the[1]]) / (np.linalg.norm(h, axis=1) * np.linalg.norm(h[the[1]]))
+    metric = pronoun_metric(result, second, "trophy", "suitcase", 3)
+    assert metric(hidden) == pytest.approx(cos[trophy] - cos[suitcase], abs=1e-6)
+    first = pronoun_metric(result, "the", "trophy", "suitcase", 3)  # text: the first occurrence
+    assert abs(metric(hidden) - first(hidden)) > 1e-3
 
 
 def test_progress_is_reported_for_every_cell(gpt2):

@@ -30,9 +30,10 @@ def titles(page) -> list[str]:
     return [t for t in page.evaluate(TITLES_JS) if " · layer " in t]
 
 
-# the trophy pair draws the two heads, their difference, the two pronoun lines and the moves line:
-# waiting for all six means the heatmaps have drawn too (the small line charts can finish first)
-ALL_CHARTS = 6
+# the trophy pair draws the two heads, their difference, the two pronoun lines, the moves line and
+# patching's heads grid: waiting for all seven means the heatmaps have drawn too (the small line
+# charts can finish first)
+ALL_CHARTS = 7
 
 
 # The script has finished and every head map's title passes `test(title, arg)`, every map redrawn:
@@ -139,7 +140,13 @@ def test_payloads_in_the_link_do_not_run(page, app_server, group):
 
 
 VIEWPORTS = ((1280, 800), (1920, 1080))
-PATHS = ("/compare", "/compare?preset=bank", "/compare?present=1", "/compare?present=1&show=diff")
+PATHS = (
+    "/compare",
+    "/compare?preset=bank",
+    "/compare?present=1",
+    "/compare?present=1&show=diff",
+    "/compare?present=1&show=patch",
+)
 
 
 @pytest.mark.parametrize("size", VIEWPORTS, ids=lambda s: f"{s[0]}x{s[1]}")

@@ -181,9 +181,6 @@ def _pronoun_answer(pair: Pair, focus: str | None, settings) -> Answer | None:
         return None
     close = closeness(side.result, side.token_of(focus))
     folded = [w.casefold() for w in close.words]
-    if folded.count(folded[close.focus]) > 1:
-        st.info(text.FOCUS_REPEATED.format(focus=md(focus)))
-        return None
     words = list(dict.fromkeys(close.words[i] for i in close.candidates if folded.count(folded[i]) == 1))
     if len(words) < 2:
         st.info(text.FEW_WORDS)
@@ -193,7 +190,7 @@ def _pronoun_answer(pair: Pair, focus: str | None, settings) -> Answer | None:
     if target.casefold() == rival.casefold():
         st.info(text.SAME_WORDS)
         return None
-    metric = pronoun_metric(side.result, close.words[close.focus], target, rival, layer)
+    metric = pronoun_metric(side.result, close.focus, target, rival, layer)
     said = text.METRIC_PRONOUN.format(layer=layer, focus=md(focus), target=md(target), rival=md(rival))
     words = {"focus": md(focus), "target": md(target), "rival": md(rival)}
     means = tuple(m.format(**words) for m in text.MEANS_PRONOUN)
