@@ -23,9 +23,11 @@ Metrics m, functions of a run's hidden states (L + 1, T, D) on the clean tokens:
   rival) in the vectors after a chosen layer, the words located in the clean run's tokens.
 
 Patching component c of layer l changes nothing before layer l, so the NumPy engines restart from the
-clean run's hidden state entering layer l (layers_from); the torch references rerun. A patch whose
-values equal the clean run's exactly (a decoder's positions before the first differing token) changes
-nothing: its metric is the clean one without a run.
+clean run's hidden state entering layer l (layers_from); the torch references rerun. A NumPy decoder
+runs layer l's patches through block l one by one, then through the later blocks together, a batch
+(B, T, D) (on SmolLM2, 9 runs of 20 tokens take 3/4 of the time of 9 in turn: each block's weights are
+fetched once). A patch whose values equal the clean run's exactly (a decoder's positions before the
+first differing token) changes nothing: its metric is the clean one without a run.
 
 References: Vig et al. 2020, "Causal Mediation Analysis for Interpreting Neural NLP"; Meng et al.
 2022, "Locating and Editing Factual Associations in GPT" (causal tracing); Wang et al. 2022,
@@ -37,6 +39,7 @@ Letters: L layers, H heads, T tokens, D width, d_k one head's width, V vocabular
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -55,6 +58,7 @@ __all__ += ["patch_residual", "pronoun_metric"]
 
 Metric = Callable[[np.ndarray], float]  # a run's hidden states (L + 1, T, D) -> its answer, a number
 Progress = Callable[[int, int], None]  # (runs done, runs in all)
+BATCH_ROWS = 256  # at most about this many rows (runs x T) through a NumPy decoder's blocks at once
 
 
 @dataclass(frozen=True)
@@ -184,18 +188,47 @@ def _patched_hidden(engine, ids, types, clean_hidden: np.ndarray, patch: Patch) 
     return np.concatenate([clean_hidden[:first], out.hidden_states if is_decoder(engine) else out[0]])
 
 
+def _batched_runs(engine, clean_hidden: np.ndarray, layer: int, patches: list[Patch]):
+    """Each patch's (L + 1, T, D), for B patches of `layer` on a NumPy decoder: block `layer` runs once
+    per patch (each its own patch), then the B runs go through the later blocks together, (B, T, D)."""
+    starts = [engine.layers_from(layer, clean_hidden[layer], patch=p, stop=layer + 1) for p in patches]
+    starts = np.stack([out.hidden_states for out in starts])  # (B, 2, T, D): block `layer`'s in and out
+    later = np.empty((len(patches), 0, *clean_hidden.shape[1:]), clean_hidden.dtype)
+    if layer + 1 < engine.n_layers:  # at the last layer, its output is already after the final norm
+        later = np.swapaxes(engine.layers_from(layer + 1, starts[:, 1].copy()).hidden_states[1:], 0, 1)
+    for start, rest in zip(starts, later, strict=True):
+        yield np.concatenate([clean_hidden[:layer], start, rest])
+
+
+def _patched_runs(engine, ids, types, clean_hidden: np.ndarray, layer: int, patches: list[Patch]):
+    """Each patch's (L + 1, T, D), all of them patches of `layer`: a NumPy decoder's in batches of
+    about BATCH_ROWS rows (B runs of T positions), the others' one at a time."""
+    if not (is_decoder(engine) and hasattr(engine, "layers_from")):
+        yield from (_patched_hidden(engine, ids, types, clean_hidden, patch) for patch in patches)
+        return
+    size = max(1, BATCH_ROWS // clean_hidden.shape[1])  # a long text: fewer runs at once (memory)
+    for at in range(0, len(patches), size):
+        yield from _batched_runs(engine, clean_hidden, layer, patches[at : at + size])
+
+
 def _sweep(engine, pair, metric: Metric, patches, shape, progress: Progress | None) -> Patching:
-    """Run every (cell, Patch or None) of `patches` on the clean input; None: the clean values."""
+    """Run every (cell, Patch or None) of `patches` on the clean input; None: the clean values. The
+    cells come a layer (their first index) at a time, each patch changing that layer first."""
     (ids, types, clean_hidden), corrupt_hidden = pair
     m_clean, m_corrupt = metric(clean_hidden), metric(corrupt_hidden)
     if m_corrupt == m_clean:
         raise ValueError(f"nothing to restore: both sentences give the metric {m_clean:.6g}")
-    patched, total = np.full(shape, m_clean), int(np.prod(shape))
-    for done, (cell, patch) in enumerate(patches, 1):  # one patch made at a time: they are (T, D) each
-        if patch is not None:
-            patched[cell] = metric(_patched_hidden(engine, ids, types, clean_hidden, patch))
-        if progress is not None:
-            progress(done, total)
+    patched, total, done = np.full(shape, m_clean), int(np.prod(shape)), 0
+    for layer, group in itertools.groupby(patches, key=lambda item: item[0][0]):
+        group = list(group)
+        made = [patch for _, patch in group if patch is not None]
+        runs = _patched_runs(engine, ids, types, clean_hidden, layer, made)  # in order, as asked for
+        for cell, patch in group:
+            if patch is not None:
+                patched[cell] = metric(next(runs))
+            done += 1
+            if progress is not None:
+                progress(done, total)
     restored = (patched - m_clean) / (m_corrupt - m_clean)
     return Patching(m_clean, m_corrupt, patched, restored)
 

@@ -99,7 +99,8 @@ def decoder_block(
     """One GPT-2 block on x (T, D), the input of T new positions, step by step; past: the (key,
     value) (H, P, d_k) of P earlier positions (a KV cache), or None. Returns every intermediate by
     the trace's names ("ln1" is the normalised input, "normed" the MLP's normalised input), with
-    "key" and "value" over all S = P + T positions (the cache for the next call) and "layer_output"."""
+    "key" and "value" over all S = P + T positions (the cache for the next call) and "layer_output".
+    Without past, ablate or patch, x may be (B, T, D): B runs at once (every step broadcasts over B)."""
     heads, eps = config.n_head, config.layer_norm_epsilon
     # *) LayerNorm first: the block reads its input normalised, and adds back to the input itself
     ln1 = layer_norm(x, w.ln1_gamma, w.ln1_beta, eps)  # (T, D)
@@ -112,7 +113,7 @@ def decoder_block(
         key = np.concatenate([past[0], key], axis=1)  # (H, S, d_k)
         value = np.concatenate([past[1], value], axis=1)  # (H, S, d_k)
     # 3) scores, 4) scaled, 5) the causal mask, then softmax (exact zeros above the diagonal), 6) sum
-    mask = causal_mask(x.shape[0], n_past)  # (T, S): new position i is position P + i
+    mask = causal_mask(x.shape[-2], n_past)  # (T, S): new position i is position P + i
     steps = attention_steps(query, key, value, mask, scale=config.scale_attn_weights)  # probs (H, T, S)
     # 7) merge the heads (an ablated head contributes zeros), W^O, and the residual: no LayerNorm
     context = steps["context"]  # (H, T, d_k)
@@ -189,15 +190,21 @@ class GPT2Numpy(DecoderNumpy):
         """The final LayerNorm (ln_f) on x (..., D): what the unembedding reads."""
         return layer_norm(x, self.lnf_gamma, self.lnf_beta, self.config.layer_norm_epsilon)
 
-    def layers_from(self, first: int, x: np.ndarray, *, past=None, trace_layers=(), ablate=(), patch=None):
-        """Blocks first..L-1 on x (T, D), the input of block `first` (hidden_states[first] of an
-        earlier pass: a head ablated or patched in block l changes nothing before it, so a sweep
-        restarts here). A patched input is what hidden_states holds for its block."""
+    def layers_from(
+        self, first: int, x: np.ndarray, *, stop=None, past=None, trace_layers=(), ablate=(), patch=None
+    ):
+        """Blocks first..stop-1 (stop None: to the last, then ln_f) on x (T, D) or (B, T, D) (see
+        decoder_block), the input of block `first` (hidden_states[first] of an earlier pass: a head
+        ablated or patched in block l changes nothing before it, so a sweep restarts here). A patched
+        input is what hidden_states holds for its block."""
+        if x.ndim == 3 and (past is not None or ablate or patch is not None):  # each is one run's
+            raise ValueError("a batch of runs (B, T, D) takes no past, ablation or patch")
         ablate, trace_layers = check_heads(ablate, self.n_layers, self.n_heads), set(trace_layers)
-        shapes = (len(x), self.head_size, self.width)
+        shapes = (x.shape[-2], self.head_size, self.width)
         patch = check_patch(patch, self.n_layers, self.n_heads, shapes, first)  # read in this loop
         hidden, attentions, cache, steps = [x], [], [], {}
-        for i in range(first, self.n_layers):
+        stop = self.n_layers if stop is None else stop
+        for i in range(first, stop):
             cut = [head for layer, head in ablate if layer == i]
             given = None if patch is None else patch.heads_of(i)
             if patch is not None:
@@ -211,5 +218,6 @@ class GPT2Numpy(DecoderNumpy):
             cache.append((block["key"], block["value"]))
             if i in trace_layers:
                 steps[i] = block
-        hidden[-1] = self.final_normed(hidden[-1])
+        if stop == self.n_layers:
+            hidden[-1] = self.final_normed(hidden[-1])
         return Forward(np.stack(hidden), np.stack(attentions), cache, steps)

@@ -79,7 +79,8 @@ def llama_block(
     """One Llama block on x (T, D), the input of T new positions, step by step. rope: the (cos, sin)
     tables (T, d_head) of the new positions; past: the (key, value) (H_kv, P, d_head) of P earlier
     positions, keys already turned. Returns every intermediate by the trace's names, with "key" and
-    "value" over all S positions and H_kv heads (the cache for the next call) and "layer_output"."""
+    "value" over all S positions and H_kv heads (the cache for the next call) and "layer_output".
+    Without past, ablate or patch, x may be (B, T, D): B runs at once (every step broadcasts over B)."""
     heads, kv_heads = config.num_attention_heads, config.num_key_value_heads
     # *) RMSNorm first: the block reads its input normalised, and adds back to the input itself
     normed_in = rms_norm(x, w.norm1, config.rms_norm_eps)  # (T, D)
@@ -96,7 +97,7 @@ def llama_block(
     # 2c) GQA: every query head reads its group's key/value head
     shared_key, shared_value = share_kv_heads(key, heads), share_kv_heads(value, heads)  # (H, S, d_head)
     # 3) scores, 4) scaled, 5) the causal mask, then softmax (exact zeros above the diagonal), 6) sum
-    mask = causal_mask(x.shape[0], n_past)  # (T, S): new position i is position P + i
+    mask = causal_mask(x.shape[-2], n_past)  # (T, S): new position i is position P + i
     steps = attention_steps(query, shared_key, shared_value, mask)  # probs (H, T, S)
     # 7) merge the heads (an ablated head contributes zeros), W^O, and the residual
     context = steps["context"]  # (H, T, d_head)
@@ -219,18 +220,24 @@ class LlamaNumpy(DecoderNumpy):
             return super().token_logits(final_hidden, token_ids)
         return final_hidden @ from_bfloat16(self.unembedding[list(token_ids)]).T
 
-    def layers_from(self, first: int, x: np.ndarray, *, past=None, trace_layers=(), ablate=(), patch=None):
-        """Blocks first..L-1 on x (T, D), the input of block `first` (hidden_states[first] of an
-        earlier pass: a head ablated or patched in block l changes nothing before it, so a sweep
-        restarts here). A patched input is what hidden_states holds for its block.
+    def layers_from(
+        self, first: int, x: np.ndarray, *, stop=None, past=None, trace_layers=(), ablate=(), patch=None
+    ):
+        """Blocks first..stop-1 (stop None: to the last, then the final RMSNorm) on x (T, D) or
+        (B, T, D) (see llama_block), the input of block `first` (hidden_states[first] of an earlier
+        pass: a head ablated or patched in block l changes nothing before it, so a sweep restarts
+        here). A patched input is what hidden_states holds for its block.
         x's positions follow the P cached in `past`: RoPE turns them by positions P .. P + T - 1."""
+        if x.ndim == 3 and (past is not None or ablate or patch is not None):  # each is one run's
+            raise ValueError("a batch of runs (B, T, D) takes no past, ablation or patch")
         ablate, trace_layers = check_heads(ablate, self.n_layers, self.n_heads), set(trace_layers)
-        shapes = (len(x), self.head_size, self.width)
+        shapes = (x.shape[-2], self.head_size, self.width)
         patch = check_patch(patch, self.n_layers, self.n_heads, shapes, first)  # read in this loop
-        rope = self.rope(0 if past is None else past[0][0].shape[1], x.shape[0])
+        rope = self.rope(0 if past is None else past[0][0].shape[1], x.shape[-2])
         hidden, attentions, cache, steps = [x], [], [], {}
+        stop = self.n_layers if stop is None else stop
         with self._passes:
-            for i in range(first, self.n_layers):
+            for i in range(first, stop):
                 cut = [head for layer, head in ablate if layer == i]
                 given = None if patch is None else patch.heads_of(i)
                 if patch is not None:
@@ -250,5 +257,6 @@ class LlamaNumpy(DecoderNumpy):
                 cache.append((block["key"], block["value"]))
                 if i in trace_layers:
                     steps[i] = block
-        hidden[-1] = self.final_normed(hidden[-1])
+        if stop == self.n_layers:
+            hidden[-1] = self.final_normed(hidden[-1])
         return Forward(np.stack(hidden), np.stack(attentions), cache, steps)

@@ -34,6 +34,9 @@ def restored_grid(
     bound = max(1.0, float(np.abs(z).max()) if z.size else 1.0)
     top_px = 110 + 2 * sizing.font  # the title, then the column axis' title and labels
     row_px = sizing.row_px + (8 if sizing is PRESENTER else 4)
+    height = min(max_height, top_px + row_px * z.shape[0])
+    # numbers only where a row has room for them (SmolLM2's 30 layers: colours, and the hover)
+    numbers = None if (height - top_px) / z.shape[0] >= 2 * sizing.min_number else False
     fig = matrix_heatmap(
         z,
         list(row_labels),
@@ -47,7 +50,8 @@ def restored_grid(
         shapes=[cell_outline(row, col, width=3) for row, col in outlined],
         show_colorbar=True,
         sizing=sizing,
-        height=min(max_height, top_px + row_px * z.shape[0]),
+        height=height,
+        show_numbers=numbers,
     )
     fig.update_traces(
         zmid=0.0,

@@ -416,3 +416,44 @@ def test_progress_is_reported_for_every_cell(gpt2):
     found = patch_heads(engine, clean_ids, corrupt_ids, metric, 0, progress=lambda *done: seen.append(done))
     assert seen == [(i, 12) for i in range(1, 13)]
     assert not found.restored.any()  # position 0 is the same token in both: nothing moves, nothing runs
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+@pytest.mark.parametrize("runs_at_once", [4, 3])  # a layer's 4 heads as one batch, or as 3 + 1
+def test_a_decoders_batched_grids_are_the_runs_one_at_a_time(family, runs_at_once, request, monkeypatch):
+    from core.measures import patching
+
+    engine = request.getfixturevalue(family)[0]
+    clean_ids, corrupt_ids, differ = _pair(engine)
+    monkeypatch.setattr(patching, "BATCH_ROWS", runs_at_once * len(clean_ids))
+    clean_hidden, clean_ctx = contexts_of(engine, clean_ids)
+    corrupt_hidden, corrupt_ctx = contexts_of(engine, corrupt_ids)
+    seen = []
+
+    def metric(hidden):  # each run's hidden states kept, in the order the sweep scores them
+        seen.append(hidden)
+        return float(hidden[-1, -1] @ np.arange(hidden.shape[-1]))
+
+    for position in (None, differ):
+        rows = slice(None) if position is None else slice(position, position + 1)
+        seen.clear()
+        found = patch_heads(engine, clean_ids, corrupt_ids, metric, position)
+        expected = []
+        for layer, head in np.ndindex(clean_ctx.shape[:2]):
+            value = clean_ctx[layer, head].copy()
+            value[rows] = corrupt_ctx[layer, head, rows]
+            expected.append(engine.hidden_states(clean_ids, patch=Patch(heads={(layer, head): value})))
+        assert len(seen) == 2 + len(expected)  # the two runs', then every cell's (none is the clean run)
+        np.testing.assert_allclose(np.stack(seen[2:]), np.stack(expected), atol=1e-6)
+        np.testing.assert_allclose(found.patched.ravel(), [metric(h) for h in expected], atol=1e-4)
+    seen.clear()
+    found = patch_residual(engine, clean_ids, corrupt_ids, metric)
+    expected = []
+    for layer, at in np.ndindex(found.patched.shape):
+        value = clean_hidden[layer].copy()
+        value[at] = corrupt_hidden[layer, at]
+        if not np.array_equal(value, clean_hidden[layer]):  # else the clean run's own values: not run
+            expected.append(engine.hidden_states(clean_ids, patch=Patch(residual={layer: value})))
+    np.testing.assert_allclose(np.stack(seen[2:]), np.stack(expected), atol=1e-6)
+    with pytest.raises(ValueError, match="a batch of runs"):  # a patch is one run's: not given to B
+        engine.layers_from(0, np.stack([clean_hidden[0]] * 2), patch=Patch(residual={0: clean_hidden[0]}))

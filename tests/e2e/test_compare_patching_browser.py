@@ -5,6 +5,7 @@ patched, shown as text (its words reach the captions, the table and the grids' l
 
 from __future__ import annotations
 
+import re
 import urllib.parse
 
 import pytest
@@ -23,17 +24,16 @@ HEADS = "Share of the difference each head restores"
 POSITIONS = "Share each hidden state restores (causal tracing)"
 
 
-def wait_titles(page, wanted: str, present: bool = True) -> None:
-    """Wait until the script has finished and a chart titled `wanted` is drawn (or, present=False,
-    none is)."""
+def wait_titles(page, wanted: str) -> None:
+    """Wait until the script has finished and a chart titled `wanted` is drawn."""
     page.wait_for_function(
-        """([wanted, present]) => {
+        """(wanted) => {
           const app = document.querySelector("[data-testid='stApp']");
           if (app.getAttribute("data-test-script-state") !== "notRunning") return false;
           const titles = [...document.querySelectorAll('.js-plotly-plot .gtitle')].map((t) => t.textContent);
-          return titles.includes(wanted) === present;
+          return titles.includes(wanted);
         }""",
-        arg=[wanted, present],
+        arg=wanted,
         timeout=BROWSER_DEADLINE_MS,
         polling="raf",
     )
@@ -44,7 +44,8 @@ def test_a_room_sees_the_grid_traces_it_and_opens_a_head(sized_page, app_server,
     page.goto(f"{app_server.url}/compare?present=1&show=patch")
     wait_titles(page, HEADS)
     wait_settled(page, 1)
-    assert page.evaluate(CHART_TITLES_JS) == [HEADS]  # the maps give the grid their place
+    shown = page.evaluate(CHART_TITLES_JS)
+    assert shown[0] == HEADS and not [t for t in shown if " · layer " in t]  # in the maps' place
     expect(
         page.get_by_text("The answer does not flip").or_(page.get_by_text("The answer flips"))
     ).to_have_count(1)
@@ -55,10 +56,11 @@ def test_a_room_sees_the_grid_traces_it_and_opens_a_head(sized_page, app_server,
     click(page, button, lambda: wait_titles(page, POSITIONS))
     assert "Where the difference travels: embeddings" in page.locator("[data-testid='stMain']").inner_text()
     opener = page.locator("[class*='st-key-compare_patch_open_'] button").first
-    where = opener.inner_text().split(":")[0].replace("Layer", "layer")  # "layer 6, head 8"
-    click(page, opener, lambda: wait_titles(page, HEADS, present=False))
+    layer, head = re.search(r"Layer (\d+), head (\d+)", opener.inner_text()).groups()  # past the icon's name
+    where = f"layer {layer}, head {head}"
+    click(page, opener, lambda: wait_titles(page, f"Sentence 1 · {where}"))  # the head's maps are back
     wait_charts(page, 2)
-    assert any(t.endswith(where) for t in page.evaluate(CHART_TITLES_JS))  # the head's maps are back
+    assert f"Sentence 2 · {where}" in page.evaluate(CHART_TITLES_JS)
     assert not page.js_errors
 
 

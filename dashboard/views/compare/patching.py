@@ -16,6 +16,7 @@ engine is: its forward pass reads the patch; the torch reference equals it (test
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -286,7 +287,12 @@ def _link(pair: Pair, focus: str | None, answer: Answer) -> tuple[Link | None, d
     if target not in weights:
         return None, weights
     layer, head = clearest_link(weights[target])
-    return Link(focus, target, layer, head, float(weights[target][layer, head])), weights
+    return Link(word_of(focus), target, layer, head, float(weights[target][layer, head])), weights
+
+
+def word_of(ref: str) -> str:
+    """A word reference's word, as a reader writes it ("the#2" -> "the")."""
+    return re.sub(r"[#~]\d+$", "", ref)
 
 
 def _heads_ui(found: Patching, pair: Pair, focus: str | None, answer: Answer) -> None:
@@ -303,7 +309,7 @@ def _heads_ui(found: Patching, pair: Pair, focus: str | None, answer: Answer) ->
     with left:
         fig = restored_grid(
             found.restored, rows, cols, title=text.HEADS_CHART, axes=axes, bar_title=text.BAR,
-            outlined=top[:3], sizing=_sizing(), max_height=640 if presenting() else 720,
+            outlined=top[:3], sizing=_sizing(), max_height=560 if presenting() else 720,
         )  # fmt: skip
         name = chart_filename("compare", "patching", "heads")
         chart(fig, "compare_patch_heads_chart", name)
@@ -319,16 +325,16 @@ def _top_ui(found: Patching, top: list, pair: Pair, focus: str | None, weights: 
     """The heads that restore most, with what the focus word attends to in each, and buttons that open
     them in the maps above."""
     st.markdown(f"**{text.TOP_TITLE}**")
-    rows = pair.clean.span_of(focus)
+    rows, word = pair.clean.span_of(focus), word_of(focus or "")
     table = []
     for rank, (layer, head) in enumerate(top, start=1):
         restored = round(float(found.restored[layer, head]), 3)
         row = dict(zip(text.TOP_COLUMNS, (rank, layer + 1, head + 1, restored), strict=True))
-        for word, grid in weights.items():
-            row[text.LINK_COLUMN.format(focus=focus, word=word)] = round(float(grid[layer, head]), 3)
+        for answer_word, grid in weights.items():
+            row[text.LINK_COLUMN.format(focus=word, word=answer_word)] = round(float(grid[layer, head]), 3)
         if rows is not None:
             reading = pair.clean.result.attentions[layer, head, rows[0] : rows[1]].mean(axis=0)  # (T,)
-            row[text.READS_COLUMN.format(focus=focus)] = pair.tokens[0][int(np.argmax(reading))].strip()
+            row[text.READS_COLUMN.format(focus=word)] = pair.tokens[0][int(np.argmax(reading))].strip()
         table.append(row)
     st.dataframe(table, hide_index=True)
     for layer, head in top[:3]:
@@ -352,7 +358,7 @@ def _positions_ui(found: Patching, pair: Pair) -> None:
     fig = restored_grid(
         found.restored, rows, [t.strip() or "␣" for t in pair.tokens[0]], title=text.POSITIONS_CHART,
         axes=("", text.POSITION_AXIS), bar_title=text.BAR, share=1.0, sizing=_sizing(),
-        max_height=640 if presenting() else 900,
+        max_height=560 if presenting() else 900,
     )  # fmt: skip
     name = chart_filename("compare", "patching", "positions")
     chart(fig, "compare_patch_positions_chart", name)
