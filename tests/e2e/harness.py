@@ -393,13 +393,20 @@ def wait_listening(page, timeout_ms: float = BROWSER_DEADLINE_MS) -> None:
 
 # Counts the script's runs from now on (each change of stApp's state to "running"), so a test can
 # tell a key the page never heard from one that started a run.
+# A run counts when the attribute is "running" or just was: on a busy browser a short run's "running"
+# and "finished" can be drawn in one go, and the observer then only sees it leave "running". The URL
+# is kept too: a key that moved the page to another step or slide was heard, whatever the counter saw
+# (S9A: a heard key taken for a lost one was pressed again, and the lesson stepped twice).
 COUNT_RUNS_JS = """() => {
   const app = document.querySelector("[data-testid='stApp']");
   window.__runs = 0;
-  new MutationObserver(() => {
-    if (app.getAttribute("data-test-script-state") === "running") window.__runs += 1;
-  }).observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
+  window.__href = location.href;
+  new MutationObserver((records) => {
+    const now = app.getAttribute("data-test-script-state");
+    if (now === "running" || records.some((r) => r.oldValue === "running")) window.__runs += 1;
+  }).observe(app, {attributes: true, attributeOldValue: true, attributeFilter: ["data-test-script-state"]});
 }"""
+HEARD_JS = "() => window.__runs > 0 || location.href !== window.__href"
 # A heard key starts a run within this, even on a loaded machine. 20 s was too short: at load 6-9 a
 # heard PageDown started its run later, was pressed again, and the lesson stepped twice (S8A's
 # test_presenter waited 900 s for the skipped step). A lost key costs this long once; a late one no harm.
@@ -432,7 +439,7 @@ def press(
         if not retry or _heard(page):
             break
         wait_listening(page, timeout_ms)
-        if page.evaluate("() => window.__runs > 0"):  # it started while we gave up: heard after all
+        if page.evaluate(HEARD_JS):  # it started while we gave up: heard after all
             break
     return effect()
 
@@ -442,7 +449,7 @@ def _heard(page) -> bool:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:
-        page.wait_for_function("() => window.__runs > 0", timeout=HEARD_WINDOW_MS)
+        page.wait_for_function(HEARD_JS, timeout=HEARD_WINDOW_MS)
         return True
     except PlaywrightTimeout:
         return False

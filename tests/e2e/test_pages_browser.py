@@ -104,6 +104,7 @@ def test_explore_page_draws(page, app_server, screenshot_dir, view):
 def test_model_view_click_opens_that_head(page, app_server):
     page.goto(f"{app_server.url}/explore?view=model&text=The+cat+sat+on+the+mat.&layer=0&head=0")
     wait_charts(page, 1, BROWSER_DEADLINE_MS)
+    wait_settled(page, 1)  # the chart at its final place: a point measured while it moves is missed (S9A)
     layer, head, n_heads = 2, 4, 12  # 0-based
     # the invisible hover/click points, one per head in layer-major order
     point = page.locator(".js-plotly-plot .scatterlayer .point").nth(layer * n_heads + head)
