@@ -16,6 +16,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # folder another worker writes at the same time (a test that needs an empty one sets its own).
 _PROCESS = os.environ.get("PYTEST_XDIST_WORKER", "main")
 if os.environ.get("ATTENTION_EXPLORER_TEST_CACHE_OF") != _PROCESS:
+    import atexit
+    import shutil
     import tempfile
 
     os.environ["ATTENTION_EXPLORER_TEST_CACHE_OF"] = _PROCESS
@@ -23,3 +25,6 @@ if os.environ.get("ATTENTION_EXPLORER_TEST_CACHE_OF") != _PROCESS:
         prefix=f"attention-explorer-tests-{_PROCESS}-"
     )
     os.environ["XDG_CACHE_HOME"] = os.environ["ATTENTION_EXPLORER_TEST_CACHE"]
+    # removed when the process that made it ends: a converted SmolLM2 alone is 0.5 GB, and a machine
+    # that runs the suite often filled its disk with them
+    atexit.register(shutil.rmtree, os.environ["ATTENTION_EXPLORER_TEST_CACHE"], ignore_errors=True)
