@@ -298,10 +298,12 @@ def compute_attention(model_key: str, engine: str, text: str, max_tokens: int = 
 HELD = "result_held_"  # + a place: the session's own result there
 
 
-def session_result(place: str, model_key: str, engine: str, text: str, limits: Limits) -> AttentionResult:
+def session_result(
+    place: str, model_key: str, engine: str, text: str, limits: Limits, *, counted: bool = True
+) -> AttentionResult:
     """compute_attention's result for a page's input, counted against the session's new texts a
-    minute (hosted.count_new_text: raises TooManyTexts) and held by the session for `place` while
-    it shows it.
+    minute (hosted.count_new_text: raises TooManyTexts; counted=False for a second reading of an
+    input the page has counted) and held by the session for `place` while it shows it.
 
     The shared cache keeps only the last four texts (an entry can be 80 MB). With a classroom on one
     server, thirty sessions' texts took turns in it, so each click of a student recomputed the
@@ -311,7 +313,8 @@ def session_result(place: str, model_key: str, engine: str, text: str, limits: L
     results held on every page they had visited added 400 MB to a hosted server.
     """
     key = (model_key, engine, text, limits.max_tokens)
-    count_new_text(place, key, limits.max_texts_per_minute)
+    if counted:
+        count_new_text(place, key, limits.max_texts_per_minute)
     ss, page = st.session_state, place.rstrip("0123456789")
     for other in [k for k in ss if k.startswith(HELD) and not k.removeprefix(HELD).startswith(page)]:
         del ss[other]  # another page's: computed again (or found in the shared cache) if it is opened again

@@ -15,7 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dashboard.charts.explore import FONT, escape_label, unique_labels
-from dashboard.charts.heatmap import PAGE, SEQUENTIAL, Sizing, cell_outline, matrix_heatmap, top_title
+from dashboard.charts.heatmap import PAGE, SEQUENTIAL, Sizing, grid_top_px, scored_grid, top_title
 
 BEFORE_COLOR = "#969696"  # grey: the model as it is
 AFTER_COLOR = "#2171b5"  # the heatmaps' dark blue: with heads switched off
@@ -38,37 +38,21 @@ def effect_grid(
     Default height: rows a little taller than a token heatmap's, capped to stay on one screen."""
     z = np.asarray(effects, dtype=np.float64)  # (L, H)
     n_layers, n_heads = z.shape
-    top_px = 110 + 2 * sizing.font  # the chart's title, then the head axis' title and numbers
     room = 880 if sizing.page_px > PAGE.page_px else 720  # one screen
-    height = height or min(room, top_px + (sizing.row_px + 8) * n_layers)
-    fig = matrix_heatmap(
-        z,
-        [str(i + 1) for i in range(n_layers)],
-        [str(i + 1) for i in range(n_heads)],
-        title=title,
-        row_title=layer_axis,
-        col_title=head_axis,
-        decimals=3,
-        hover_value_name=bar_title,
-        share=share,
-        shapes=[cell_outline(layer, head, width=3) for layer, head in outlined],
-        show_colorbar=True,
-        sizing=sizing,
-        height=height,
-    )
+    height = height or min(room, grid_top_px(sizing) + (sizing.row_px + 8) * n_layers)
     top = float(z.max()) if z.size and z.max() > 0 else 1.0
-    fig.update_traces(
-        colorscale=SEQUENTIAL,  # effects are never negative: one hue, dark = large
-        zmid=None,
-        zmin=0.0,
-        zmax=top,
-        colorbar={"title": {"text": bar_title, "side": "right"}, "thickness": 14},
-        hovertemplate=f"layer %{{y}}, head %{{x}}<br>{bar_title}: %{{z:.4f}}<extra></extra>",
-    )
-    fig.update_xaxes(tickangle=0)  # head numbers are short: level, even past ten columns
-    # room under the title for the head axis drawn on top (its title would run into the chart's)
-    fig.update_layout(height=height, margin_t=top_px - 20, title_font_size=sizing.font + 2)
-    return fig
+    scale = {
+        "colorscale": SEQUENTIAL,  # effects are never negative: one hue, dark = large
+        "zmid": None,
+        "zmin": 0.0,
+        "zmax": top,
+        "hovertemplate": f"layer %{{y}}, head %{{x}}<br>{bar_title}: %{{z:.4f}}<extra></extra>",
+    }
+    labels = ([str(i + 1) for i in range(n_layers)], [str(i + 1) for i in range(n_heads)])
+    return scored_grid(
+        z, *labels, title=title, axes=(layer_axis, head_axis), bar_title=bar_title, scale=scale,
+        height=height, outlined=outlined, decimals=3, share=share, sizing=sizing,
+    )  # fmt: skip
 
 
 def before_after_bars(

@@ -177,6 +177,47 @@ def matrix_heatmap(
     return go.Figure(data=[go.Heatmap(**trace)], layout=layout)
 
 
+def grid_top_px(sizing: Sizing) -> int:
+    """Room above a layers-down grid's cells: its title, then its column axis' title and labels."""
+    return 110 + 2 * sizing.font
+
+
+def scored_grid(
+    values: np.ndarray,
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    *,
+    title: str,
+    axes: tuple[str, str],
+    bar_title: str,
+    scale: dict,
+    height: int,
+    outlined: Iterable[tuple[int, int]] = (),
+    decimals: int = 2,
+    share: float = 1.0,
+    sizing: Sizing = PAGE,
+    show_numbers: bool | None = None,
+) -> go.Figure:
+    """A grid of one score per cell, layers down (a head's effect, a patch's restored fraction): the
+    numbers printed while they fit, a colour bar titled `bar_title`, `outlined` cells (row, column)
+    boxed in red, short column labels (head numbers) kept level, and room under the title for the
+    column axis drawn on top. `scale`: the trace's colour scale (colorscale, zmin, zmid, zmax), and
+    its hovertemplate if the default does not suit. Built in one constructor call (matrix_heatmap)."""
+    trace, layout = matrix_heatmap_spec(
+        values, row_labels, col_labels, title=title, row_title=axes[0], col_title=axes[1],
+        decimals=decimals, hover_value_name=bar_title, share=share, show_colorbar=True, sizing=sizing,
+        shapes=[cell_outline(row, col, width=3) for row, col in outlined], height=height,
+        show_numbers=show_numbers,
+    )  # fmt: skip
+    trace.update(scale, colorbar={"title": {"text": bar_title, "side": "right"}, "thickness": 14})
+    if all(len(label) <= 3 for label in col_labels):  # numbers: level, even past ten columns
+        layout["xaxis"]["tickangle"] = 0
+        layout["height"] = height  # no room kept for slanted labels
+    layout["margin"]["t"] = grid_top_px(sizing) - 20
+    layout["title"]["font"] = {**layout["title"].get("font", {}), "size": sizing.font + 2}
+    return go.Figure(data=[go.Heatmap(**trace)], layout=layout)
+
+
 def _hover_template(row_title: str, col_title: str, value_name: str, fmt: str) -> str:
     where = f"{row_title or 'row'}: %{{y}}<br>{col_title or 'column'}: %{{x}}<br>"
     return where + f"{value_name}: %{{z:{fmt}}}<extra></extra>"

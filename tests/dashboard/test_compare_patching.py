@@ -18,26 +18,10 @@ from core.measures.patch_summary import attention_between
 from core.measures.patching import encode_pair, option_metric, patch_heads, patch_residual, pronoun_metric
 from dashboard.content.compare import PRESETS
 from tests.dashboard.harness import plotly_array
-from tests.deadline import APPTEST_DEADLINE
+from tests.dashboard.test_compare import open_page
 
 pytestmark = pytest.mark.usefixtures("fast_apptest")
 TROPHY, REPEAT = PRESETS["trophy"], PRESETS["repeat"]
-
-
-def _compare_page():
-    from dashboard.views import compare
-
-    compare.render()
-
-
-def open_page(present: bool = False, **params) -> AppTest:
-    at = AppTest.from_function(_compare_page, default_timeout=APPTEST_DEADLINE)
-    at.query_params.update({k: str(v) for k, v in params.items()})
-    if present:
-        at.session_state["present"] = True
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def grid(at: AppTest, name: str) -> np.ndarray | None:
@@ -88,6 +72,19 @@ def test_bert_trophy_heads_grid_is_the_measure_and_the_statement_states_it():
     assert list(table["restored"]) == [
         round(float(v), 3) for v in np.sort(found.restored, axis=None)[::-1][:5]
     ]
+
+
+def test_a_rerun_runs_the_model_no_more(monkeypatch):
+    """Once the grid is drawn, a rerun that changes nothing (a click elsewhere) finds sentence 1's run
+    and the grid in the session: no layer of the model runs again."""
+    at = open_page()
+    assert grid(at, "compare_patch_heads_chart") is not None
+    bert, runs = engine("bundled"), []
+    layers_from = bert.layers_from
+    monkeypatch.setattr(bert, "layers_from", lambda *a, **k: runs.append(a[0]) or layers_from(*a, **k))
+    at.run()
+    assert not at.exception and grid(at, "compare_patch_heads_chart") is not None
+    assert runs == []
 
 
 def test_positions_grid_runs_on_request_and_the_changed_word_restores_all_of_it_at_the_embeddings():

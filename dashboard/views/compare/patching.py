@@ -12,6 +12,7 @@ The heads grid runs by itself on models with at most AUTO_RUNS heads and on requ
 270); the positions grid (causal tracing) on request. Grids are kept in the session under what they
 depend on, so a rerun never patches again. Patching runs on the NumPy engine whatever the page's
 engine is: its forward pass reads the patch; the torch reference equals it (tests/core/test_patching.py).
+Sentence 1's run on it is held like the page's own results ("compare3"; engines.session_result).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from dashboard.charts.patching import restored_grid
 from dashboard.content import patching as text
 from dashboard.content.compare import PRESETS
 from dashboard.continuation import as_continuation, probe_for
-from dashboard.engines import load_engine
+from dashboard.engines import load_engine, session_result
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text
 from dashboard.presenter import presenting
 from dashboard.state import signature
@@ -97,7 +98,7 @@ def patching_ui(decoder: bool, focus: str | None, model_key: str, limits: Limits
     except ModelError as err:
         st.info(text.NO_ENGINE.format(reason=error_md(err)))
         return
-    pair = _pair(engine, decoder, limits, settings)
+    pair = _pair(engine, model_key, decoder, limits, settings)
     answer = None if pair is None else _answer(engine, pair, focus, settings)
     if answer is None:
         return
@@ -116,7 +117,7 @@ def patching_ui(decoder: bool, focus: str | None, model_key: str, limits: Limits
 # ---- the pair and the answer -------------------------------------------------------------------------
 
 
-def _pair(engine, decoder: bool, limits: Limits, settings) -> Pair | None:
+def _pair(engine, model_key: str, decoder: bool, limits: Limits, settings) -> Pair | None:
     """The two inputs (a decoder reads each sentence's question text), tokenized; None, said in one
     line, when they are not the same length, not different, or longer than this server reads."""
     texts = tuple(st.session_state.get(key, "") for key in ("compare_text", "compare_text2"))
@@ -142,7 +143,8 @@ def _pair(engine, decoder: bool, limits: Limits, settings) -> Pair | None:
     if len(differ) > 3:
         where += text.MORE.format(n=len(differ) - 3)
     settings.caption(text.DIFFER.format(n=len(ids[0]), where=where))
-    return Pair(texts, ids, tokens, Side.of(engine.run(texts[0])))
+    clean_run = session_result("compare3", model_key, "numpy", texts[0], limits, counted=False)
+    return Pair(texts, ids, tokens, Side.of(clean_run))
 
 
 def _answer(engine, pair: Pair, focus: str | None, settings) -> Answer | None:
@@ -159,7 +161,7 @@ def _decoder_answer(engine, pair: Pair) -> Answer | None:
         typed = probe_for(ss.get("compare_text", "")).options
     prefix = pair.texts[0]
     if not (typed[0].strip() and typed[1].strip()):
-        metric = next_token_shift(engine, engine.hidden_states(pair.ids[0]))
+        metric = next_token_shift(engine, pair.clean.result.hidden_states)
         return Answer(metric, text.METRIC_SHIFT, ("shift",), None, None)
     options = [as_continuation(prefix, option) for option in typed]
     try:
