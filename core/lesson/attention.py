@@ -201,6 +201,13 @@ def causal_mask(t: int, past: int = 0) -> np.ndarray:
     return np.tri(t, past + t, k=past, dtype=bool)
 
 
+def after_cached(cached: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """A KV cache's keys or values (H, P, d) put in front of the new positions' (H, T, d): (H, P + T,
+    d). New positions of B runs at once, (B, H, T, d), all read the same cached ones (a patching
+    sweep's runs share the positions before the first word they change)."""
+    return np.concatenate([np.broadcast_to(cached, (*new.shape[:-2], *cached.shape[-2:])), new], axis=-2)
+
+
 def local_window_mask(t: int, width: int) -> np.ndarray:
     """Each position sees the positions within `width` of it on either side (sliding window,
     as in Longformer's local attention). width=0 means a token sees only itself."""

@@ -166,63 +166,90 @@ def pronoun_metric(result, focus: str | int, target: str, rival: str, layer: int
 # ---- the sweeps ----------------------------------------------------------------------------------
 
 
-def _components(engine, ids, types) -> tuple[np.ndarray, np.ndarray]:
-    """(hidden states (L + 1, T, D), every head's weighted sum (L, H, T, d_k)) of one run."""
+@dataclass(frozen=True)
+class _Clean:
+    """The clean run every patched run restarts from: its tokens, its hidden states (L + 1, T, D) and,
+    on a NumPy decoder, its KV cache and the first position where the pair differs. A causal model's
+    positions before that one are the same in both runs and in every patched run, so those runs
+    compute only the positions from it on, the earlier ones read from the cache."""
+
+    ids: Sequence[int]
+    types: list[int] | None
+    hidden: np.ndarray
+    cache: list | None = None  # [(keys, values)] per layer, each (H, T, d_k)
+    start: int = 0
+
+
+def _components(engine, ids, types) -> tuple[np.ndarray, np.ndarray, list | None]:
+    """(hidden states (L + 1, T, D), every head's weighted sum (L, H, T, d_k), a NumPy decoder's KV
+    cache or None) of one run."""
     if not hasattr(engine, "layers_from"):  # a torch reference
-        return engine.hidden_states(ids, types), engine.contexts(ids, types)
+        return engine.hidden_states(ids, types), engine.contexts(ids, types), None
     every = range(engine.n_layers)
     if is_decoder(engine):
         out = engine.forward(np.asarray(ids), trace_layers=every)
-        hidden, steps = out.hidden_states, out.steps
-    else:
-        hidden, _, steps = engine.forward(np.asarray(ids), types, trace_layers=every)
-    return hidden, np.stack([steps[i]["context"] for i in every])
+        return out.hidden_states, np.stack([out.steps[i]["context"] for i in every]), out.cache
+    hidden, _, steps = engine.forward(np.asarray(ids), types, trace_layers=every)
+    return hidden, np.stack([steps[i]["context"] for i in every]), None
 
 
-def _patched_hidden(engine, ids, types, clean_hidden: np.ndarray, patch: Patch) -> np.ndarray:
+def _clean_run(engine, ids, types, corrupt_ids, hidden: np.ndarray, cache: list | None) -> _Clean:
+    start = check_pair(list(ids), list(corrupt_ids))[0] if cache is not None else 0
+    return _Clean(ids, types, hidden, cache, start)
+
+
+def _patched_hidden(engine, clean: _Clean, patch: Patch) -> np.ndarray:
     """(L + 1, T, D) of the clean run with `patch`: the NumPy engines restart at its layer."""
     if not hasattr(engine, "layers_from"):
-        return engine.hidden_states(ids, types, patch=patch)
+        return engine.hidden_states(clean.ids, clean.types, patch=patch)
     first = patch.first_layer
-    out = engine.layers_from(first, clean_hidden[first], patch=patch)
-    return np.concatenate([clean_hidden[:first], out.hidden_states if is_decoder(engine) else out[0]])
+    out = engine.layers_from(first, clean.hidden[first], patch=patch)
+    return np.concatenate([clean.hidden[:first], out.hidden_states if is_decoder(engine) else out[0]])
 
 
-def _batched_runs(engine, clean_hidden: np.ndarray, layer: int, patches: list[Patch]):
-    """Each patch's (L + 1, T, D), for B patches of `layer` on a NumPy decoder: block `layer` runs once
-    per patch (each its own patch), then the B runs go through the later blocks together, (B, T, D)."""
-    starts = [engine.layers_from(layer, clean_hidden[layer], patch=p, stop=layer + 1) for p in patches]
-    starts = np.stack([out.hidden_states for out in starts])  # (B, 2, T, D): block `layer`'s in and out
-    later = np.empty((len(patches), 0, *clean_hidden.shape[1:]), clean_hidden.dtype)
+def _batched_runs(engine, clean: _Clean, layer: int, patches: list[Patch]):
+    """Each patch's (L + 1, T, D), for B patches of `layer` on a NumPy decoder. Only the positions from
+    clean.start on are run, after the clean run's cached ones (shared by the B runs); block `layer`
+    runs once per patch (each its own patch), then the B runs go through the later blocks together,
+    (B, T', D)."""
+    s = clean.start
+    past = [(keys[:, :s], values[:, :s]) for keys, values in clean.cache]
+    x = clean.hidden[layer, s:]
+    starts = [engine.layers_from(layer, x, past=past, patch=p.rows_from(s), stop=layer + 1) for p in patches]
+    starts = np.stack([out.hidden_states for out in starts])  # (B, 2, T', D): block `layer`'s in and out
+    later = np.empty((len(patches), 0, *x.shape), x.dtype)
     if layer + 1 < engine.n_layers:  # at the last layer, its output is already after the final norm
-        later = np.swapaxes(engine.layers_from(layer + 1, starts[:, 1].copy()).hidden_states[1:], 0, 1)
+        later = np.swapaxes(
+            engine.layers_from(layer + 1, starts[:, 1].copy(), past=past).hidden_states[1:], 0, 1
+        )
     for start, rest in zip(starts, later, strict=True):
-        yield np.concatenate([clean_hidden[:layer], start, rest])
+        hidden = clean.hidden.copy()
+        hidden[layer:, s:] = np.concatenate([start, rest])
+        yield hidden
 
 
-def _patched_runs(engine, ids, types, clean_hidden: np.ndarray, layer: int, patches: list[Patch]):
+def _patched_runs(engine, clean: _Clean, layer: int, patches: list[Patch]):
     """Each patch's (L + 1, T, D), all of them patches of `layer`: a NumPy decoder's in batches of
-    about BATCH_ROWS rows (B runs of T positions), the others' one at a time."""
-    if not (is_decoder(engine) and hasattr(engine, "layers_from")):
-        yield from (_patched_hidden(engine, ids, types, clean_hidden, patch) for patch in patches)
+    about BATCH_ROWS rows (B runs of T' positions), the others' one at a time."""
+    if clean.cache is None:
+        yield from (_patched_hidden(engine, clean, patch) for patch in patches)
         return
-    size = max(1, BATCH_ROWS // clean_hidden.shape[1])  # a long text: fewer runs at once (memory)
+    size = max(1, BATCH_ROWS // (len(clean.ids) - clean.start))  # a long text: fewer runs at once (memory)
     for at in range(0, len(patches), size):
-        yield from _batched_runs(engine, clean_hidden, layer, patches[at : at + size])
+        yield from _batched_runs(engine, clean, layer, patches[at : at + size])
 
 
-def _sweep(engine, pair, metric: Metric, patches, shape, progress: Progress | None) -> Patching:
+def _sweep(engine, clean: _Clean, corrupt_hidden, metric: Metric, patches, shape, progress) -> Patching:
     """Run every (cell, Patch or None) of `patches` on the clean input; None: the clean values. The
     cells come a layer (their first index) at a time, each patch changing that layer first."""
-    (ids, types, clean_hidden), corrupt_hidden = pair
-    m_clean, m_corrupt = metric(clean_hidden), metric(corrupt_hidden)
+    m_clean, m_corrupt = metric(clean.hidden), metric(corrupt_hidden)
     if m_corrupt == m_clean:
         raise ValueError(f"nothing to restore: both sentences give the metric {m_clean:.6g}")
     patched, total, done = np.full(shape, m_clean), int(np.prod(shape)), 0
     for layer, group in itertools.groupby(patches, key=lambda item: item[0][0]):
         group = list(group)
         made = [patch for _, patch in group if patch is not None]
-        runs = _patched_runs(engine, ids, types, clean_hidden, layer, made)  # in order, as asked for
+        runs = _patched_runs(engine, clean, layer, made)  # in order, as asked for
         for cell, patch in group:
             if patch is not None:
                 patched[cell] = metric(next(runs))
@@ -255,8 +282,8 @@ def patch_heads(
     """Each head's output patched from the corrupt run into the clean one, alone, at every position
     (position None) or at `position` only: restored (L, H). token_type_ids: a BERT's, for both runs."""
     types = _check_ids(engine, clean_ids, corrupt_ids, token_type_ids, position)
-    clean_hidden, clean_ctx = _components(engine, clean_ids, types)  # ctx (L, H, T, d_k)
-    corrupt_hidden, corrupt_ctx = _components(engine, corrupt_ids, types)
+    clean_hidden, clean_ctx, cache = _components(engine, clean_ids, types)  # ctx (L, H, T, d_k)
+    corrupt_hidden, corrupt_ctx, _ = _components(engine, corrupt_ids, types)
     rows = slice(None) if position is None else slice(position, position + 1)
 
     def patches():
@@ -266,8 +293,8 @@ def patch_heads(
             same = np.array_equal(value, clean_ctx[layer, head])
             yield (layer, head), None if same else Patch(heads={(layer, head): value})
 
-    pair = ((clean_ids, types, clean_hidden), corrupt_hidden)
-    return _sweep(engine, pair, metric, patches(), clean_ctx.shape[:2], progress)
+    clean = _clean_run(engine, clean_ids, types, corrupt_ids, clean_hidden, cache)
+    return _sweep(engine, clean, corrupt_hidden, metric, patches(), clean_ctx.shape[:2], progress)
 
 
 def patch_residual(
@@ -276,7 +303,7 @@ def patch_residual(
     """Causal tracing: the hidden state entering each layer at each position, patched from the corrupt
     run into the clean one, alone: restored (L, T)."""
     types = _check_ids(engine, clean_ids, corrupt_ids, token_type_ids, None)
-    clean_hidden = engine.hidden_states(clean_ids, types)
+    clean_hidden, _, cache = _components(engine, clean_ids, types)
     corrupt_hidden = engine.hidden_states(corrupt_ids, types)
     n_layers, n_tokens = len(clean_hidden) - 1, len(clean_ids)
 
@@ -287,5 +314,5 @@ def patch_residual(
             same = np.array_equal(value, clean_hidden[layer])
             yield (layer, position), None if same else Patch(residual={layer: value})
 
-    pair = ((clean_ids, types, clean_hidden), corrupt_hidden)
-    return _sweep(engine, pair, metric, patches(), (n_layers, n_tokens), progress)
+    clean = _clean_run(engine, clean_ids, types, corrupt_ids, clean_hidden, cache)
+    return _sweep(engine, clean, corrupt_hidden, metric, patches(), (n_layers, n_tokens), progress)

@@ -43,7 +43,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from core.lesson.attention import attention_steps, causal_mask, merge_heads, split_heads
+from core.lesson.attention import after_cached, attention_steps, causal_mask, merge_heads, split_heads
 from core.lesson.layers import feed_forward, layer_norm, linear, residual
 from core.models import registry
 from core.models.checkpoint import read_safetensors, take_tensor
@@ -100,7 +100,8 @@ def decoder_block(
     value) (H, P, d_k) of P earlier positions (a KV cache), or None. Returns every intermediate by
     the trace's names ("ln1" is the normalised input, "normed" the MLP's normalised input), with
     "key" and "value" over all S = P + T positions (the cache for the next call) and "layer_output".
-    Without past, ablate or patch, x may be (B, T, D): B runs at once (every step broadcasts over B)."""
+    Without ablate or patch, x may be (B, T, D): B runs at once (every step broadcasts over B; the
+    B runs share the past)."""
     heads, eps = config.n_head, config.layer_norm_epsilon
     # *) LayerNorm first: the block reads its input normalised, and adds back to the input itself
     ln1 = layer_norm(x, w.ln1_gamma, w.ln1_beta, eps)  # (T, D)
@@ -110,8 +111,7 @@ def decoder_block(
     value = split_heads(linear(ln1, w.w_v, w.b_v), heads)  # (H, T, d_k)
     n_past = 0 if past is None else past[0].shape[1]
     if past is not None:
-        key = np.concatenate([past[0], key], axis=1)  # (H, S, d_k)
-        value = np.concatenate([past[1], value], axis=1)  # (H, S, d_k)
+        key, value = after_cached(past[0], key), after_cached(past[1], value)  # (H, S, d_k)
     # 3) scores, 4) scaled, 5) the causal mask, then softmax (exact zeros above the diagonal), 6) sum
     mask = causal_mask(x.shape[-2], n_past)  # (T, S): new position i is position P + i
     steps = attention_steps(query, key, value, mask, scale=config.scale_attn_weights)  # probs (H, T, S)
@@ -197,8 +197,8 @@ class GPT2Numpy(DecoderNumpy):
         decoder_block), the input of block `first` (hidden_states[first] of an earlier pass: a head
         ablated or patched in block l changes nothing before it, so a sweep restarts here). A patched
         input is what hidden_states holds for its block."""
-        if x.ndim == 3 and (past is not None or ablate or patch is not None):  # each is one run's
-            raise ValueError("a batch of runs (B, T, D) takes no past, ablation or patch")
+        if x.ndim == 3 and (ablate or patch is not None):  # each is one run's; a past is shared
+            raise ValueError("a batch of runs (B, T, D) takes no ablation or patch")
         ablate, trace_layers = check_heads(ablate, self.n_layers, self.n_heads), set(trace_layers)
         shapes = (x.shape[-2], self.head_size, self.width)
         patch = check_patch(patch, self.n_layers, self.n_heads, shapes, first)  # read in this loop

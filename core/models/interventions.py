@@ -63,6 +63,11 @@ class Patch:
         """{head: (T, d_k)} for one layer's patched heads."""
         return {head: value for (at, head), value in self.heads.items() if at == layer}
 
+    def rows_from(self, start: int) -> Patch:
+        """This patch for a run of the positions start.. only (the earlier ones come from a KV cache)."""
+        heads = {pair: value[start:] for pair, value in self.heads.items()}
+        return Patch(heads, {layer: value[start:] for layer, value in self.residual.items()})
+
     def summary(self) -> dict[str, list]:
         """What is patched, for a result's meta: the heads' (layer, head) and the residuals' layers."""
         return {"heads": sorted(self.heads), "residual": sorted(self.residual)}

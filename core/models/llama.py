@@ -47,7 +47,14 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from core.lesson.attention import attention_steps, causal_mask, merge_heads, share_kv_heads, split_heads
+from core.lesson.attention import (
+    after_cached,
+    attention_steps,
+    causal_mask,
+    merge_heads,
+    share_kv_heads,
+    split_heads,
+)
 from core.lesson.layers import linear, residual, rms_norm, swiglu_feed_forward
 from core.lesson.rope import rope_tables, rotate
 from core.models import registry
@@ -80,7 +87,8 @@ def llama_block(
     tables (T, d_head) of the new positions; past: the (key, value) (H_kv, P, d_head) of P earlier
     positions, keys already turned. Returns every intermediate by the trace's names, with "key" and
     "value" over all S positions and H_kv heads (the cache for the next call) and "layer_output".
-    Without past, ablate or patch, x may be (B, T, D): B runs at once (every step broadcasts over B)."""
+    Without ablate or patch, x may be (B, T, D): B runs at once (every step broadcasts over B; the
+    B runs share the past)."""
     heads, kv_heads = config.num_attention_heads, config.num_key_value_heads
     # *) RMSNorm first: the block reads its input normalised, and adds back to the input itself
     normed_in = rms_norm(x, w.norm1, config.rms_norm_eps)  # (T, D)
@@ -92,8 +100,7 @@ def llama_block(
     query, key = rotate(query_raw, *rope), rotate(key_raw, *rope)
     n_past = 0 if past is None else past[0].shape[1]
     if past is not None:
-        key = np.concatenate([past[0], key], axis=1)  # (H_kv, S, d_head)
-        value = np.concatenate([past[1], value], axis=1)  # (H_kv, S, d_head)
+        key, value = after_cached(past[0], key), after_cached(past[1], value)  # (H_kv, S, d_head)
     # 2c) GQA: every query head reads its group's key/value head
     shared_key, shared_value = share_kv_heads(key, heads), share_kv_heads(value, heads)  # (H, S, d_head)
     # 3) scores, 4) scaled, 5) the causal mask, then softmax (exact zeros above the diagonal), 6) sum
@@ -228,8 +235,8 @@ class LlamaNumpy(DecoderNumpy):
         pass: a head ablated or patched in block l changes nothing before it, so a sweep restarts
         here). A patched input is what hidden_states holds for its block.
         x's positions follow the P cached in `past`: RoPE turns them by positions P .. P + T - 1."""
-        if x.ndim == 3 and (past is not None or ablate or patch is not None):  # each is one run's
-            raise ValueError("a batch of runs (B, T, D) takes no past, ablation or patch")
+        if x.ndim == 3 and (ablate or patch is not None):  # each is one run's; a past is shared
+            raise ValueError("a batch of runs (B, T, D) takes no ablation or patch")
         ablate, trace_layers = check_heads(ablate, self.n_layers, self.n_heads), set(trace_layers)
         shapes = (x.shape[-2], self.head_size, self.width)
         patch = check_patch(patch, self.n_layers, self.n_heads, shapes, first)  # read in this loop

@@ -13,6 +13,7 @@ from hypothesis.extra.numpy import arrays
 
 from core.lesson.attention import (
     FullyMaskedRowError,
+    after_cached,
     attention_steps,
     build_mask,
     causal_mask,
@@ -286,3 +287,15 @@ def test_scaling_invariants(data, t, d_k, c):
     shift = np.full(d_k, c)
     _, shifted = scaled_dot_product_attention(q, k + shift, v)
     np.testing.assert_allclose(shifted, probs, atol=1e-9)
+
+
+def test_after_cached_puts_the_cache_in_front_of_every_run():
+    cached, new = (
+        np.arange(12.0).reshape(2, 3, 2),
+        -np.arange(24.0).reshape(3, 2, 2, 2),
+    )  # (H, P, d), (B, H, T, d)
+    joined = after_cached(cached, new)
+    assert joined.shape == (3, 2, 5, 2)
+    for run in range(3):
+        np.testing.assert_array_equal(joined[run], np.concatenate([cached, new[run]], axis=1))
+    np.testing.assert_array_equal(after_cached(cached, new[0]), np.concatenate([cached, new[0]], axis=1))

@@ -110,3 +110,12 @@ def test_linear_and_residual():
     w = np.array([[1.0, 0.0, 2.0], [0.0, 1.0, -1.0]])
     np.testing.assert_array_equal(linear(x, w, np.array([1.0, 1.0, 1.0])), [[2.0, 3.0, 1.0]])
     np.testing.assert_array_equal(residual(x, x), 2 * x)
+
+
+def test_linear_of_a_stack_is_each_slice_multiplied():
+    rng = np.random.default_rng(0)
+    x, w, b = rng.normal(size=(3, 4, 5)), rng.normal(size=(5, 6)), rng.normal(size=6)
+    stacked = linear(x, w, b)
+    assert stacked.shape == (3, 4, 6)
+    np.testing.assert_allclose(stacked, np.stack([s @ w + b for s in x]), atol=TOL)
+    np.testing.assert_allclose(linear(x[0, 0], w), x[0, 0] @ w, atol=TOL)  # one row (d_in,)

@@ -64,7 +64,8 @@ def test_residual_json_without_options_is_the_distribution_shift(capsys, gpt2_di
     assert payload["metric_clean"] == 0.0 and payload["metric"].startswith("total variation")
     np.testing.assert_allclose(payload["restored"], found.restored, atol=1e-7)
     assert np.asarray(payload["restored"]).shape == (2, len(clean))  # [layer][position]
-    assert payload["restored"][0][7] == 1.0  # the corrupt embedding at the one token that differs
+    # the corrupt embedding at the one token that differs: all of the shift, to float32 rounding
+    assert payload["restored"][0][7] == pytest.approx(1.0, abs=1e-4)
 
 
 @pytest.mark.slow
