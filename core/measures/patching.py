@@ -176,7 +176,7 @@ class _Clean:
     ids: Sequence[int]
     types: list[int] | None
     hidden: np.ndarray
-    cache: list | None = None  # [(keys, values)] per layer, each (H, T, d_k)
+    cache: list | None = None  # [(keys, values)] per layer, each (H_kv, T, d_k)
     start: int = 0
 
 
@@ -193,7 +193,16 @@ def _components(engine, ids, types) -> tuple[np.ndarray, np.ndarray, list | None
     return hidden, np.stack([steps[i]["context"] for i in every]), None
 
 
-def _clean_run(engine, ids, types, corrupt_ids, hidden: np.ndarray, cache: list | None) -> _Clean:
+def _states(engine, ids, types) -> tuple[np.ndarray, list | None]:
+    """(hidden states (L + 1, T, D), a NumPy decoder's KV cache or None) of one run, untraced."""
+    if is_decoder(engine) and hasattr(engine, "layers_from"):
+        out = engine.forward(np.asarray(ids))
+        return out.hidden_states, out.cache
+    return engine.hidden_states(ids, types), None
+
+
+def _clean_run(ids, types, corrupt_ids, hidden: np.ndarray, cache: list | None) -> _Clean:
+    """The clean run's _Clean; with a cache, its runs start at the first position the pair differs at."""
     start = check_pair(list(ids), list(corrupt_ids))[0] if cache is not None else 0
     return _Clean(ids, types, hidden, cache, start)
 
@@ -293,7 +302,7 @@ def patch_heads(
             same = np.array_equal(value, clean_ctx[layer, head])
             yield (layer, head), None if same else Patch(heads={(layer, head): value})
 
-    clean = _clean_run(engine, clean_ids, types, corrupt_ids, clean_hidden, cache)
+    clean = _clean_run(clean_ids, types, corrupt_ids, clean_hidden, cache)
     return _sweep(engine, clean, corrupt_hidden, metric, patches(), clean_ctx.shape[:2], progress)
 
 
@@ -303,7 +312,7 @@ def patch_residual(
     """Causal tracing: the hidden state entering each layer at each position, patched from the corrupt
     run into the clean one, alone: restored (L, T)."""
     types = _check_ids(engine, clean_ids, corrupt_ids, token_type_ids, None)
-    clean_hidden, _, cache = _components(engine, clean_ids, types)
+    clean_hidden, cache = _states(engine, clean_ids, types)
     corrupt_hidden = engine.hidden_states(corrupt_ids, types)
     n_layers, n_tokens = len(clean_hidden) - 1, len(clean_ids)
 
@@ -314,5 +323,5 @@ def patch_residual(
             same = np.array_equal(value, clean_hidden[layer])
             yield (layer, position), None if same else Patch(residual={layer: value})
 
-    clean = _clean_run(engine, clean_ids, types, corrupt_ids, clean_hidden, cache)
+    clean = _clean_run(clean_ids, types, corrupt_ids, clean_hidden, cache)
     return _sweep(engine, clean, corrupt_hidden, metric, patches(), (n_layers, n_tokens), progress)
