@@ -14,6 +14,8 @@ import plotly.graph_objects as go
 
 from dashboard.charts.heatmap import DIVERGING, PAGE, PRESENTER, Sizing, grid_top_px, scored_grid
 
+DECIMALS = 2  # a cell's number; the page's statements count cells as printed (views/compare/patch_said)
+
 
 def restored_grid(
     restored: np.ndarray,
@@ -40,5 +42,5 @@ def restored_grid(
     return scored_grid(
         z, row_labels, col_labels, title=title, axes=axes, bar_title=bar_title, outlined=outlined,
         scale={"colorscale": DIVERGING, "zmid": 0.0, "zmin": -bound, "zmax": bound}, height=height,
-        share=share, sizing=sizing, show_numbers=numbers,
+        share=share, sizing=sizing, show_numbers=numbers, decimals=DECIMALS,
     )  # fmt: skip

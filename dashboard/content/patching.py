@@ -91,15 +91,18 @@ OPEN_BUTTON = "Layer {layer}, head {head}: show its attention"
 
 # ---- what the grids say -----------------------------------------------------------------------------
 CARRIED = (
-    "**{n} head{s}** restore{verb} at least {least:.0%} of the difference each, in layer{ls} {layers}; the "
-    "most, **layer {layer}, head {head}**, restores **{top:.0%}**."
+    "**{n} head{s}** restore{verb} at least {least:.0%} of the difference each (cells of {least:.2f} or "
+    "more), in layer{ls} {layers}; the most, **layer {layer}, head {head}**, restores **{top:.0%}**."
 )
 SPREAD = (
     "**No single head restores {least:.0%} of the difference** (the most: layer {layer}, head {head}, "
     "{top:.0%}): the model spreads it over many heads, or carries it outside attention (the MLPs and "
     "the residual stream)."
 )
-PUSH_BACK = "{n} head{s} {push} the other way (most: layer {layer}, head {head}, {low:.0%})."
+PUSH_BACK = (
+    "**{n} head{s}** move{verb} the answer the other way by at least {least:.0%} of the difference each "
+    "(cells of −{least:.2f} or less; the most, layer {layer}, head {head}, {low:.0%})."
+)
 LINK = (
     "The head with the clearest “{focus}” → “{target}” attention, **layer {layer}, head {head}** "
     "({weight:.2f} of its row), restores **{restored:.0%}** of the difference: {verdict}"
@@ -108,3 +111,11 @@ LINK_CARRIES = "its attention and its effect agree."
 LINK_WEAK = "looking at “{target}” is not the same as carrying the difference."
 TRACE_PART = "{layers}: at “{token}” ({low:.0%}–{high:.0%})"
 TRACE = "Where the difference travels: {parts}."
+OVERSHOOT = (
+    "Over 100%: copied in alone, that one component moves the answer past sentence 2's own value, "
+    "an overshoot."
+)
+BELOW_ZERO = (
+    "Below 0%: copied in alone, that component moves the answer away from sentence 2's value, to "
+    "further from it than sentence 1's own answer."
+)

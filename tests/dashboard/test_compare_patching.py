@@ -59,6 +59,9 @@ def test_bert_trophy_heads_grid_is_the_measure_and_the_statement_states_it():
     )
     layer, head = np.unravel_index(np.argmax(found.restored), found.restored.shape)
     assert f"**layer {layer + 1}, head {head + 1}**, restores **{found.restored[layer, head]:.0%}**" in text
+    printed = np.round(found.restored, 2)  # the heads are counted as the grid prints them, rule stated
+    assert f"**{(printed >= 0.1).sum()} heads** restore at least 10% of the difference each (cells of" in text
+    assert f"**{(printed <= -0.1).sum()} heads** move the answer the other way by at least 10%" in text
     # the head with the clearest "it" -> "trophy" attention, found by a loop over the heads
     it, trophy = result.tokens.index("it"), result.tokens.index("trophy")
     weights = {(l, h): result.attentions[l, h, it, trophy] for l in range(6) for h in range(12)}  # noqa: E741

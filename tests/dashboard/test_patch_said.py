@@ -1,11 +1,14 @@
 """Compare's patching sentences (dashboard/views/compare/patch_said.py) against the numbers they state,
-on hand-made grids: heads that carry the difference or none, heads that push back, the head with the
-clearest attention, whether the answer flips, and the causal trace's stretches."""
+on hand-made grids: heads that carry the difference or none, heads that push back (both counted on
+the grid as it prints), the head with the clearest attention, a share past 100% or below 0 explained
+where it is stated, whether the answer flips, and the causal trace's stretches."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from dashboard.charts.patching import DECIMALS
+from dashboard.content.patching import BELOW_ZERO, OVERSHOOT
 from dashboard.views.compare.patch_said import Link, heads_statement, trace_statement, values_statement
 
 GRID = np.array([[0.02, 0.45, -0.30], [0.12, 0.05, 0.01]])  # (2 layers, 3 heads)
@@ -13,16 +16,51 @@ GRID = np.array([[0.02, 0.45, -0.30], [0.12, 0.05, 0.01]])  # (2 layers, 3 heads
 
 def test_the_heads_that_carry_it_are_counted_and_the_largest_named():
     said = heads_statement(GRID, None)
-    assert "**2 heads** restore at least 10% of the difference each, in layers 1–2" in said
+    assert (
+        "**2 heads** restore at least 10% of the difference each (cells of 0.10 or more), in layers 1–2"
+        in said
+    )
     assert "**layer 1, head 2**, restores **45%**" in said
-    assert "1 head pushes the other way (most: layer 1, head 3, -30%)" in said
+    assert (
+        "**1 head** moves the answer the other way by at least 10% of the difference each (cells of "
+        "−0.10 or less; the most, layer 1, head 3, -30%)."
+    ) in said
+    assert said.endswith(BELOW_ZERO) and OVERSHOOT not in said
+
+
+def test_heads_are_counted_as_the_grid_prints_them():
+    """The counts are checkable against the grid: every cell printed 0.10 or more (−0.10 or less) is
+    counted, whatever its third decimal, and no other."""
+    rng = np.random.default_rng(3)
+    grid = rng.uniform(-0.3, 0.5, size=(6, 12))
+    grid[0, :4] = [0.0953, -0.0953, 0.0949, -0.0949]  # printed 0.10, −0.10, 0.09, −0.09
+    printed = np.array([[float(f"{v:.{DECIMALS}f}") for v in row] for row in grid])
+    said = heads_statement(grid, None)
+    carry, back = int((printed >= 0.10).sum()), int((printed <= -0.10).sum())
+    assert f"**{carry} heads** restore at least 10%" in said
+    assert f"**{back} heads** move the answer the other way by at least 10%" in said
+    low = np.unravel_index(np.argmin(grid), grid.shape)
+    assert f"the most, layer {low[0] + 1}, head {low[1] + 1}, {grid[low]:.0%})" in said
+
+
+def test_a_share_past_either_end_is_explained_where_it_is_stated():
+    over = heads_statement(np.array([[1.17, 0.02], [0.3, 0.05]]), None)
+    assert "restores **117%**" in over and over.endswith(OVERSHOOT) and BELOW_ZERO not in over
+    both = heads_statement(np.array([[1.17, -0.4], [0.3, 0.05]]), None)
+    assert both.endswith(OVERSHOOT + " " + BELOW_ZERO)
+    link_below = heads_statement(np.array([[0.5, -0.05], [0.3, 0.05]]), Link("it", "trophy", 0, 1, 0.6))
+    assert "restores **-5%** of the difference" in link_below and link_below.endswith(BELOW_ZERO)
+    inside = heads_statement(np.array([[0.5, 0.02], [0.3, -0.05]]), None)
+    assert OVERSHOOT not in inside and BELOW_ZERO not in inside  # −5%: in the grid, not stated
+    trace = trace_statement(np.array([[1.0, 0.0], [1.08, 0.1]]), ["a", "b"])
+    assert "(100%–108%)" in trace and trace.endswith(OVERSHOOT)
 
 
 def test_no_head_alone_says_the_difference_is_spread():
     said = heads_statement(np.array([[0.05, 0.08], [0.02, -0.01]]), None)
     assert "No single head restores 10% of the difference" in said
     assert "layer 1, head 2, 8%" in said
-    assert "push" not in said
+    assert "other way" not in said
 
 
 def test_the_clearest_attention_head_is_checked_against_its_effect():

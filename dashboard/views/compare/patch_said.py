@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.measures.patch_summary import CARRIES, carriers, stretches
+from dashboard.charts.patching import DECIMALS as SHOWN_DECIMALS
 from dashboard.content import patching as text
 from dashboard.widgets import md
 
@@ -38,31 +39,43 @@ def _layers(layers: Sequence[int]) -> tuple[str, str]:
     return ("", str(low)) if low == high else ("s", f"{low}–{high}")
 
 
+def shown(restored: np.ndarray) -> np.ndarray:
+    """The grid as its cells print it (SHOWN_DECIMALS): heads are counted on what a reader can check."""
+    return np.round(np.asarray(restored, np.float64), SHOWN_DECIMALS)
+
+
+def beyond(values: Sequence[float]) -> str:
+    """One plain line for each stated share past the ends of the scale: over 100% (an overshoot)
+    and below 0; empty when every value lies between."""
+    lines = [text.OVERSHOOT] if any(v > 1 for v in values) else []
+    return " ".join(lines + ([text.BELOW_ZERO] if any(v < 0 for v in values) else []))
+
+
 def heads_statement(restored: np.ndarray, link: Link | None) -> str:
     """The heads grid in words: the heads that carry the difference (or that none alone does), those
-    that push the other way, and what the head with the clearest focus → target attention restores."""
+    that push the other way (both counted by CARRIES on the grid as printed), what the head with the
+    clearest focus → target attention restores, and what a share past 100% or below 0 means."""
     grid = np.asarray(restored, np.float64)
-    found = carriers(grid)
-    if found:
+    stated = []
+    if found := carriers(shown(grid)):
         ls, layers = _layers([c.layer for c in found])
-        top = found[0]
+        top = grid[found[0].layer, found[0].index]
         said = text.CARRIED.format(
             n=len(found), **_plural(len(found)), least=CARRIES, ls=ls, layers=layers,
-            layer=top.layer + 1, head=top.index + 1, top=top.restored,
+            layer=found[0].layer + 1, head=found[0].index + 1, top=top,
         )  # fmt: skip
     else:
         layer, head = np.unravel_index(int(np.argmax(grid)), grid.shape)
-        said = text.SPREAD.format(least=CARRIES, layer=layer + 1, head=head + 1, top=grid[layer, head])
-    if against := carriers(-grid):
-        low = against[0]
+        top = grid[layer, head]
+        said = text.SPREAD.format(least=CARRIES, layer=layer + 1, head=head + 1, top=top)
+    stated.append(top)
+    if against := carriers(-shown(grid)):
+        low = grid[against[0].layer, against[0].index]
         said += " " + text.PUSH_BACK.format(
-            n=len(against),
-            s="" if len(against) == 1 else "s",
-            push="pushes" if len(against) == 1 else "push",
-            layer=low.layer + 1,
-            head=low.index + 1,
-            low=-low.restored,
-        )
+            n=len(against), **_plural(len(against)), least=CARRIES,
+            layer=against[0].layer + 1, head=against[0].index + 1, low=low,
+        )  # fmt: skip
+        stated.append(low)
     if link is not None:
         restored_there = float(grid[link.layer, link.head])
         words = {"focus": md(link.focus), "target": md(link.target)}
@@ -71,7 +84,8 @@ def heads_statement(restored: np.ndarray, link: Link | None) -> str:
             **words, layer=link.layer + 1, head=link.head + 1, weight=link.weight,
             restored=restored_there, verdict=verdict,
         )  # fmt: skip
-    return said
+        stated.append(restored_there)
+    return " ".join(filter(None, (said, beyond(stated))))
 
 
 def values_statement(clean: float, corrupt: float, means: tuple[str, str] | None) -> str:
@@ -91,7 +105,7 @@ def row_label(row: int) -> str:
 
 def trace_statement(restored: np.ndarray, tokens: Sequence[str]) -> str:
     """The positions grid in words: layer by layer, the token whose hidden state restores most."""
-    parts = []
+    parts, stated = [], []
     for stretch in stretches(restored):
         rows = row_label(stretch.first)
         if stretch.last != stretch.first:
@@ -104,4 +118,5 @@ def trace_statement(restored: np.ndarray, tokens: Sequence[str]) -> str:
                 high=stretch.high,
             )
         )
-    return text.TRACE.format(parts="; ".join(parts))
+        stated += [stretch.low, stretch.high]
+    return " ".join(filter(None, (text.TRACE.format(parts="; ".join(parts)), beyond(stated))))
