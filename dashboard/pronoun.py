@@ -81,8 +81,19 @@ def closeness_chart_ui(close: Closeness, key: str) -> None:
     chart(fig, key, chart_filename(key))
 
 
-def caption_ui() -> None:
-    st.caption(text.CAPTION + " " + text.CONTENT_RULE)
+def caption_ui(result: AttentionResult) -> None:
+    """How to read the test, in the words of the model shown (a decoder, an encoder; its added tokens)."""
+    model = text.LANGUAGE_MODEL if result.decoder else text.SENTENCE_MODEL
+    causal = text.CAUSAL_NOTE if result.decoder else ""
+    st.caption(text.CAPTION.format(model=model) + causal + " " + content_rule(result))
+
+
+def content_rule(result: AttentionResult) -> str:
+    """Which words the test compares with, naming this model's added tokens where it has some."""
+    added = " and ".join(
+        dict.fromkeys(t for t, s in zip(result.tokens, result.special_mask, strict=True) if s)
+    )
+    return text.CONTENT_RULE.format(specials=text.SPECIALS.format(specials=md(added)) if added else "")
 
 
 def pronoun_test_ui(
@@ -97,4 +108,4 @@ def pronoun_test_ui(
     if pair:
         st.markdown(pair)
     closeness_chart_ui(close, key)
-    caption_ui()
+    caption_ui(result)

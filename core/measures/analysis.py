@@ -273,17 +273,21 @@ class HeadLink:
 
 
 def rank_heads_specific(
-    attn: np.ndarray, focus: int, target: int, exclude: Sequence[bool] | None = None
+    attn: np.ndarray, focus: int, target: int, exclude: Sequence[bool] | None = None, causal: bool = False
 ) -> list[HeadLink]:
     """Every head of (L, H, W, W) attention, ranked by how specifically row `focus` looks at column
     `target`: its weight minus the mean weight the other rows give the target, highest first.
 
     The other rows are all rows but the focus, the target itself and those `exclude` marks (e.g.
-    [CLS]/[SEP]); with none left, `others` is 0 and no head is flagged.
+    [CLS]/[SEP]); in a causal model (`causal`) only the rows after the target, the ones that can see
+    it (a row before it gives it 0 by the mask, which says nothing about the head). With none left,
+    `others` is 0 and no head is flagged.
     """
     w = attn.shape[-1]
     keep = np.ones(w, dtype=bool) if exclude is None else ~np.asarray(exclude, dtype=bool)
     keep[[focus, target]] = False
+    if causal:
+        keep[:target] = False
     column = np.asarray(attn[..., :, target], dtype=np.float64)  # (L, H, W): every row to the target
     weight = column[..., focus]  # (L, H)
     rest = column[..., keep]  # (L, H, R)

@@ -6,7 +6,10 @@ literal brackets are escaped (\\[CLS\\]); user words are escaped by the view bef
 from __future__ import annotations
 
 TITLE = "Which tokens does the output need, and where does attention go?"
-X_TITLE = "token ([CLS] and [SEP] are not scored)"
+X_TITLE = "token"
+X_TITLE_SPECIALS = (
+    "token ({specials} are not scored)"  # where the tokenizer adds tokens (plain text: an axis)
+)
 PANELS = {
     "loo": "Leave-one-out: 1 − cos when the token is removed",
     "attention": "Attention each token receives, last layer, mean over heads",
@@ -65,7 +68,8 @@ TOO_LONG = (
     "{limit} tokens; this one has {n}. Shorten it to see the bars, or run `python -m core attribute` "
     "in a terminal, which measures any length (a 512-token text takes about a minute)."
 )
-TOO_FEW = "Leave-one-out needs at least one token besides \\[CLS\\] and \\[SEP\\]: type a longer sentence."
+TOO_FEW = "Leave-one-out needs at least one token{besides} to remove: type a longer sentence."
+TOO_FEW_BESIDES = " besides {specials}"  # the tokens the tokenizer adds, which are never removed
 
 ABOUT_LABEL = "Is attention an explanation? What the disagreement means"
 ABOUT = (

@@ -20,6 +20,7 @@ class Preset:
     caption: str  # one line under the buttons
     referents: tuple[str, str] | None = None  # what a reader takes the focus word to mean in each
     # sentence (the pronoun test says whether the model's vectors agree); None: not a pronoun pair
+    letters: bool = False  # for a model that reads one letter a token (the letter GPT-2), not English
 
 
 OWN = "own"  # the preset name for two sentences the user typed
@@ -40,7 +41,7 @@ PRESETS: dict[str, Preset] = {
         "We sat on the river bank.",
         "bank",
         "The same word, two meanings. The sentences differ in length, so the page compares where "
-        "“bank” looks by role (\\[CLS\\], \\[SEP\\], itself, its neighbours, the rest).",
+        "“bank” looks by role (the tokens the model adds, if any, itself, its neighbours, the rest).",
     ),
     "repeat": Preset(
         "Repeat / shuffled (letter model)",
@@ -50,10 +51,18 @@ PRESETS: dict[str, Preset] = {
         "For the letter model (letters GPT-2): the same ten letters, then a copy cut short after “x”. "
         "In sentence 1 the copy repeats the run, in sentence 2 a shuffle of it; an induction head "
         "looks back for the earlier “x” and copies what followed it (“y”, or “p”).",
+        letters=True,
     ),
 }
 PRESET_TITLES = {**{name: p.title for name, p in PRESETS.items()}, OWN: "Your own"}
 DEFAULT_PRESET = "trophy"
+DEFAULT_LETTER_PRESET = "repeat"  # what a page opened on a letter model shows
+SWITCHED_MODEL = (
+    "The pair “{pair}” is written for {reads}, so the model is now {model}: the model shown before "
+    "could not read it."
+)
+READS_LETTERS = "a model that reads letters"
+READS_ENGLISH = "a model that reads English"
 OWN_CAPTION = (
     "Type two sentences below. They line up token by token when they differ only in words swapped "
     "in place (same number of tokens, every shared token at the same place): then the page also "
@@ -69,14 +78,7 @@ INTRO = (
 )
 SENTENCE1_LABEL = "Sentence 1"
 SENTENCE2_LABEL = "Sentence 2"
-SENTENCE_HELP = "At most {max_tokens} tokens are read (counting \\[CLS\\] and \\[SEP\\]); longer text is cut."
-
-CAUSAL_BEFORE = (
-    "In a decoder each token reads only the tokens before it, and “{word}” comes before the first token "
-    "that differs: everything computed at “{word}” is the same in both sentences, so no head's row "
-    "from it can change. The model can use the difference only at later tokens; the question at the "
-    "bottom asks it which word comes next."
-)
+SENTENCE_HELP = "At most {max_tokens} tokens are read (counting any the tokenizer adds); longer text is cut."
 
 PRONOUN_TITLE = "What the model made of “{word}” in each sentence"
 
@@ -147,11 +149,15 @@ RANK_RULE_ALIGNED = (
 BINS_WHY_TOKENS = "The tokens do not line up,"
 BINS_WHY_FOCUS = "“{focus}” is not at the same place in both sentences,"
 RANK_RULE_BINS = (
-    "so each sentence's row for “{focus}” is first summed into six roles "
-    "(\\[CLS\\], \\[SEP\\], the word itself with all its pieces, the token before it, the token after it, "
-    "everything else); "
-    "change = ½ Σ |Δ| over those roles, from 0 (the same split) to 1 (nothing in common)."
+    "so each sentence's row for “{focus}” is first summed into {n} roles ({roles}); change = ½ Σ |Δ| "
+    "over those roles, from 0 (the same split) to 1 (nothing in common)."
 )
+ROLE_ITSELF = "the word itself with all its pieces"
+ROLE_PREVIOUS = "the token before it"
+ROLE_NEXT = "the token after it"  # not a role in a causal decoder: a row there cannot reach it
+ROLE_REST = "everything else"
+ROLE_FIRST = "the start token {token}"
+ROLE_OTHER_SPECIALS = "the other added tokens ({tokens})"
 RANK_HELP = "Click a row (or a button) to open that head above. Layers and heads count from 1."
 OPEN_TOP = "Open a top head:"
 

@@ -203,6 +203,11 @@ FIND_THE_HEAD_NONE = (
     "the best is layer {layer}, head {head}, where “{a}” gives “{b}” {weight:.0%} of its attention "
     "and the other words {others:.0%} on average."
 )
+FIND_THE_HEAD_AFTER = (
+    "**Find the head:** in this causal model “{a}” reads only itself and the words before it, and "
+    "“{b}” comes after it: every head gives “{b}” exactly 0 from “{a}”, by the mask, not by choice. "
+    "Pick a target before the focus word."
+)
 FOCUS_GRID_CAPTION = "Weight from “{a}” to “{b}” in every head (layers and heads from 1)"
 TOP_HEADS_CAPTION = "Most specific heads, one click away (opens the head view):"
 RANK_TABLE_HEADER = (
@@ -211,11 +216,13 @@ RANK_TABLE_HEADER = (
 RANK_TABLE_ROW = (
     "| {rank} | layer {layer}, head {head} | {weight:.2f} | {others:.2f} | **{specific:+.2f}** | {note} |"
 )
+SEEING = " that can see it (in a causal model, the words after it)"  # in RANK_RULE, on a decoder
+NOT_SPECIALS = "not {specials}, "  # in RANK_RULE, where the tokenizer adds tokens
 EVERYWHERE_NOTE = "⚠ looks at “{b}” from everywhere"
 STRONGEST_RAW = "strongest raw weight"
 RANK_RULE = (
-    "Specific = the weight from “{a}” to “{b}” minus the mean weight the other words give “{b}” "
-    "(not \\[CLS\\]/\\[SEP\\], not “{a}” or “{b}” itself); heads are ranked by it. ⚠ marks a "
+    "Specific = the weight from “{a}” to “{b}” minus the mean weight the other words{seeing} give “{b}” "
+    "({not_specials}not “{a}” or “{b}” itself); heads are ranked by it. ⚠ marks a "
     "head where at least half of the other words give “{b}” at least half as much as “{a}” does "
     "(and at least 0.10): it looks at “{b}” from everywhere, so its weight says little about “{a}”."
 )

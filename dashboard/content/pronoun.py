@@ -42,11 +42,17 @@ CAPTION = (
     "A head's weight from one word to another is where that head looks, not what the model concluded. "
     "What the model concluded is in the vector it keeps for the word: each line is the cosine between "
     "the focus word's vector and another word's, after each layer (a word cut into pieces is the mean "
-    "of its pieces). One test, not a proof: a small sentence model can hold information that cosine "
-    "does not show."
+    "of its pieces). One test, not a proof: {model} can hold information that cosine does not show."
+)
+SENTENCE_MODEL = "a small sentence model"  # an encoder trained for sentence embeddings
+LANGUAGE_MODEL = "a model trained to predict the next token"  # a causal decoder
+CAUSAL_NOTE = (
+    " In this causal model a word's vector holds only what came before it, so it cannot reflect a word "
+    "that comes later."
 )
 CONTENT_RULE = (
-    "Content words are every word except the focus word itself, \\[CLS\\] and \\[SEP\\], punctuation, "
+    "Content words are every word except the focus word itself{specials}, punctuation, "
     "and function words such as *the*, *it*, *was*, *because*: at the top layers those sit close to "
     "everything, which says nothing about what a word stands for."
 )
+SPECIALS = ", {specials}"  # in CONTENT_RULE, the tokens the tokenizer adds ("\\[CLS\\] and \\[SEP\\]")

@@ -139,7 +139,7 @@ def test_bank_preset_is_not_aligned_and_ranks_by_roles():
     text = shown(at)
     assert "do not line up token by token (8 vs 9 tokens)" in text
     assert len(titles(at)) == 2 and not any("sentence 2 − sentence 1" in t for t in titles(at))
-    assert "six roles" in text
+    assert "6 roles (the start token \\[CLS\\]" in text and "the token after it" in text
     focus = next(s for s in at.selectbox if s.key.startswith("compare_w_focus_"))
     assert focus.value == "bank" and "bank" in focus.options
 

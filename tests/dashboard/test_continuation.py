@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from core.measures.choice import Option, choose
 from core.models.gpt2 import GPT2Numpy
 from dashboard.content import compare as compare_text
+from dashboard.content.compare import PRESETS
 from dashboard.content import continuation as text
 from dashboard.continuation import as_continuation, pair_statement, probe_for, verdict
 from tests.dashboard.harness import (
@@ -160,9 +161,16 @@ def test_compare_asks_after_each_sentence_of_the_pair(tiny_model):
     at.run()
     assert_no_crash(at)
     assert at.text_input(key="compare_choice_a").value == " trophy"
-    # "it" comes before "large"/"small": a decoder cannot tell the sentences apart there, and says so
-    assert compare_text.CAUSAL_BEFORE.format(word="it") in messages(at)
     engine = GPT2Numpy.from_pretrained(tiny_model)
+    # "it" comes before "large"/"small": a decoder cannot tell the sentences apart there, and says so
+    # (naming both positions, counted from 1) instead of ranking heads or reading the pronoun test
+    tokens = [engine.run(PRESETS["trophy"].text).tokens, engine.run(PRESETS["trophy"].text2).tokens]
+    changed = next(i for i, (a, b) in enumerate(zip(*tokens, strict=True)) if a != b)
+    it = next(i for i, token in enumerate(tokens[0]) if token.lstrip("Ġ") == "it")
+    said = [m for m in messages(at) if "No evidence either way here" in m]
+    assert len(said) == 1 and f"(token {it + 1})" in said[0] and f"at token {changed + 1}" in said[0]
+    assert compare_text.RANK_TITLE not in [h.value for h in at.subheader]
+    assert not any("by this test" in m.value for m in at.markdown)  # no pronoun verdict
     answers = [
         choose(engine, text.PROBES[s].prefix, text.TROPHY)[1] for s in (text.TROPHY_LARGE, text.TROPHY_SMALL)
     ]

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.models.registry import BUNDLED_KEY
+from core.models.shipped import SHIPPED_KEY
 from core.text import clean_input
-from dashboard.content.compare import DEFAULT_PRESET, OWN, PRESENT_VIEWS, PRESETS
+from dashboard.content import compare as text
+from dashboard.content.compare import DEFAULT_LETTER_PRESET, DEFAULT_PRESET, OWN, PRESENT_VIEWS, PRESETS
 from dashboard.hosted import Limits
-from dashboard.model_pick import model_url_params
+from dashboard.model_pick import model_label, model_url_params
 from dashboard.state import (
     PageLinks,
     Parsed,
@@ -23,6 +26,8 @@ from dashboard.state import (
     position_param,
     text_param,
 )
+from dashboard.trained_models import reads_letters
+from dashboard.widgets import md
 
 PAGE = "compare"
 MAX_TEXT_CHARS = 10_000
@@ -69,6 +74,8 @@ def init_state(limits: Limits) -> list[str]:
     ss, params = st.session_state, st.query_params
     preset = ss["compare_preset"]
     has_text = "text" in params or "text2" in params
+    if "preset" not in params and not has_text and reads_letters(_model_opened(params)):
+        preset = DEFAULT_LETTER_PRESET  # a page opened on a letter model opens on a pair it reads
     if preset in PRESETS and has_text:
         p = PRESETS[preset]
         if (ss["compare_text"], ss["compare_text2"]) != (p.text, p.text2):
@@ -79,10 +86,36 @@ def init_state(limits: Limits) -> list[str]:
         if ss["compare_focus"] is None:
             ss["compare_focus"] = p.focus
     ss["compare_preset"] = preset
+    if note := fit_model_to_preset():
+        notes.append(note)
     ss["compare_check_link"] = any(name in params for name in ("layer", "head", "focus"))
     # a preset opens on the head whose focus row changed most, unless the link names a head
     ss["compare_pending_best"] = preset in PRESETS and "layer" not in params and "head" not in params
     return notes
+
+
+def _model_opened(params) -> str:
+    """The model the page opens on: the link's, else the one explore shows (model_pick seeds it)."""
+    return params.get("model") or st.session_state.get("explore_model") or BUNDLED_KEY
+
+
+def fit_model_to_preset() -> str | None:
+    """A preset written for a letter model moves the picker to the letter GPT-2, and an English one
+    moves it off a letter model to the bundled BERT; the line that says so, or None. Called where the
+    picker is not drawn yet: on the link's first run and in the preset's callback."""
+    ss = st.session_state
+    preset = PRESETS.get(ss.get("compare_preset"))
+    seeded = ss.get("compare_model_seeded") or "model" in st.query_params
+    model = ss.get("compare_model") if seeded else _model_opened(st.query_params)
+    if preset is None or reads_letters(model) == preset.letters:
+        return None
+    ss["compare_model"] = SHIPPED_KEY if preset.letters else BUNDLED_KEY
+    ss["compare_model_seeded"] = True  # model_pick must not put explore's model back
+    return text.SWITCHED_MODEL.format(
+        pair=preset.title,
+        reads=text.READS_LETTERS if preset.letters else text.READS_ENGLISH,
+        model=md(model_label(ss["compare_model"])),
+    )
 
 
 def write_url(limits: Limits, model: str | None = None) -> None:

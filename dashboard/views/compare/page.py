@@ -11,6 +11,7 @@ import numpy as np
 import streamlit as st
 
 from core.measures.analysis import piece_text
+from core.measures.claims import Blind, blind_spot
 from core.measures.compare import (
     Alignment,
     align_tokens,
@@ -29,6 +30,7 @@ from dashboard.charts.explore import escape_label
 from dashboard.charts.heatmap import PAGE as PAGE_SIZING
 from dashboard.charts.heatmap import PRESENTER
 from dashboard.charts.pronoun import closeness_lines
+from dashboard.content import claims as claims_text
 from dashboard.content import compare as text
 from dashboard.content.compare import PRESETS
 from dashboard.content.pronoun import EMBEDDINGS, X_TITLE
@@ -36,6 +38,7 @@ from dashboard.continuation import pair_ui
 from dashboard.engines import load_engine, session_result
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, current_limits
 from dashboard.model_pick import model_pick_ui
+from dashboard.on_screen import counting_specials, kind_of, say_blind
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text, signature
 from dashboard.trained_models import letters_became, reads_letters
@@ -48,7 +51,6 @@ from dashboard.views.compare.widgets import (
     open_head,
     present_view_ui,
     ranking_ui,
-    say_causal,
     sentences_ui,
 )
 from dashboard.widgets import chart, chart_filename, error_md, md
@@ -111,7 +113,7 @@ def _compute(model_key: str, engine: str, sentence: str, n: int, limits: Limits)
         reader = "this public demo" if limits.hosted else "the model"
         st.warning(
             f"Sentence {n} is {result.meta.get('n_tokens_input', 'more than ' + str(limit))} tokens "
-            f"long; {reader} reads at most {limit} (counting \\[CLS\\] and \\[SEP\\]), so only its "
+            f"long; {reader} reads at most {limit}{counting_specials(result)}, so only its "
             f"first {result.n_tokens} tokens are compared."
         )
     if result.special_mask.all():
@@ -223,7 +225,9 @@ def _say_alignment(one: AttentionResult, two: AttentionResult, alignment: Alignm
         st.markdown(text.IDENTICAL)
 
 
-def _rank_caption(focus: str, alignment: Alignment, rowwise: bool, spans: tuple) -> str:
+def _rank_caption(
+    focus: str, alignment: Alignment, rowwise: bool, spans: tuple, result: AttentionResult
+) -> str:
     """The ranking's rule, with the reason it is the one used (the alignment decided once)."""
     if rowwise:
         rule = text.RANK_RULE_ALIGNED
@@ -232,7 +236,25 @@ def _rank_caption(focus: str, alignment: Alignment, rowwise: bool, spans: tuple)
         rule = f"{why} {text.RANK_RULE_BINS}"
     if any(stop - start > 1 for start, stop in spans):
         rule += " " + text.FOCUS_PIECES
-    return rule.format(focus=md(focus))
+    roles = _roles(result)
+    return rule.format(focus=md(focus), n=len(roles), roles=", ".join(roles))
+
+
+def _roles(result: AttentionResult) -> list[str]:
+    """The role bins (core.measures.compare.role_bins) this model's rows fall in, in words: the
+    added tokens only where its tokenizer adds some, the token after only where a row can see it."""
+    special = result.special_mask
+    roles = [text.ROLE_FIRST.format(token=md(result.tokens[0]))] if special[0] else []
+    later = dict.fromkeys(t for t, s in zip(result.tokens[1:], special[1:], strict=True) if s)
+    if later:
+        roles.append(text.ROLE_OTHER_SPECIALS.format(tokens=", ".join(md(t) for t in later)))
+    return [
+        *roles,
+        text.ROLE_ITSELF,
+        text.ROLE_PREVIOUS,
+        *([] if result.decoder else [text.ROLE_NEXT]),
+        text.ROLE_REST,
+    ]
 
 
 def _both(one: Side, two: Side, layer: int, head: int, model: tuple, focus_place, open_best: bool) -> None:
@@ -245,11 +267,10 @@ def _both(one: Side, two: Side, layer: int, head: int, model: tuple, focus_place
     r1, r2 = one.result, two.result
     alignment = align_tokens(r1.tokens, r2.tokens)  # decided once: the message, the map, the ranking
     _say_alignment(r1, r2, alignment)
-    if r1.decoder and f1 is not None and f2 is not None:
-        say_causal(r1.tokens, r2.tokens, f1, f2)
+    blind = _blind(one, two, (f1, f2), focus)
     rowwise = row_by_row(alignment, f1, f2)
     ranked = None
-    if f1 is not None and f2 is not None:
+    if f1 is not None and f2 is not None and blind is None:  # read where the model sees the change
         ranked = rank_changes(
             r1.attentions, r2.attentions, f1, f2, r1.special_mask, r2.special_mask,
             one.words.spans, two.words.spans, rowwise,
@@ -264,7 +285,7 @@ def _both(one: Side, two: Side, layer: int, head: int, model: tuple, focus_place
         patching_ui(r1.decoder, focus, model[0], limits)
     if ranked is not None:
         st.subheader(text.RANK_TITLE)
-        st.caption(_rank_caption(focus, alignment, rowwise, (f1, f2)))
+        st.caption(_rank_caption(focus, alignment, rowwise, (f1, f2), r1))
         sig = signature(*model, r1.tokens, r2.tokens, focus)
         ranking_ui(ranked, one.words.labels, two.words.labels, sig)
         _pronoun_test(one, two, focus, (f1, f2))
@@ -275,6 +296,24 @@ def _both(one: Side, two: Side, layer: int, head: int, model: tuple, focus_place
         patching_ui(r1.decoder, focus, model[0], limits)
 
 
+def _blind(one: Side, two: Side, spans: tuple, focus: str) -> Blind | None:
+    """On a causal decoder, a focus word before the first token that differs: no measure read at it
+    can differ (core.measures.claims), so the page says so once and draws no verdict from it."""
+    if spans[0] is None or spans[1] is None:
+        return None
+    r1, r2 = one.result, two.result
+    blind = blind_spot(kind_of(r1), r1.tokens, r2.tokens, max(spans[0][1], spans[1][1]) - 1)
+    if blind is not None:
+        answers = [claims_text.ANSWER_CONTINUATION, claims_text.ANSWER_PATCHING]
+        say_blind(blind, focus_word(r1, spans[0]), [a.format(where=claims_text.BELOW) for a in answers])
+    return blind
+
+
+def focus_word(result: AttentionResult, span: tuple[int, int]) -> str:
+    """The focus word as a reader writes it, from its tokens."""
+    return "".join(piece_text(t) for t in result.tokens[span[0] : span[1]])
+
+
 # the change in cosine, first layer to last, below which the page says the readings stayed alike
 STILL = 0.05
 
@@ -283,7 +322,7 @@ def _how_far_it_moves(one: Side, two: Side, spans: tuple) -> None:
     """The focus word's vector in sentence 1 against sentence 2: cosine at every layer, and a line."""
     r1, r2 = one.result, two.result
     cosine = word_across_layers(r1.hidden_states, spans[0], r2.hidden_states, spans[1])  # (L + 1,)
-    word = "".join(piece_text(t) for t in r1.tokens[spans[0][0] : spans[0][1]])
+    word = focus_word(r1, spans[0])
     st.subheader(text.MOVES_TITLE.format(word=md(word)))
     change = cosine[-1] - cosine[0]
     verdict = (
@@ -330,7 +369,7 @@ def _pronoun_test(one: Side, two: Side, focus: str, spans: tuple) -> None:
     for n, (col, close) in enumerate(zip(st.columns(2), closes, strict=True), start=1):
         with col:
             pronoun.closeness_chart_ui(close, f"compare_pronoun_{n}")
-    pronoun.caption_ui()
+    pronoun.caption_ui(one.result)
 
 
 def _charts(one: Side, two: Side, focus: tuple, layer: int, head: int, aligned: bool, rowwise: bool) -> str:

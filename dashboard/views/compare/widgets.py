@@ -13,15 +13,14 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from core.measures.analysis import piece_text
 from core.measures.compare import HeadChange
 from dashboard import state
 from dashboard.content import compare as text
 from dashboard.content.compare import OWN, PRESENT_VIEWS, PRESET_TITLES, PRESETS
 from dashboard.hosted import Limits
 from dashboard.state import signature
+from dashboard.views.compare import links
 from dashboard.views.compare.links import max_chars
-from dashboard.widgets import md
 
 TOP_BUTTONS = 5  # the top heads offered as buttons above the table
 
@@ -46,6 +45,8 @@ def _on_preset() -> None:
         ss["compare_focus"] = preset.focus
         ss["compare_pending_best"] = True  # open the head that changed most, once it is known
         reset_widgets("focus")
+        if note := links.fit_model_to_preset():  # said by the run this callback starts
+            ss.setdefault("compare_replay", []).append(note)
 
 
 def _on_text_change() -> None:
@@ -203,14 +204,3 @@ def ranking_ui(ranked: Sequence[HeadChange], words1: Sequence[str], words2: Sequ
         width="stretch",
     )
     st.caption(text.RANK_HELP)
-
-
-def say_causal(t1: list[str], t2: list[str], f1: tuple[int, int], f2: tuple[int, int]) -> None:
-    """For a decoder's pair (tokens t1, t2; the focus word's spans f1, f2): a token reads only the
-    tokens before it, so when the focus word comes before the first token that differs, nothing
-    computed at it can differ, and the page says so (the ranking's zeros are then a fact of the
-    mask, not of the heads)."""
-    first = next((i for i, (a, b) in enumerate(zip(t1, t2, strict=False)) if a != b), min(len(t1), len(t2)))
-    if f1[1] <= first and f2[1] <= first and f1 == f2:
-        word = "".join(piece_text(t) for t in t1[f1[0] : f1[1]])
-        st.info(text.CAUSAL_BEFORE.format(word=md(word)), icon=":material/arrow_forward:")

@@ -26,10 +26,10 @@ from core.models.result import AttentionResult
 from dashboard.charts.ablation import before_after_bars, effect_grid
 from dashboard.charts.heatmap import PAGE, PRESENTER
 from dashboard.content import ablation as text
-from dashboard.content import pronoun as pronoun_text
 from dashboard.engines import compute_attention, load_engine
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text
 from dashboard.presenter import presenting
+from dashboard.pronoun import content_rule
 from dashboard.views.explore import links
 from dashboard.views.explore.results import link_ranking, shown_source
 from dashboard.views.explore.widgets import (
@@ -337,7 +337,7 @@ def set_ui(result: AttentionResult, view: TokenView, focus: int, heads: Heads, g
     )
     chart(fig, "explore_ablation_bars", chart_filename("explore", "ablation", "bars"))
     st.markdown(nearest_sentence(before, after))
-    st.caption(text.BARS_CAPTION + " " + pronoun_text.CONTENT_RULE)
+    st.caption(text.BARS_CAPTION + " " + content_rule(result))
 
 
 def ablation_view(

@@ -23,6 +23,7 @@ from dashboard.content import ablation as ablation_text
 from dashboard.content import attribution as text
 from dashboard.engines import compute_attention, load_engine
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text
+from dashboard.on_screen import added_tokens
 from dashboard.presenter import presenting
 from dashboard.views.explore.results import shown_source
 from dashboard.widgets import chart, chart_filename, md
@@ -87,8 +88,10 @@ def attribution_view(result: AttentionResult, view, limits: Limits, controls=Non
     `view` and `controls` are the page's (token view, place for pickers): this view has no pickers
     and always shows tokens, the unit leave-one-out removes."""
     scored = np.flatnonzero(~np.asarray(result.special_mask, dtype=bool))  # (W,)
+    added = added_tokens(result)
     if scored.size == 0:
-        st.info(text.TOO_FEW)
+        besides = text.TOO_FEW_BESIDES.format(specials=md(added)) if added else ""
+        st.info(text.TOO_FEW.format(besides=besides))
         return
     if result.n_tokens > MAX_TOKENS:
         st.info(text.TOO_LONG.format(limit=MAX_TOKENS, n=result.n_tokens))
@@ -109,7 +112,9 @@ def attribution_view(result: AttentionResult, view, limits: Limits, controls=Non
         [tokens[i] for i in scored],
         panels,
         title=text.TITLE,
-        x_title=text.X_TITLE,
+        x_title=text.X_TITLE_SPECIALS.format(specials=added)
+        if (added := added_tokens(result))
+        else text.X_TITLE,
         font=20 if big else 14,
         height=PRESENTER_HEIGHT if big else None,
     )

@@ -1,21 +1,27 @@
 """The focus view's "find the head": heads ranked by how specifically the focus token looks at the
 target (core.measures.analysis.rank_heads_specific), heads that look at the target from everywhere flagged,
 and, on the trophy sentences, whether the top heads' choice follows the meaning, and whether the word
-nearest to "it" does (the pronoun test, dashboard/pronoun.py).
+nearest to "it" does (the pronoun test, dashboard/pronoun.py). On a causal decoder, where "it" comes
+before the word the sentences differ in, neither is asked: one line says why and what can answer.
 
 Every claim on screen is computed from the numbers shown; nothing here says what an example hopes.
 """
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import streamlit as st
 
 from core.measures.analysis import HeadLink
+from core.measures.claims import Blind, blind_spot
 from core.measures.referent import closeness
+from core.models.reading import Reading
 from core.models.result import AttentionResult
+from dashboard.content import claims as claims_text
 from dashboard.content import explore as text
 from dashboard.content.explore import EXAMPLES
-from dashboard.engines import compute_attention
+from dashboard.on_screen import ModelOnScreen, say_blind
 from dashboard.pronoun import pair_statement
 from dashboard.views.explore.links import token_of
 from dashboard.views.explore.results import link_ranking, shown_token_view
@@ -27,9 +33,12 @@ TROPHY = ("trophy-large", "trophy-small")
 TROPHY_HEADS = 3  # per noun and sentence, the heads the comparison takes
 
 
-def headline(links: list[HeadLink], a: str, b: str) -> str:
-    """The one sentence under the pickers, about the most specific head."""
+def headline(links: list[HeadLink], a: str, b: str, after: bool = False) -> str:
+    """The one sentence under the pickers, about the most specific head; where `after` (a causal
+    model, the target after the focus) the mask's zeros, said as such instead of a ranking."""
     best = links[0]
+    if after:
+        return text.FIND_THE_HEAD_AFTER.format(a=md(a), b=md(b))
     template = text.FIND_THE_HEAD if best.specific > 0 else text.FIND_THE_HEAD_NONE
     return template.format(
         a=md(a),
@@ -55,7 +64,7 @@ def top_heads_ui(links: list[HeadLink]) -> None:
         )
 
 
-def ranking_table_ui(links: list[HeadLink], a: str, b: str) -> None:
+def ranking_table_ui(links: list[HeadLink], a: str, b: str, screen: ModelOnScreen) -> None:
     """The top heads with weight, the others' mean and the specific score; the strongest raw head
     too when it is not among them, and a line on it."""
     raw_rank, raw = max(enumerate(links, start=1), key=lambda pair: pair[1].weight)
@@ -92,8 +101,18 @@ def ranking_table_ui(links: list[HeadLink], a: str, b: str) -> None:
             total=len(links),
         )
         + " "
-        + text.RANK_RULE.format(a=md(a), b=md(b))
+        + text.RANK_RULE.format(
+            a=md(a),
+            b=md(b),
+            not_specials=_not_specials(screen.reading),
+            seeing=text.SEEING if screen.decoder else "",
+        )
     )
+
+
+def _not_specials(reading: Reading) -> str:
+    """ "not [CLS]/[SEP], " where the tokenizer adds tokens (they are not among "the other words")."""
+    return text.NOT_SPECIALS.format(specials=md(reading.specials_text)) if reading.specials else ""
 
 
 # ---- the trophy pair -----------------------------------------------------------------------------------
@@ -123,12 +142,34 @@ def _cell(links: dict[str, list[HeadLink]], layer: int, head: int) -> tuple[str,
     return " / ".join(shown), more
 
 
-def trophy_ui(model_key: str, engine: str, max_tokens: int, merge: bool, hide: bool) -> None:
-    """On the trophy sentences: do the heads that link "it" to a noun switch nouns with the meaning?"""
+def trophy_blind(screen: ModelOnScreen) -> Blind | None:
+    """Where the model is a causal decoder, "it" comes before "large"/"small", the first token the
+    trophy sentences differ in: every number computed at "it" is the same in both (the Blind that
+    says so). None where the model sees the change there (an encoder), or reads no "it"."""
+    results = [screen.result(EXAMPLES[name].text) for name in TROPHY]
+    it = token_of(results[0], "it")
+    if it is None or token_of(results[1], "it") != it:
+        return None
+    return blind_spot(screen.kind, results[0].tokens, results[1].tokens, it)
+
+
+def say_trophy_blind(blind: Blind, screen: ModelOnScreen) -> None:
+    """The one line shown instead of the trophy pair's verdicts on a causal decoder, pointing to what
+    can answer: the continuation below and patching on compare."""
+    compare = f"compare?preset=trophy&model={quote(screen.key, safe='')}"
+    answers = [
+        claims_text.ANSWER_CONTINUATION.format(where=claims_text.BELOW),
+        claims_text.ANSWER_PATCHING.format(where=claims_text.ON_COMPARE.format(url=compare)),
+    ]
+    say_blind(blind, "it", answers)
+
+
+def trophy_ui(screen: ModelOnScreen, merge: bool, hide: bool) -> None:
+    """On the trophy sentences: do the heads that link "it" to a noun switch nouns with the meaning?
+    (Asked only where the model sees the change at "it": see trophy_blind.)"""
     rankings = {}
     for name in TROPHY:
-        result = compute_attention(model_key, engine, EXAMPLES[name].text, max_tokens)
-        rankings[name] = _pair_weights(result, merge, hide)
+        rankings[name] = _pair_weights(screen.result(EXAMPLES[name].text), merge, hide)
         if rankings[name] is None:
             return
     heads: list[tuple[int, int]] = []
@@ -160,12 +201,12 @@ def trophy_ui(model_key: str, engine: str, max_tokens: int, merge: bool, hide: b
     st.markdown(summary)
 
 
-def trophy_pronoun_pair(model_key: str, engine: str, max_tokens: int) -> str | None:
+def trophy_pronoun_pair(screen: ModelOnScreen) -> str | None:
     """Across the two trophy sentences: does the content word nearest to "it" change with the meaning?
     (None when the model's tokens do not hold "it" as a word.)"""
     closes = []
     for name in TROPHY:
-        result = compute_attention(model_key, engine, EXAMPLES[name].text, max_tokens)
+        result = screen.result(EXAMPLES[name].text)
         token = token_of(result, "it")
         if token is None:
             return None

@@ -17,6 +17,7 @@ from dashboard.content.explore import HOW_TO_READ, HOW_TO_READ_LABEL, TO_LEARN
 from dashboard.engines import allowed_engines, model_reading
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, current_limits
 from dashboard.model_pick import showing_ui
+from dashboard.on_screen import ModelOnScreen
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text, signature
 from dashboard.trained_models import is_translator_here, letters_became
@@ -108,9 +109,10 @@ def _notices(result: AttentionResult, limits: Limits, reading: Reading, text: st
 
 
 def _show(
-    result: AttentionResult, spec: ModelSpec, engine: str, text: str, limits: Limits, options: tuple, controls
+    result: AttentionResult, screen: ModelOnScreen, text: str, limits: Limits, options: tuple, controls
 ) -> None:
     """The view picked in the options, on the tokens the toggles ask for."""
+    engine = screen.engine
     ss = st.session_state
     view_name, merge, hide = options
     view = shown_token_view(result, merge, hide)
@@ -119,7 +121,7 @@ def _show(
     for note in notes:
         st.info(note)
     links.apply_link_pair(result, view, tokens)
-    sig = signature(spec.key, engine, text, merge, hide)
+    sig = signature(screen.key, engine, text, merge, hide)
     chosen = ss.get("explore_focus") and ss.get("explore_target")  # mark a pair only when chosen
     pair = tuple(view.item_of_token(t) if chosen and t is not None else None for t in tokens)
     if view_name == "head":
@@ -127,7 +129,7 @@ def _show(
     elif view_name == "lines":
         lines_view(result, view, sig, limits.max_lines, controls)
     elif view_name == "model":
-        model_view(result, view, spec.key, engine, text, limits.max_tokens)
+        model_view(result, view, screen.key, engine, text, limits.max_tokens)
     elif view_name == "rollout":
         rollout_view(result, view, sig, tokens, controls)
     elif view_name == "similarity":
@@ -141,7 +143,7 @@ def _show(
     elif view_name in DECODER_VIEWS:
         DECODER_VIEWS[view_name](result, limits, controls)
     else:
-        focus_view(result, view, sig, tokens, (spec.key, engine, limits.max_tokens), controls)
+        focus_view(result, view, sig, tokens, screen, controls)
 
 
 DECODER_VIEWS = {
@@ -235,7 +237,9 @@ def _render(limits: Limits) -> None:
         loading.parity_ui(spec.key, engine, text, limits, result)
     if _notices(result, limits, reading, text, loaded[1].tokenizer):
         masks_ui(result, spec.key, engine, text)
-        _show(result, spec, engine, text, limits, options, controls)
+        kind = "decoder" if is_decoder(loaded[1]) else "encoder"
+        screen = ModelOnScreen(spec.key, engine, limits.max_tokens, kind, reading)
+        _show(result, screen, text, limits, options, controls)
     links.write_url(limits)
     with st.sidebar:  # after write_url: the link names what is on screen
         downloads_ui(result)

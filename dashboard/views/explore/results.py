@@ -44,11 +44,12 @@ def shown_token_view(result: AttentionResult, merge: bool, hide: bool) -> TokenV
 
 def link_ranking(result: AttentionResult, view: TokenView, focus: int, target: int) -> list[HeadLink]:
     """Every head ranked by how specifically shown item `focus` looks at shown item `target`
-    (core.measures.analysis.rank_heads_specific); [CLS]/[SEP] rows are not among "the other tokens"."""
+    (core.measures.analysis.rank_heads_specific); [CLS]/[SEP] rows are not among "the other tokens",
+    nor, in a causal decoder, the rows before the target, which cannot see it."""
     # one layer at a time: the shown (L, H, W, W) array, without a merged copy of every layer at once
     shown = np.stack([view.matrix(result.attentions[layer]) for layer in range(result.n_layers)])
     special = [bool(result.special_mask[start]) for start, _stop in view.shown_spans]
-    return rank_heads_specific(shown, focus, target, special)
+    return rank_heads_specific(shown, focus, target, special, causal=result.decoder)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

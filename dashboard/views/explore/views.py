@@ -20,6 +20,7 @@ from dashboard.charts.thumbnails import model_grid_figure
 from dashboard.content import explore as text
 from dashboard.content.explore import EXAMPLES
 from dashboard.continuation import continuation_ui
+from dashboard.on_screen import ModelOnScreen
 from dashboard.presenter import presenting
 from dashboard.pronoun import pronoun_test_ui
 from dashboard.views.explore import find_head, flow, links, neuron
@@ -287,10 +288,10 @@ def _pair_ui(result: AttentionResult, view: TokenView, sig: str, tokens: tuple) 
 
 
 def focus_view(
-    result: AttentionResult, view: TokenView, sig: str, tokens: tuple, source: tuple, controls=None
+    result: AttentionResult, view: TokenView, sig: str, tokens: tuple, screen: ModelOnScreen, controls=None
 ) -> None:
     """One token in every head, and the heads that link it most specifically to a target.
-    `tokens`: the resolved (focus, target) token indices or None; `source`: (model, engine, max tokens);
+    `tokens`: the resolved (focus, target) token indices or None; `screen`: the model on screen;
     `controls`: where the pickers go (presenter mode: a closed panel)."""
     with controls or st.container():
         a, b = _pair_ui(result, view, sig, tokens)
@@ -299,7 +300,8 @@ def focus_view(
     ranked = link_ranking(result, view, a, b)
     a_label, b_label = view.labels[a], view.labels[b]
     best = ranked[0]
-    st.markdown(find_head.headline(ranked, a_label, b_label))
+    after = screen.decoder and view.shown_spans[b][0] > view.shown_spans[a][0]  # masked out: all zeros
+    st.markdown(find_head.headline(ranked, a_label, b_label, after))
     left, right = st.columns([3, 1])
     with left:
         st.caption(text.FOCUS_GRID_CAPTION.format(a=md(a_label), b=md(b_label)))
@@ -307,25 +309,35 @@ def focus_view(
         chart(grid, "explore_focus_grid")
     with right:
         find_head.top_heads_ui(ranked)
-    find_head.ranking_table_ui(ranked, a_label, b_label)
-    if st.session_state.get("explore_text") in {EXAMPLES[name].text for name in find_head.TROPHY}:
-        find_head.trophy_ui(*source, view.merged, view.renormalised)
+    find_head.ranking_table_ui(ranked, a_label, b_label, screen)
     referent = _referent(a_label)
-    pair = find_head.trophy_pronoun_pair(*source) if referent else None
+    trophy = _shown_example() in find_head.TROPHY
+    blind = find_head.trophy_blind(screen) if trophy else None
+    if blind is not None:  # a causal model at "it": nothing there differs between the two sentences
+        find_head.say_trophy_blind(blind, screen)
+        referent = None
+    elif trophy:
+        find_head.trophy_ui(screen, view.merged, view.renormalised)
+    pair = find_head.trophy_pronoun_pair(screen) if referent else None
     pronoun_test_ui(result, view.shown_spans[a][0], "explore_pronoun", referent, pair=pair)
     if result.decoder:  # the model's own answer, beside what its heads and vectors show
-        continuation_ui("explore", source[0], st.session_state.get("explore_text", ""))
+        continuation_ui("explore", screen.key, st.session_state.get("explore_text", ""))
     st.caption(text.FOCUS_ROWS_CAPTION.format(a=md(a_label)))
     chart(focus_heatmap(rows, view.labels, a_label), "explore_focus_chart")
     if note := view_note(view):
         st.caption(note)
 
 
+def _shown_example() -> str | None:
+    """The gallery example whose sentence is in the box, or None (a sentence of the user's)."""
+    shown = st.session_state.get("explore_text")
+    return next((name for name, example in EXAMPLES.items() if example.text == shown), None)
+
+
 def _referent(focus_label: str) -> str | None:
     """What a reader takes the focus word to mean, when the sentence and focus word are an example's
     that says so (the trophy sentences' "it")."""
-    shown = st.session_state.get("explore_text")
-    for example in EXAMPLES.values():
-        if example.referent and example.text == shown and example.focus == focus_label.casefold():
-            return example.referent
+    example = EXAMPLES.get(_shown_example() or "")
+    if example and example.referent and example.focus == focus_label.casefold():
+        return example.referent
     return None
