@@ -10,8 +10,6 @@ import logging
 import numpy as np
 import streamlit as st
 
-from core.measures.analysis import piece_text
-from core.measures.claims import Blind, blind_spot
 from core.measures.compare import (
     Alignment,
     align_tokens,
@@ -20,29 +18,22 @@ from core.measures.compare import (
     row_by_row,
     swap_labels,
 )
-from core.measures.referent import closeness
-from core.measures.similarity import word_across_layers
 from core.models.errors import ModelError
 from core.models.result import AttentionResult
-from dashboard import pronoun
 from dashboard.charts.compare import difference_map, head_map
-from dashboard.charts.explore import escape_label
 from dashboard.charts.heatmap import PAGE as PAGE_SIZING
 from dashboard.charts.heatmap import PRESENTER
-from dashboard.charts.pronoun import closeness_lines
-from dashboard.content import claims as claims_text
 from dashboard.content import compare as text
 from dashboard.content.compare import PRESETS
-from dashboard.content.pronoun import EMBEDDINGS, X_TITLE
 from dashboard.continuation import pair_ui
 from dashboard.engines import load_engine, session_result
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, current_limits
 from dashboard.model_pick import model_pick_ui
-from dashboard.on_screen import counting_specials, kind_of, say_blind
+from dashboard.on_screen import counting_specials
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text, signature
 from dashboard.trained_models import letters_became, reads_letters
-from dashboard.views.compare import links
+from dashboard.views.compare import focus_reading, links
 from dashboard.views.compare.patching import patching_ui
 from dashboard.views.compare.side import Side
 from dashboard.views.compare.widgets import (
@@ -267,7 +258,7 @@ def _both(one: Side, two: Side, layer: int, head: int, model: tuple, focus_place
     r1, r2 = one.result, two.result
     alignment = align_tokens(r1.tokens, r2.tokens)  # decided once: the message, the map, the ranking
     _say_alignment(r1, r2, alignment)
-    blind = _blind(one, two, (f1, f2), focus)
+    blind = focus_reading.blind(one, two, (f1, f2), focus)
     rowwise = row_by_row(alignment, f1, f2)
     ranked = None
     if f1 is not None and f2 is not None and blind is None:  # read where the model sees the change
@@ -288,88 +279,12 @@ def _both(one: Side, two: Side, layer: int, head: int, model: tuple, focus_place
         st.caption(_rank_caption(focus, alignment, rowwise, (f1, f2), r1))
         sig = signature(*model, r1.tokens, r2.tokens, focus)
         ranking_ui(ranked, one.words.labels, two.words.labels, sig)
-        _pronoun_test(one, two, focus, (f1, f2))
-        _how_far_it_moves(one, two, (f1, f2))
+        focus_reading.pronoun_test(one, two, focus, (f1, f2))
+        focus_reading.how_far_it_moves(one, two, (f1, f2))
     if r1.decoder:  # the model's own answer: which continuation it prefers after each sentence
         pair_ui("compare", model[0], (st.session_state["compare_text"], st.session_state["compare_text2"]))
     if shown != "patch":
         patching_ui(r1.decoder, focus, model[0], limits)
-
-
-def _blind(one: Side, two: Side, spans: tuple, focus: str) -> Blind | None:
-    """On a causal decoder, a focus word before the first token that differs: no measure read at it
-    can differ (core.measures.claims), so the page says so once and draws no verdict from it."""
-    if spans[0] is None or spans[1] is None:
-        return None
-    r1, r2 = one.result, two.result
-    blind = blind_spot(kind_of(r1), r1.tokens, r2.tokens, max(spans[0][1], spans[1][1]) - 1)
-    if blind is not None:
-        answers = [claims_text.ANSWER_CONTINUATION, claims_text.ANSWER_PATCHING]
-        say_blind(blind, focus_word(r1, spans[0]), [a.format(where=claims_text.BELOW) for a in answers])
-    return blind
-
-
-def focus_word(result: AttentionResult, span: tuple[int, int]) -> str:
-    """The focus word as a reader writes it, from its tokens."""
-    return "".join(piece_text(t) for t in result.tokens[span[0] : span[1]])
-
-
-# the change in cosine, first layer to last, below which the page says the readings stayed alike
-STILL = 0.05
-
-
-def _how_far_it_moves(one: Side, two: Side, spans: tuple) -> None:
-    """The focus word's vector in sentence 1 against sentence 2: cosine at every layer, and a line."""
-    r1, r2 = one.result, two.result
-    cosine = word_across_layers(r1.hidden_states, spans[0], r2.hidden_states, spans[1])  # (L + 1,)
-    word = focus_word(r1, spans[0])
-    st.subheader(text.MOVES_TITLE.format(word=md(word)))
-    change = cosine[-1] - cosine[0]
-    verdict = (
-        text.MOVES_APART if change < -STILL else text.MOVES_TOGETHER if change > STILL else text.MOVES_STILL
-    )
-    low = int(np.argmin(cosine))
-    why = text.MOVES_SAME_PLACE if spans[0] == spans[1] else text.MOVES_OTHER_PLACE
-    said = text.MOVES_SAID.format(
-        word=md(word),
-        first=cosine[0],
-        last=cosine[-1],
-        low=cosine[low],
-        low_layer=low,
-        why=why,
-        verdict=verdict,
-    )
-    st.markdown(said)
-    fig = closeness_lines(
-        [text.MOVES_LINE.format(word=word)],
-        cosine[None, :],
-        title=escape_label(text.MOVES_CHART.format(word=word)),
-        x_title=X_TITLE,
-        y_title=text.MOVES_Y,
-        first_label=EMBEDDINGS,
-        font=18 if presenting() else 14,
-    )
-    chart(fig, "compare_moves", chart_filename("compare", "moves"))
-    st.caption(text.MOVES_CAPTION)
-
-
-def _pronoun_test(one: Side, two: Side, focus: str, spans: tuple) -> None:
-    """Side by side: which content word each sentence's focus word ends up nearest to, then, for a
-    preset that says what the word means to a reader, whether that follows the meaning."""
-    preset = PRESETS.get(st.session_state.get("compare_preset"))
-    texts = [st.session_state.get(key) for key in ("compare_text", "compare_text2")]
-    known = preset is not None and preset.referents and [preset.text, preset.text2] == texts
-    referents = preset.referents if known and focus == preset.focus else (None, None)
-    closes = [closeness(side.result, span[0]) for side, span in zip((one, two), spans, strict=True)]
-    st.subheader(text.PRONOUN_TITLE.format(word=md(closes[0].words[closes[0].focus])))
-    for col, close, referent in zip(st.columns(2), closes, referents, strict=True):
-        col.markdown(pronoun.statement(close, referent))
-    if referents[0] and (pair := pronoun.pair_statement(*closes, referents)):
-        st.markdown(pair)
-    for n, (col, close) in enumerate(zip(st.columns(2), closes, strict=True), start=1):
-        with col:
-            pronoun.closeness_chart_ui(close, f"compare_pronoun_{n}")
-    pronoun.caption_ui(one.result)
 
 
 def _charts(one: Side, two: Side, focus: tuple, layer: int, head: int, aligned: bool, rowwise: bool) -> str:
