@@ -84,9 +84,12 @@ POSITIONS_CAPTION = (
     "2's run into sentence 1's, alone."
 )
 TOP_TITLE = "The heads that restore most"
-TOP_COLUMNS = ("rank", "layer", "head", "restored")
-LINK_COLUMN = "“{focus}” → “{word}”"
-READS_COLUMN = "“{focus}” reads most"
+TOP_COLUMNS = ("layer", "head", "restored")  # most first: the order is the rank
+RESTORED_HELP = "The share of the difference this head restores, copied in alone (as in the grid)."
+LINK_COLUMN = "→ “{word}”"
+LINK_HELP = "This head's attention from “{focus}” to “{word}” (of its row, in sentence 1)."
+READS_COLUMN = "reads most"
+READS_HELP = "The token “{focus}” gives the most attention to in this head (in sentence 1)."
 OPEN_BUTTON = "Layer {layer}, head {head}: show its attention"
 
 # ---- what the grids say -----------------------------------------------------------------------------

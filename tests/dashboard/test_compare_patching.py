@@ -71,10 +71,10 @@ def test_bert_trophy_heads_grid_is_the_measure_and_the_statement_states_it():
     where = f"**layer {best[0] + 1}, head {best[1] + 1}**"
     link = f"“it” → “trophy” attention, {where} ({weights[best]:.2f} of its row)"
     assert link in text and f"restores **{found.restored[best]:.0%}** of the difference" in text
-    table = at.dataframe[-1].value
-    assert list(table["restored"]) == [
-        round(float(v), 3) for v in np.sort(found.restored, axis=None)[::-1][:5]
-    ]
+    table = at.dataframe[-1].value  # most first, in percent as the statements give them
+    assert list(table["restored"]) == [round(100 * v) for v in np.sort(found.restored, axis=None)[::-1][:5]]
+    top = np.unravel_index(np.argmax(found.restored), found.restored.shape)
+    assert table["→ “trophy”"][0] == round(float(weights[(int(top[0]), int(top[1]))]), 2)
 
 
 def test_a_rerun_runs_the_model_no_more(monkeypatch):

@@ -1,7 +1,8 @@
 """Compare's "which heads carry the difference" in a real browser, in presenter mode at 1920x1080 as a
 room sees it: the heads grid and what it says in the charts' place, the positions grid drawn on
-request, a top head's button bringing its attention maps back; and a payload pair of the same length,
-patched, shown as text (its words reach the captions, the table and the grids' labels)."""
+request, a top head's button bringing its attention maps back; the table of the top heads whole on a
+laptop's 1280x800 screen; and a payload pair of the same length, patched, shown as text (its words
+reach the captions, the table and the grids' labels)."""
 
 from __future__ import annotations
 
@@ -61,6 +62,31 @@ def test_a_room_sees_the_grid_traces_it_and_opens_a_head(sized_page, app_server,
     click(page, opener, lambda: wait_titles(page, f"Sentence 1 · {where}"))  # the head's maps are back
     wait_charts(page, 2)
     assert f"Sentence 2 · {where}" in page.evaluate(CHART_TITLES_JS)
+    assert not page.js_errors
+
+
+TABLE_FIT_JS = """() => {
+  const table = [...document.querySelectorAll("[data-testid='stDataFrame']")].pop();
+  const box = table.getBoundingClientRect(), column = table.closest("[data-testid='stColumn']");
+  const scroller = table.querySelector(".dvn-scroller");
+  return {right: box.right, column: column.getBoundingClientRect().right, viewport: window.innerWidth,
+          content: scroller.scrollWidth, shown: scroller.clientWidth};
+}"""
+
+
+@pytest.mark.parametrize("query", ["", "?model=letters&preset=repeat"])
+def test_the_table_of_top_heads_fits_a_laptop_screen(sized_page, app_server, query):
+    """At 1280x800, a laptop's screen, every column of "The heads that restore most" is in view: the
+    table ends inside its column and the screen, and its grid needs no sideways scrolling."""
+    page = sized_page((1280, 800))
+    page.goto(f"{app_server.url}/compare{query}")
+    wait_titles(page, HEADS)
+    table = page.locator("[data-testid='stDataFrame']").last
+    table.scroll_into_view_if_needed()
+    wait_settled(page, 1)
+    fit = page.evaluate(TABLE_FIT_JS)
+    assert fit["right"] <= fit["column"] + 1 and fit["right"] <= fit["viewport"], fit
+    assert fit["content"] <= fit["shown"] + 1, f"columns cut on the right: {fit}"
     assert not page.js_errors
 
 

@@ -298,6 +298,8 @@ def word_of(ref: str) -> str:
 
 
 def _heads_ui(found: Patching, pair: Pair, focus: str | None, answer: Answer) -> None:
+    """The grid with the table of the heads that restore most under it (the wider column: the table
+    keeps every column in view at 1280 px), the statements and the buttons that open a head beside."""
     n_layers, n_heads = found.restored.shape
     link, weights = _link(pair, focus, answer)
     top = np.argsort(-found.restored, axis=None, kind="stable")[:TOP]
@@ -319,31 +321,39 @@ def _heads_ui(found: Patching, pair: Pair, focus: str | None, answer: Answer) ->
             found.restored, rows, cols, name, "compare_patch_heads_csv", corner="layer \\ head (from 1)"
         )
         st.caption(text.HEADS_CAPTION)
-    with right:
         _top_ui(found, top, pair, focus, weights)
+    with right:
+        for layer, head in top[:3]:
+            st.button(
+                text.OPEN_BUTTON.format(layer=layer + 1, head=head + 1), on_click=_open, args=(layer, head),
+                key=f"compare_patch_open_{layer}_{head}", type="tertiary", icon=":material/open_in_new:",
+            )  # fmt: skip
 
 
 def _top_ui(found: Patching, top: list, pair: Pair, focus: str | None, weights: dict) -> None:
-    """The heads that restore most, with what the focus word attends to in each, and buttons that open
-    them in the maps above."""
+    """The heads that restore most, with what the focus word attends to in each: short headers, each
+    with its meaning in its help, so every column shows in the column's width."""
     st.markdown(f"**{text.TOP_TITLE}**")
-    rows, word = pair.clean.span_of(focus), word_of(focus or "")
-    table = []
-    for rank, (layer, head) in enumerate(top, start=1):
-        restored = round(float(found.restored[layer, head]), 3)
-        row = dict(zip(text.TOP_COLUMNS, (rank, layer + 1, head + 1, restored), strict=True))
+    rows, word = pair.clean.span_of(focus), md(word_of(focus or ""))
+    table, config = (
+        [],
+        {text.TOP_COLUMNS[2]: st.column_config.NumberColumn(format="%d%%", help=text.RESTORED_HELP)},
+    )
+    for layer, head in top:
+        restored = round(100 * float(found.restored[layer, head]))
+        row = dict(zip(text.TOP_COLUMNS, (layer + 1, head + 1, restored), strict=True))
         for answer_word, grid in weights.items():
-            row[text.LINK_COLUMN.format(focus=word, word=answer_word)] = round(float(grid[layer, head]), 3)
+            column = text.LINK_COLUMN.format(word=answer_word)
+            row[column] = round(float(grid[layer, head]), 2)
+            config[column] = st.column_config.NumberColumn(
+                format="%.2f", help=text.LINK_HELP.format(focus=word, word=md(answer_word))
+            )
         if rows is not None:
             reading = pair.clean.result.attentions[layer, head, rows[0] : rows[1]].mean(axis=0)  # (T,)
-            row[text.READS_COLUMN.format(focus=word)] = pair.tokens[0][int(np.argmax(reading))].strip()
+            row[text.READS_COLUMN] = pair.tokens[0][int(np.argmax(reading))].strip()
+            config[text.READS_COLUMN] = st.column_config.TextColumn(help=text.READS_HELP.format(focus=word))
         table.append(row)
-    st.dataframe(table, hide_index=True)
-    for layer, head in top[:3]:
-        st.button(
-            text.OPEN_BUTTON.format(layer=layer + 1, head=head + 1), key=f"compare_patch_open_{layer}_{head}",
-            on_click=_open, args=(layer, head), type="tertiary", icon=":material/open_in_new:",
-        )  # fmt: skip
+    st.dataframe(table, hide_index=True, column_config=config)
 
 
 def _open(layer: int, head: int) -> None:
