@@ -15,9 +15,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from core.cost.price import Curve, measure
+from core.cost.price import MB, Curve, measure
 
-__all__ = ["CONTEXTS", "cache_megabytes", "cache_numbers", "next_token_curves"]
+__all__ = ["CONTEXTS", "cache_megabytes", "cache_numbers", "megabytes", "next_token_curves"]
 
 CONTEXTS = (16, 32, 64, 128, 256, 512, 1023)  # 1023 + 1 fills GPT-2's 1024 positions
 
@@ -28,11 +28,17 @@ def cache_numbers(n_layers: int, n_heads: int, d_head: int, n: int) -> int:
 
 
 def cache_megabytes(engine, n: int, bytes_per_number: int = 4, *, kv_heads: int | None = None) -> float:
-    """The loaded decoder's cache at context n, in MB (float32 by default): its key/value heads
+    """The loaded decoder's cache at context n, in MB (10**6 bytes; float32 by default): its key/value heads
     (fewer than its query heads under grouped-query attention), or `kv_heads` to price another
     choice (kv_heads=engine.n_heads: the same model with full multi-head attention)."""
     heads = engine.kv_heads if kv_heads is None else kv_heads
-    return cache_numbers(engine.n_layers, heads, engine.head_size, n) * bytes_per_number / 2**20
+    return cache_numbers(engine.n_layers, heads, engine.head_size, n) * bytes_per_number / MB
+
+
+def megabytes(mb: float) -> str:
+    """A size in MB as the pages print it: two decimals, or three significant digits below 1 MB (a
+    tiny model's cache)."""
+    return f"{mb:,.2f}" if mb >= 1 else f"{mb:.3g}"
 
 
 def next_token_curves(

@@ -25,6 +25,7 @@ from core.lesson.attention import attention_steps, scaled_dot_product_attention,
 
 __all__ = [
     "LENGTHS",
+    "MB",
     "VARIANT_LENGTHS",
     "Curve",
     "crossover",
@@ -39,6 +40,8 @@ __all__ = [
 ]
 
 LENGTHS = tuple(2**i for i in range(4, 13))  # 16, 32, ..., 4096
+# Bytes in a megabyte: the decimal MB every page prints (10**6; not the 2**20 of a MiB)
+MB = 10**6
 
 
 @dataclass(frozen=True)
@@ -195,4 +198,4 @@ def flop_crossover(d_model: int) -> float:
 
 def weights_megabytes(n_layers: int, n_heads: int, n: int, bytes_per_weight: int = 4) -> float:
     """The T × T weights of every head of every layer at n tokens, in MB (float32)."""
-    return n_layers * n_heads * n * n * bytes_per_weight / 1e6
+    return n_layers * n_heads * n * n * bytes_per_weight / MB

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.cost.price import Curve
+from core.cost.price import MB, Curve
 from dashboard.charts.compare import head_map
 from dashboard.charts.explore import FONT
 from dashboard.charts.heatmap import PAGE, Sizing, top_title
@@ -71,7 +71,7 @@ def price_chart(
         fig.add_trace(
             go.Scatter(
                 **common,
-                y=[b / 2**20 for b in curve.peak_bytes],
+                y=[b / MB for b in curve.peak_bytes],
                 name=name,
                 legendgroup=curve.name,
                 showlegend=False,

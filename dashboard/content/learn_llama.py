@@ -35,10 +35,21 @@ RMS_FORMULA = (
 )
 RMS_TEXT = (
     "Like GPT-2, the block normalises its input before attention, and X itself goes round the block "
-    "to be added back. The norm is simpler than LayerNorm: each row is divided by its root mean "
-    "square, then scaled by the learned γ₁. No mean is subtracted and there is no shift β, so a "
-    "vector keeps its direction and only its length is set."
+    "to be added back. The norm is simpler than LayerNorm: no mean is subtracted and there is no "
+    "shift β. Dividing each row by its root mean square keeps the row's direction and sets its length "
+    "(RMS 1); {gain}"
 )
+# {gain}: the learned γ₁ of the layer shown, as it is (one number per dimension)
+RMS_GAIN = (
+    "then the learned gain γ₁ multiplies each dimension by a number of its own (in this layer from "
+    "{g_lo:.3g} to {g_hi:.3g}), which changes the direction too: each row of H points {turn_lo:.1f}° "
+    "to {turn_hi:.1f}° away from its row of X."
+)
+RMS_GAIN_SAME = (
+    "then the learned gain γ₁, the same number ({g:.3g}) in every dimension of this layer, scales "
+    "every row alike, so the direction is {kept}."
+)
+RMS_KEPT, RMS_REVERSED = "kept", "reversed"
 RMS_CAPTION = (
     "The root mean square of each token's row: in X from {x_lo:.3g} to {x_hi:.3g}; divided by it "
     "(ε = {eps:g}) every row has RMS {unit_lo:.6f} to {unit_hi:.6f}; after the gain γ₁ (from "
@@ -73,11 +84,16 @@ ROPE_TEXT = (
 ROPE_CHARTS = ("Q, head {head}, before RoPE", "Q̃ = Q turned by position")
 ROPE_DISTANCE_TITLE = "One query and one key of this head, moved along the text together"
 ROPE_DISTANCE_TEXT = (
-    "The query of “{query}” and the key of “{key}”, the token it weighs most after the first (often "
-    "a sink), are {gap} position(s) apart in your text. Placed anywhere else with the same gap, they "
-    "score the same: the table turns the model's own two vectors to each pair of positions (counted "
-    "from 0) and takes their dot product / √d_k. Changing the gap changes the score (the curve)."
+    "The query of “{query}” and the key of “{key}”, {rank}, are {gap} position(s) apart in your "
+    "text. Placed anywhere else with the same gap, they score the same: the table turns the model's "
+    "own two vectors to each pair of positions (counted from 0) and takes their dot product / √d_k. "
+    "Changing the gap changes the score (the curve)."
 )
+# {rank}: where the key stands in the query's own row of weights (step 6), each weight computed
+ROPE_RANK_MOST = "the token it weighs most ({weight:.3f})"
+ROPE_RANK_AFTER = "the token it weighs most ({weight:.3f}) after {above}"
+ROPE_ABOVE_FIRST = "the first token ({weight:.3f}; a first token often draws much weight, a sink)"
+ROPE_ABOVE_SELF = "itself ({weight:.3f})"
 ROPE_TABLE_COLUMNS = ("query at", "key at", "gap", "score")
 ROPE_SAME = (
     "With the gap held at {gap}, the scores differ by at most {spread:.1e}, float32's rounding: the "
@@ -100,8 +116,8 @@ GQA_TEXT = (
 )
 GQA_GROUPS = "Who shares what: {groups}."
 GQA_CACHE = (
-    "The cache for {tokens} tokens, {n_layers} layers, float32: {gqa:.1f} MB with {kv_heads} "
-    "key/value heads, against {full:.1f} MB if each of the {n_heads} query heads had its own "
+    "The cache for {tokens:,} tokens, {n_layers} layers, float32: {gqa} MB (of 10⁶ bytes) with "
+    "{kv_heads} key/value heads, against {full} MB if each of the {n_heads} query heads had its own "
     "({ratio:g}× less). The cost page works this out for any length."
 )
 GQA_PATTERNS = "The {group} heads of group {kv} (head {head} is one): the same keys, different queries"

@@ -23,11 +23,11 @@ def engine(tmp_path_factory):
 
 
 def test_cache_size_by_hand_and_as_the_forward_pass_keeps_it(engine):
-    assert cache_numbers(12, 12, 64, 1024) == 18_874_368  # gpt2 at its full context: 72 MB in float32
+    assert cache_numbers(12, 12, 64, 1024) == 2 * 12 * 12 * 64 * 1024  # gpt2 at its full context
     out = engine.forward(np.arange(10))
     kept = sum(key.size + value.size for key, value in out.cache)
     assert kept == cache_numbers(engine.n_layers, engine.n_heads, engine.head_size, 10)
-    assert cache_megabytes(engine, 10) == pytest.approx(kept * 4 / 2**20)
+    assert cache_megabytes(engine, 10) == pytest.approx(kept * 4 / 10**6)  # MB, not MiB (2**20 bytes)
 
 
 def test_a_grouped_query_cache_holds_its_key_value_heads_only(tmp_path):
@@ -36,7 +36,7 @@ def test_a_grouped_query_cache_holds_its_key_value_heads_only(tmp_path):
     out = llama.forward(np.arange(10))
     kept = sum(key.size + value.size for key, value in out.cache)
     assert kept == cache_numbers(2, 2, 8, 10) == 2 * 2 * 2 * 8 * 10
-    assert cache_megabytes(llama, 10) == pytest.approx(kept * 4 / 2**20)
+    assert cache_megabytes(llama, 10) == pytest.approx(kept * 4 / 10**6)
     assert cache_megabytes(llama, 10, kv_heads=llama.n_heads) == pytest.approx(2 * cache_megabytes(llama, 10))
 
 

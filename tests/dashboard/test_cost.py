@@ -144,3 +144,16 @@ def test_presenter_parts_keep_the_chosen_head():
         at.button_group(key="cost_part").set_value(part).run()
     assert (at.session_state["cost_layer"], at.session_state["cost_head"]) == (3, 4)
     assert at.query_params["layer"] == "3" and at.query_params["head"] == "4"
+
+
+def test_the_price_charts_memory_is_in_the_mb_its_axis_says():
+    """Peak bytes over 10**6, the MB every page prints (issue 48: bytes over 2**20 were labelled MB)."""
+    from core.cost.price import Curve
+    from dashboard.charts.cost import price_chart
+
+    curve = Curve("one head", (16, 32), (1e-4, 2e-4), (3_000_000, 12_500_000))
+    fig = price_chart([curve], {}, title="t", memory_title="peak memory").to_dict()
+    memory = fig["data"][1]
+    assert list(memory["y"]) == [b / 10**6 for b in curve.peak_bytes]
+    assert fig["layout"]["yaxis2"]["title"]["text"] == "peak memory, MB"
+    assert "MB" in memory["hovertemplate"]

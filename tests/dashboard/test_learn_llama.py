@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.cost.generation import cache_megabytes
+from core.cost.generation import cache_numbers, megabytes
 from core.lesson.layers import silu
 from core.lesson.rope import pair_score
 from core.models.llama import LlamaNumpy
@@ -93,6 +93,23 @@ def test_the_rmsnorm_caption_is_computed_from_the_rows(llama_dir, engine):
     assert f"in X from {rms.min():.3g} to {rms.max():.3g}" in said
 
 
+def test_the_rmsnorm_stop_says_the_gain_turns_the_rows(llama_dir, engine):
+    """Dividing by the RMS keeps a row's direction; the per-dimension γ does not (issue 48: the stop
+    said a vector keeps its direction). The range of γ and the angles are the layer's own."""
+    at = open_llama(llama_dir, step="rmsnorm")
+    trace, gamma = steps(engine, 0), engine.block_weights(0).norm1.astype(np.float64)
+    x, h = trace["x"].astype(np.float64), trace["rmsnorm"].astype(np.float64)
+    unit = x / np.sqrt((x**2).mean(axis=-1, keepdims=True))
+    cos = lambda a, b: (a * b).sum(-1) / np.linalg.norm(a, axis=-1) / np.linalg.norm(b, axis=-1)  # noqa: E731
+    np.testing.assert_allclose(cos(x, unit), 1.0, atol=1e-12)  # the division alone keeps the direction
+    turn = np.degrees(np.arccos(np.clip(cos(x, h), -1, 1)))
+    assert turn.max() > 1  # γ turns the rows
+    said = " ".join(texts(at))
+    assert "only its length" not in said
+    assert f"from {gamma.min():.3g} to {gamma.max():.3g}), which changes the direction too" in said
+    assert f"points {turn.min():.1f}° to {turn.max():.1f}° away from its row of X" in said
+
+
 def test_the_rope_stop_shows_a_score_that_depends_only_on_the_gap(llama_dir, engine):
     at = open_llama(llama_dir, step="rope", head="1")
     trace, head = steps(engine, 0), 1
@@ -113,15 +130,44 @@ def test_the_rope_stop_shows_a_score_that_depends_only_on_the_gap(llama_dir, eng
     assert np.ptp(expected) > 1e-3  # the gap does change the score
 
 
+@pytest.mark.parametrize("head", range(HEADS))
+def test_the_rope_sentence_ranks_the_key_by_the_row_it_describes(llama_dir, engine, head):
+    """The key is the token the last query weighs most between the first token and itself; the
+    sentence names each token weighed more than it (the first, itself) with its weight, from the row."""
+    at = open_llama(llama_dir, step="rope", head=str(head))
+    row = steps(engine, 0)["probs"][head][-1]
+    last = len(row) - 1
+    key = 1 + int(np.argmax(row[1:last]))
+    said = " ".join(texts(at))
+    assert f"the token it weighs most ({row[key]:.3f})" in said
+    assert (f"itself ({row[last]:.3f})" in said) == (row[last] > row[key])
+    assert (f"the first token ({row[0]:.3f};" in said) == (row[0] > row[key])
+
+
+def test_the_rope_sentence_says_the_query_weighs_itself_more():
+    """SmolLM2's 'mat' weighed itself 0.22 and 'the' 0.21: the key was not the token it weighs most."""
+    from dashboard.views.learn.llama_views import key_rank
+
+    row = np.array([0.40, 0.06, 0.21, 0.11, 0.22])
+    said = key_rank(row, 2)
+    assert said == (
+        f"the token it weighs most ({row[2]:.3f}) after the first token ({row[0]:.3f}; a first token "
+        f"often draws much weight, a sink) and itself ({row[4]:.3f})"
+    )
+    assert key_rank(np.array([0.1, 0.5, 0.4]), 1) == f"the token it weighs most ({0.5:.3f})"
+
+
 def test_the_grouped_query_stop_says_who_shares_and_what_the_cache_saves(llama_dir, engine):
     at = open_llama(llama_dir, step="gqa")
     said = " ".join(texts(at))
     assert "query heads 1–2 → key/value head 1; query heads 3–4 → key/value head 2." in said
-    gqa, full = (
-        cache_megabytes(engine, engine.max_tokens),
-        cache_megabytes(engine, engine.max_tokens, kv_heads=HEADS),
+    # bytes of float32 over 10**6: MB, the unit the sentence says (2**20 bytes would be a MiB)
+    layers, d_k, n = engine.n_layers, engine.head_size, engine.max_tokens
+    gqa, full = (cache_numbers(layers, heads, d_k, n) * 4 / 10**6 for heads in (KV_HEADS, HEADS))
+    assert (
+        f"{megabytes(gqa)} MB (of 10⁶ bytes) with {KV_HEADS} key/value heads, against {megabytes(full)} MB"
+        in said
     )
-    assert f"{gqa:.1f} MB with {KV_HEADS} key/value heads, against {full:.1f} MB" in said
 
 
 def test_the_swiglu_stop_counts_the_nearly_shut_gates(llama_dir, engine):
@@ -158,8 +204,19 @@ def test_the_llama_stops_list_matches_the_labels():
 
 @pytest.mark.slow
 def test_smollm2_by_name_walks_a_real_layer():
+    from dashboard.engines import load_engine
+
     at = open_llama("smollm2", step="gqa", layer="17", head="4")
     said = " ".join(texts(at))
     assert "9 query heads of 64 numbers sharing 3 key/value heads" in said
     assert "The 3 heads of group 2 (head 5 is one)" in said
+    # the cache at the full context, in MB of 10**6 bytes (it said 360.0 / 1080.0 MB: MiB)
+    config = load_engine("smollm2", "numpy").config
+    kv_heads = (config.num_key_value_heads, config.num_attention_heads)
+    numbers = [
+        2 * config.num_hidden_layers * kv * config.head_dim * config.max_position_embeddings
+        for kv in kv_heads
+    ]
+    gqa, full = (megabytes(n * 4 / 10**6) for n in numbers)
+    assert f"{gqa} MB (of 10⁶ bytes) with 3 key/value heads, against {full} MB if each" in said
     assert [k for k in ("gqa_head_3", "gqa_head_4", "gqa_head_5") if chart(at, k)]

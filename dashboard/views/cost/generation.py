@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.cost.generation import cache_megabytes, cache_numbers
+from core.cost.generation import cache_megabytes, cache_numbers, megabytes
 from core.cost.price import weights_megabytes
 from dashboard.charts.cost import next_token_chart
 from dashboard.charts.heatmap import PAGE as PAGE_SIZING
@@ -102,11 +102,6 @@ def _measure_button(engine, timing: NextTiming) -> None:
         args=(GO, True),
         icon=":material/timer:",
     )
-
-
-def megabytes(mb: float) -> str:
-    """Two decimals, or three significant digits below 1 MB (a tiny model's cache)."""
-    return f"{mb:,.2f}" if mb >= 1 else f"{mb:.3g}"
 
 
 def _duration(seconds: float) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core.cost.generation import cache_megabytes
+from core.cost.generation import cache_megabytes, megabytes
 from core.lesson.layers import linear, silu
 from core.lesson.rope import pair_score
 from core.lesson.trace import LayerTrace
@@ -48,7 +48,8 @@ def rmsnorm_view(tr: LayerTrace) -> None:
         shape_text("H", h.shape),
         f"ε = {tr.ln_eps:g}",
     ]
-    stop_intro("rmsnorm", text.RMS_TITLE, text.RMS_FORMULA, text.RMS_TEXT, shapes)
+    body = text.RMS_TEXT.format(gain=_gain_said(x, h, gamma))
+    stop_intro("rmsnorm", text.RMS_TITLE, text.RMS_FORMULA, body, shapes)
     rows = short_labels(tr.query_tokens)
     for col, key, title, values in zip(
         st.columns(2), ("rms_x", "rms1"), text.RMS_CHARTS, (x, h), strict=True
@@ -61,6 +62,24 @@ def rmsnorm_view(tr: LayerTrace) -> None:
     figures = {"x_lo": x_rms.min(), "x_hi": x_rms.max(), "unit_lo": unit.min(), "unit_hi": unit.max()}
     figures |= {"g_lo": gamma.min(), "g_hi": gamma.max(), "h_lo": h_rms.min(), "h_hi": h_rms.max()}
     st.caption(text.RMS_CAPTION.format(eps=tr.ln_eps, **figures))
+
+
+def _gain_said(x: np.ndarray, h: np.ndarray, gamma: np.ndarray) -> str:
+    """What γ does to a row's direction, from the layer's own γ and the angle between each row of X
+    and its row of H (dividing by the RMS alone keeps the direction: the angle is γ's doing)."""
+    gamma = np.asarray(gamma, dtype=np.float64)
+    if np.ptp(gamma) == 0:
+        kept = text.RMS_KEPT if gamma[0] > 0 else text.RMS_REVERSED
+        return text.RMS_GAIN_SAME.format(g=gamma[0], kept=kept)
+    turn = _angles(x, h)
+    return text.RMS_GAIN.format(g_lo=gamma.min(), g_hi=gamma.max(), turn_lo=turn.min(), turn_hi=turn.max())
+
+
+def _angles(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The angle in degrees between each row of a and the same row of b."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    cos = (a * b).sum(axis=-1) / (np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1))
+    return np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
 
 
 # ---- RoPE --------------------------------------------------------------------------------------------
@@ -90,14 +109,16 @@ def rope_view(tr: LayerTrace, head: int, base: float) -> None:
 
 
 def _gap_demo(tr: LayerTrace, head: int, base: float) -> None:
-    """The last token's query and the key it weighs most (itself and the first token left out),
-    turned to other pairs of positions with the same gap: the same score; against the gap: a curve."""
+    """The last token's query and the key it weighs most of those between the first token and itself
+    (a pair with a gap; the sentence says which tokens, if any, it weighs more), turned to other
+    pairs of positions with the same gap: the same score; against the gap: a curve."""
     last = len(tr.query_tokens) - 1
     key = 1 + int(np.argmax(tr["probs"][head][last, 1:last]))  # the first: often a sink (explore page)
     gap = last - key
     q, k = tr["query"][head][last], tr["key"][head][key]  # before RoPE: pair_score turns them
     st.markdown(f"**{text.ROPE_DISTANCE_TITLE}**")
     words = {"query": md(tr.query_tokens[last]), "key": md(tr.key_tokens[key]), "gap": gap}
+    words["rank"] = key_rank(tr["probs"][head][last], key)
     st.markdown(text.ROPE_DISTANCE_TEXT.format(**words))
     left, right = st.columns([1, 1.3], gap="large")
     scores = [pair_score(q, k, last + shift, key + shift, base) for shift in SHIFTS]
@@ -122,6 +143,17 @@ def _gap_demo(tr: LayerTrace, head: int, base: float) -> None:
         )
 
 
+def key_rank(row: np.ndarray, key: int) -> str:
+    """Where `key` stands in a query's row of weights (the query is the row's last token, which the
+    demo's key is not, nor the first): the tokens weighed more than it, by their own weights."""
+    last, weight = len(row) - 1, float(row[key])
+    above = [text.ROPE_ABOVE_FIRST.format(weight=row[0])] if row[0] > weight else []
+    above += [text.ROPE_ABOVE_SELF.format(weight=row[last])] if row[last] > weight else []
+    if not above:
+        return text.ROPE_RANK_MOST.format(weight=weight)
+    return text.ROPE_RANK_AFTER.format(weight=weight, above=" and ".join(above))
+
+
 # ---- grouped-query attention ---------------------------------------------------------------------------
 
 # On a 1920x1080 projector the group's patterns share the screen below the stop's text
@@ -141,11 +173,12 @@ def gqa_view(tr: LayerTrace, head: int, engine) -> None:
     spans = [f"{g * group + 1}–{(g + 1) * group}" if group > 1 else str(g + 1) for g in range(kv_heads)]
     groups = "; ".join(f"query heads {span} → key/value head {g + 1}" for g, span in enumerate(spans))
     context, n_layers = engine.max_tokens, engine.n_layers
-    megabytes = {
-        name: cache_megabytes(engine, context, kv_heads=n) for name, n in (("gqa", kv_heads), ("full", heads))
+    sizes_mb = {
+        name: megabytes(cache_megabytes(engine, context, kv_heads=n))
+        for name, n in (("gqa", kv_heads), ("full", heads))
     }
     cache = text.GQA_CACHE.format(
-        tokens=context, n_layers=n_layers, ratio=heads / kv_heads, **sizes, **megabytes
+        tokens=context, n_layers=n_layers, ratio=heads / kv_heads, **sizes, **sizes_mb
     )
     st.markdown(f"{text.GQA_GROUPS.format(groups=groups)} {cache}")
     members = range(kv * group, (kv + 1) * group)
