@@ -17,7 +17,9 @@ from core.models.gpt2 import GPT2Numpy
 from core.models.smollm2 import SMOLLM2_KEY
 from dashboard.charts.decoder import shown_token
 from dashboard.charts.explore import escape_label
+from dashboard.content import ablation as ablation_text
 from dashboard.content import decoder as text
+from dashboard.views.explore.ablation import next_token_change
 from dashboard.views.explore.decoder import views_for
 from dashboard.views.explore.induction import top_scoring
 from dashboard.widgets import md
@@ -77,6 +79,23 @@ def test_next_word_shows_the_engines_five_likeliest(gpt2_dir, engine):
     np.testing.assert_allclose(plotly_array(bars["x"]), probs, atol=1e-6)
     assert bars["y"][0] == escape_label(shown_token(engine.decode(ids[0])))
     assert f"({probs[0]:.1%})" in shown(at)
+
+
+@pytest.mark.parametrize("prompt", ["The capital of France is", TEXT])
+def test_next_words_quote_has_an_ellipsis_only_where_it_is_cut(gpt2_dir, engine, prompt):
+    """The sentence quotes the prompt's last tokens; "…" only when the prompt has more than those
+    (issue 48: "After “…The capital of France is”" though nothing was cut)."""
+    from dashboard.views.explore.decoder import TAIL
+
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
+    at.query_params.update({"model": str(gpt2_dir), "text": prompt, "view": "nextword"})
+    at.run()
+    assert_no_crash(at)
+    ids = engine.encode(prompt).ids
+    quoted = md("".join(engine.decode(i) for i in ids[-TAIL:]).lstrip())
+    cut = len(ids) > TAIL
+    assert cut == (prompt == TEXT)  # one prompt of each kind
+    assert f"After “{'…' if cut else ''}{quoted}”, the model's first choice" in shown(at)
 
 
 def test_generation_is_the_engines_and_the_step_control_walks_it(gpt2_dir, engine):
@@ -219,3 +238,16 @@ def test_induction_on_a_model_that_copies(tmp_path_factory):
     rise = cut.loss_repeat - found.loss_repeat
     undone = rise / (found.loss_first - found.loss_repeat)
     assert text.IND_CHANGE.format(rise=rise, undone=undone) in said
+
+
+@pytest.mark.parametrize(("token", "shown"), [(" ", "␣"), ("\n", "⏎"), (" the", "␣the"), ("", "∅")])
+def test_the_ablation_sentence_shows_an_invisible_next_token(token, shown):
+    """The likeliest next token before and after switching heads off, a space or a line break among
+    them, is named as the charts label it (shown_token), never as empty quotes (“ ”)."""
+    decode = [token, "x"].__getitem__  # the rest of the probability on tokens not shown
+    stays = next_token_change(np.array([0.21, 0.12]), np.array([0.15, 0.1]), decode)
+    assert stays == ablation_text.NEXT_SAME.format(before=md(shown), p_before=0.21, p_after=0.15)
+    changes = next_token_change(np.array([0.15, 0.25]), np.array([0.3, 0.2]), decode)
+    assert changes == ablation_text.NEXT_CHANGED.format(
+        before="x", p_before=0.25, after=md(shown), p_after=0.3
+    )

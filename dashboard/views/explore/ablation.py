@@ -24,6 +24,7 @@ from core.models.errors import ModelError
 from core.models.registry import BUNDLED_KEY
 from core.models.result import AttentionResult
 from dashboard.charts.ablation import before_after_bars, effect_grid
+from dashboard.charts.decoder import shown_token
 from dashboard.charts.heatmap import PAGE, PRESENTER
 from dashboard.content import ablation as text
 from dashboard.engines import compute_attention, load_engine
@@ -83,12 +84,14 @@ def set_outputs(model_key: str, engine: str, sentence: str, max_tokens: int, hea
 
 
 def next_token_change(before: np.ndarray, after: np.ndarray, decode) -> str:
-    """One clause: the likeliest next token before and after, with their probabilities."""
+    """One clause: the likeliest next token before and after, with their probabilities; a token as
+    the charts label it (shown_token: a space "␣", a line break "⏎"), never blank quotes."""
     was, now = int(np.argmax(before)), int(np.argmax(after))
+    token = {i: md(shown_token(decode(i))) for i in (was, now)}
     if was == now:
-        return text.NEXT_SAME.format(before=md(decode(was)), p_before=before[was], p_after=after[was])
+        return text.NEXT_SAME.format(before=token[was], p_before=before[was], p_after=after[was])
     return text.NEXT_CHANGED.format(
-        before=md(decode(was)), p_before=before[was], after=md(decode(now)), p_after=after[now]
+        before=token[was], p_before=before[was], after=token[now], p_after=after[now]
     )
 
 
