@@ -38,7 +38,8 @@ NEXT_PIECES = {  # by how the model cuts text (core/models/reading.py)
     "letters": "This model's tokens are the letters a to z and its start token.",
     "word pieces": "A token is often a piece of a word.",
 }
-NEXT_SENTENCE = "After “…{tail}”, the model's first choice is **{token}** ({p:.1%})."
+NEXT_SENTENCE = "After “{cut}{tail}”, the model's first choice is **{token}** ({p:.1%})."
+NEXT_CUT = "…"  # {cut}: the text's start left out of the quote
 
 # ---- generate --------------------------------------------------------------------------------------
 

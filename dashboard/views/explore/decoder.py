@@ -29,6 +29,7 @@ from dashboard.widgets import chart, chart_filename, csv_download, md
 DECODER_VIEWS = ("nextword", "generate", "lens", "sinks", "induction")
 ENCODER_VIEWS = ("qk",)
 TOP = 5
+TAIL = 6  # the next word's sentence quotes the text's last tokens, after "…" when there are more
 LENS_PAGE, LENS_ROOM = 16, 12  # positions the lens shows: the last ones of the text
 
 
@@ -58,8 +59,9 @@ def nextword_view(result: AttentionResult) -> None:
     ids, probs = likeliest(result.next_token_logits, TOP)
     tokens = [engine.decode(i) for i in ids]
     big = presenting()
-    tail = md("".join(engine.decode(i) for i in result.input_ids[-6:]).lstrip())
-    st.markdown(text.NEXT_SENTENCE.format(tail=tail, token=md(shown_token(tokens[0])), p=probs[0]))
+    tail = md("".join(engine.decode(i) for i in result.input_ids[-TAIL:]).lstrip())
+    cut = text.NEXT_CUT if len(result.input_ids) > TAIL else ""  # "…" only where the quote is cut
+    st.markdown(text.NEXT_SENTENCE.format(cut=cut, tail=tail, token=md(shown_token(tokens[0])), p=probs[0]))
     fig = next_token_bars(
         tokens,
         probs,
