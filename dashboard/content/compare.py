@@ -119,7 +119,7 @@ DIFF_CAPTION = (
     "around 0 and ends at the largest change in this head."
 )
 SCALE_NOTE = "Colour: the weight, from 0 (white) to 1 (dark blue), on the same scale in both maps."
-ROW_OUTLINE = "The red box marks the focus word's row (all its rows when it is split into word pieces)."
+ROW_OUTLINE = "The red box marks the focus word's row (all its rows when it is split into pieces)."
 
 FOCUS_LABEL = "Focus word (in both sentences)"
 FOCUS_HELP = (
@@ -128,9 +128,7 @@ FOCUS_HELP = (
 )
 FOCUS_RULE_PRESET = "Focus: the preset's word."
 FOCUS_RULE_CHOSEN = "Focus: your choice."
-FOCUS_PIECES = (
-    "“{focus}” is split into word pieces and read as one word: its row is the mean of its pieces' rows."
-)
+FOCUS_PIECES = "“{focus}” is split into pieces and read as one word: its row is the mean of its pieces' rows."
 FOCUS_RULE_DEFAULT = (
     "Focus by default: the shared word just before the first word that differs (or else the first "
     "shared word at the same place in both sentences)."

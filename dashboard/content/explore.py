@@ -79,7 +79,7 @@ EXAMPLES: dict[str, Example] = {
         "nlp",
         "love",
         "Three words; a tokenizer may cut the rare one into pieces (BERT's: nl + ##p): switch “merge "
-        "word pieces” on and off.",
+        "pieces into words” on and off.",
     ),
     # the letter GPT-2 was trained on cycles of 3 to 12 different letters (core/train/data.py): these
     # are its kind of text, and "focus" → "target" is what an induction head links
@@ -126,11 +126,11 @@ VIEWS = {
 # ---- the sentence and the options ------------------------------------------------------------------
 
 SENTENCE_LABEL = "Sentence (up to {max_tokens} tokens are analysed; longer text is cut)"
-MERGE_LABEL = "Merge word pieces into words"
+MERGE_LABEL = "Merge pieces into words"
 MERGE_HELP = "Attention to a word is the sum over its pieces; from a word, the average of its pieces' rows."
 HIDE_LABEL = "Hide {specials} (renormalised)"
 HIDE_HELP = "Drops the special tokens' rows and columns; each remaining row is rescaled to sum to 1."
-MERGED_NOTE = "word pieces merged"
+MERGED_NOTE = "pieces merged into words"
 HIDDEN_NOTE = "special tokens hidden, rows renormalised"
 
 # ---- the model picker and the engines --------------------------------------------------------------
@@ -318,9 +318,9 @@ HOW_TO_READ = {
     "specials": "- **{specials}.** Tokens the tokenizer adds to every text. Many heads park attention "
     "on them when they have nothing better to do: “Hide {specials}” takes them out.",
     "word pieces": "- **Word pieces.** Rare words are cut into pieces (*nlp* → *nl* + *##p*); “Merge "
-    "word pieces” shows whole words.",
+    "pieces into words” shows whole words.",
     "byte pieces": "- **Pieces of words.** A token is a word or a piece of one, its leading space "
-    "included (shown as “␣”); “Merge word pieces” shows whole words.",
+    "included (shown as “␣”); “Merge pieces into words” shows whole words.",
     "letters": "- **Letters.** This model reads one letter a token, a to z: it drops spaces, digits and "
     "punctuation, and knows no words, only the runs of letters it was trained on.",
     "not": "- **What attention is not.** A weight says where a token's new value is read *from*, not "

@@ -39,12 +39,13 @@ DEFAULT_CELL = (
 QUERY_PICKER = "Query token i (from: the row)"
 KEY_PICKER = "Key token j (to: the column)"
 TOKENS_NOTE = (
-    "This works on the model's own tokens (word pieces, with \\[CLS\\] and \\[SEP\\]), numbered from 1; "
+    "This works on the model's own tokens (every piece apart{specials}), numbered from 1; "
     "the map above {how}. A click on the map picks each word's first piece."
 )
-TOKENS_MERGED = "merges word pieces (a word's row is the mean of its pieces' rows, its column the sum)"
-TOKENS_HIDDEN = "hides \\[CLS\\]/\\[SEP\\] and rescales each row to sum to 1"
-NOT_SHOWN = "(This cell is not on the map above: it hides \\[CLS\\]/\\[SEP\\].)"
+TOKENS_MERGED = "merges pieces into words (a word's row is the mean of its pieces' rows, its column the sum)"
+TOKENS_HIDDEN = "hides {specials} and rescales each row to sum to 1"
+NOT_SHOWN = "(This cell is not on the map above: it hides {specials}.)"
+WITH_SPECIALS = ", with {specials}"  # in TOKENS_NOTE, where the tokenizer adds tokens
 
 STEP_2 = "**2 · Q, K** · project the two tokens with this head's {d_k} columns of $W^Q$ and $W^K$"
 STEP_2_FORMULA = r"q_i = x_i W^Q_h + b^Q_h, \qquad k_j = x_j W^K_h + b^K_h \qquad (d_k = {d_k})"

@@ -328,7 +328,7 @@ def test_a_word_in_pieces_is_compared_by_its_mean_row(engine):
     for _, row in table.head(5).iterrows():
         assert row["change"] == pytest.approx(want[row["layer"] - 1, row["head"] - 1], abs=1e-6)
     assert table.iloc[0]["change"] == pytest.approx(want.max(), abs=1e-6)
-    assert "split into word pieces and read as one word: its row is the mean of its pieces' rows" in shown(at)
+    assert "split into pieces and read as one word: its row is the mean of its pieces' rows" in shown(at)
     for spec in specs(at):  # both maps and the difference outline the word's two rows
         assert [(s["y0"], s["y1"]) for s in spec["layout"]["shapes"]] == [(1.5, 3.5)]
 

@@ -125,7 +125,7 @@ def test_merged_words_take_the_norm_of_the_summed_vector(fast_apptest):
         ]
     )
     np.testing.assert_allclose(plotly_array(spec["data"][0]["z"]), expected, rtol=1e-5)
-    assert "word pieces merged" in title(spec)
+    assert "pieces merged into words" in title(spec)
     assert any(c.value == content.NORMS_MERGE_NOTE for c in at.caption)
 
 
@@ -196,7 +196,7 @@ def test_rollout_with_merge_and_hide(fast_apptest):
     rows = np.stack([cols[1], cols[2], (cols[3] + cols[4]) / 2])  # (3, 3)
     expected = rows / rows.sum(-1, keepdims=True)
     np.testing.assert_allclose(plotly_array(spec["data"][0]["z"]), expected, atol=1e-5)
-    assert "rows renormalised" in title(spec) and "word pieces merged" in title(spec)
+    assert "rows renormalised" in title(spec) and "pieces merged into words" in title(spec)
 
 
 @pytest.mark.parametrize(

@@ -179,8 +179,8 @@ def test_merged_words_say_so_and_work_on_word_pieces():
     at = open_neuron(text=text, merge=1)
     result = shown_result(at)
     assert len(result.tokens) > len(text.split()) + 2  # there are word pieces to merge
-    note = next(c.value for c in at.caption if "word pieces, with" in c.value)
-    assert "merges word pieces" in note
+    note = next(c.value for c in at.caption if "every piece apart, with" in c.value)
+    assert "merges pieces into words" in note
     i, j = pickers(at)
     assert len(i.options) == result.n_tokens  # every token, not the merged words
     piece = next(t for t, tok in enumerate(result.tokens) if tok.startswith("##"))
@@ -199,7 +199,7 @@ def test_hidden_specials_say_the_cell_is_off_the_map():
     result = shown_result(at)
     _, j = pickers(at)
     j.set_value(0).run()  # [CLS]
-    note = next(c.value for c in at.caption if "word pieces, with" in c.value)
+    note = next(c.value for c in at.caption if "every piece apart, with" in c.value)
     assert "hides" in note and "not on the map" in note
     layer, head = at.session_state["explore_layer"], at.session_state["explore_head"]
     i, _ = pickers(at)

@@ -86,7 +86,7 @@ def init_state(limits: Limits) -> list[str]:
         if ss["compare_focus"] is None:
             ss["compare_focus"] = p.focus
     ss["compare_preset"] = preset
-    if note := fit_model_to_preset():
+    if "preset" in params and (note := fit_model_to_preset()):  # a preset the link asks for by name
         notes.append(note)
     ss["compare_check_link"] = any(name in params for name in ("layer", "head", "focus"))
     # a preset opens on the head whose focus row changed most, unless the link names a head

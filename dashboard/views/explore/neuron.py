@@ -35,6 +35,7 @@ from core.models.result import AttentionResult
 from dashboard.charts.neuron import MAX_CLICK_CELLS, add_cell_targets, row_figure, vectors_figure
 from dashboard.content import neuron as text
 from dashboard.engines import load_engine
+from dashboard.on_screen import added_tokens
 from dashboard.presenter import presenting
 from dashboard.state import signature
 from dashboard.views.explore import links
@@ -296,15 +297,7 @@ def neuron_ui(
         if not chosen:
             st.caption(text.DEFAULT_CELL)
         if view.merged or view.renormalised:
-            how = " and ".join(
-                part
-                for on, part in ((view.merged, text.TOKENS_MERGED), (view.renormalised, text.TOKENS_HIDDEN))
-                if on
-            )
-            note = text.TOKENS_NOTE.format(how=how)
-            if view.item_of_token(i) is None or view.item_of_token(j) is None:
-                note += " " + text.NOT_SHOWN
-            st.caption(note)
+            st.caption(_tokens_note(result, view, i, j))
         st.markdown(_learn_link(result, layer, head))
         try:
             _arithmetic_ui(result, view, layer, head, (i, j), (i_tok, j_tok), norms)
@@ -334,3 +327,18 @@ def _arithmetic_ui(
     _verdict_ui(cell, float(result.attentions[layer, head, cell.i, cell.j]), norms is not None, relative)
     if norms is not None:
         _norm_ui(result, view, weights, layer, cell, norms.rescaled, names)
+
+
+def _tokens_note(result: AttentionResult, view: TokenView, i: int, j: int) -> str:
+    """The arithmetic works on the model's own tokens: how the map above differs from them."""
+    added = md(added_tokens(result))
+    parts = (
+        (view.merged, text.TOKENS_MERGED),
+        (view.renormalised, text.TOKENS_HIDDEN.format(specials=added)),
+    )
+    how = " and ".join(part for on, part in parts if on)
+    specials = text.WITH_SPECIALS.format(specials=added) if added else ""
+    note = text.TOKENS_NOTE.format(how=how, specials=specials)
+    if view.item_of_token(i) is None or view.item_of_token(j) is None:
+        note += " " + text.NOT_SHOWN.format(specials=added)
+    return note
