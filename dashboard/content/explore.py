@@ -245,7 +245,7 @@ SIM_AFTER = "after layer {layer}"
 SIM_TITLE = "How alike the tokens' vectors are, {where}"
 SIM_BAR = "cosine"
 SIM_AXIS = "token"
-SIM_HIDDEN_NOTE = "\\[CLS\\]/\\[SEP\\] hidden"
+SIM_HIDDEN_NOTE = "special tokens hidden"  # a chart title: plain text, no markdown
 SIM_ROW_LABEL = "Row of"
 SIM_ROW_TITLE = "“{token}”: cosine to every other token, {where}"
 SIM_ROW_Y = "cosine to “{token}”"
@@ -393,4 +393,4 @@ ROLLOUT_CAPTION = (
     "how much of that token's representation traces back to each input token. The colour scale "
     "ends at the largest value shown{hidden}."
 )
-ROLLOUT_CAPTION_HIDDEN = "; with \\[CLS\\]/\\[SEP\\] hidden, rows are renormalised over the rest"
+ROLLOUT_CAPTION_HIDDEN = "; with {specials} hidden, rows are renormalised over the rest"

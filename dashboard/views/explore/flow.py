@@ -27,6 +27,7 @@ from dashboard.charts.flow import restyle_heatmap, rollout_row_bars
 from dashboard.charts.heatmap import number_repeats, row_outline
 from dashboard.content import explore as text
 from dashboard.engines import compute_attention, load_engine
+from dashboard.on_screen import added_tokens
 from dashboard.presenter import presenting
 from dashboard.views.explore import links
 from dashboard.views.explore.results import shown_source
@@ -212,7 +213,9 @@ def rollout_view(result: AttentionResult, view: TokenView, sig: str, tokens: tup
     labels = number_repeats(view.labels)
     csv_download(matrix, labels, labels, name, "explore_rollout_csv", corner="from \\ to (input token)")
     step_ui(result, "layer")
-    hidden = text.ROLLOUT_CAPTION_HIDDEN if view.renormalised else ""
+    hidden = (
+        text.ROLLOUT_CAPTION_HIDDEN.format(specials=md(added_tokens(result))) if view.renormalised else ""
+    )
     st.caption(text.ROLLOUT_CAPTION.format(layer=layer + 1, hidden=hidden))
     st.markdown(text.ROLLOUT_ASSUMES)
     row_title = text.ROLLOUT_ROW_TITLE.format(token=view.labels[item], layer=layer + 1)
