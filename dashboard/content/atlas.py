@@ -115,9 +115,8 @@ STAT_TEXT: dict[str, StatText] = {
         "→ first",
         "Share of attention to the first token",
         "%.3f",
-        "the share that goes to the text's first token. A decoder has no \\[CLS\\]; many of its heads "
-        "park attention they do not need on the first token instead, an *attention sink* (Xiao et "
-        "al. 2023).",
+        "the share that goes to the text's first token. Many of a decoder's heads park attention they "
+        "do not need there, an *attention sink* (Xiao et al. 2023).",
     ),
     "induction": StatText(
         "induction",
@@ -225,8 +224,8 @@ DECODER_ROLE_RULE_LINES = (
     "time (an even spread would give about ln 2 / n, 0.014 for 50 tokens). It wins over the "
     "shares below: with nothing to copy, an induction head parks its attention elsewhere.",
     f"**Sink or position role** (first-token sink, punctuation, self, previous token): at least "
-    f"{ROLE_SHARE:.0%} of the attention goes there on average. A decoder has no \\[CLS\\] or "
-    "\\[SEP\\] and cannot see the next token, so those roles are not measured.",
+    f"{ROLE_SHARE:.0%} of the attention goes there on average. A decoder cannot see the next "
+    "token, and its tokenizer adds no end token, so those roles are not measured.",
     ROLE_RULE_LINES[1],
     ROLE_RULE_LINES[2],
 )
@@ -257,6 +256,13 @@ INTRO_SOURCE = (
     "Look At? An Analysis of BERT's Attention”, BlackboxNLP workshop at ACL (arXiv:1906.04341). "
     "Their BERT's heads parked attention on \\[SEP\\]; a smaller, fine-tuned model may park it "
     "elsewhere."
+)
+INTRO_SOURCE_DECODER = (
+    "Source of the idea: K. Clark, U. Khandelwal, O. Levy, C. D. Manning (2019), “What Does BERT "
+    "Look At?” (arXiv:1906.04341), for an encoder's heads; for a decoder's, the first-token sink of "
+    "G. Xiao et al. (2023), “Efficient Streaming Language Models with Attention Sinks” "
+    "(arXiv:2309.17453), and the induction heads of C. Olsson et al. (2022), “In-context Learning "
+    "and Induction Heads” (arXiv:2209.11895)."
 )
 PRESENTER_CONTROLS = "Controls: what is measured, the grid, the role filter"
 EXPLAIN_LABEL = "What the numbers mean, and how roles are named"

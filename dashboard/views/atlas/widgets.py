@@ -251,4 +251,4 @@ def explain_ui(atlas: HeadAtlas) -> None:
         st.markdown("**How a head's role is named**")
         rules = text.DECODER_ROLE_RULE_LINES if atlas.decoder else text.ROLE_RULE_LINES
         st.markdown("\n".join(f"- {line}" for line in rules))
-        st.caption(text.INTRO_SOURCE)
+        st.caption(text.INTRO_SOURCE_DECODER if atlas.decoder else text.INTRO_SOURCE)
