@@ -8,10 +8,10 @@ right after that token's earlier occurrence is copying by content: it "completes
 
 The model's loss on the second copy against the first shows the behaviour the heads make: a model
 with induction heads predicts the repeated tokens far better than the fresh ones. Ablating the
-heads with the highest scores (the engine's `ablate`) and measuring the second copy's loss again
-says how much of that the heads carry. The tokens are drawn with numpy's generator from `seed`, so
-a link or a command line reproduces them. As TransformerLens' induction test does, there is no
-start token unless the caller adds one.
+heads that count as induction heads (a score of at least INDUCTION_MIN, induction_heads; the
+engine's `ablate`) and measuring the second copy's loss again says how much of that they carry.
+The tokens are drawn with numpy's generator from `seed`, so a link or a command line reproduces
+them. As TransformerLens' induction test does, there is no start token unless the caller adds one.
 
 Letters: L layers, H heads, n one copy's length, T = 2 n positions, V vocabulary.
 """
@@ -23,9 +23,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Induction", "copy_losses", "induction", "prefix_matching_scores", "repeated_random_tokens"]
+__all__ = [
+    "INDUCTION_MIN",
+    "Induction",
+    "copy_losses",
+    "induction",
+    "induction_heads",
+    "prefix_matching_scores",
+    "repeated_random_tokens",
+]
 
 _LOSS_ROWS = 16  # rows of logits turned into losses at a time
+# A head counts as an induction head when its prefix-matching score is at least this: 0.4 of its
+# weight where copying needs it (a head that spreads its weight evenly scores about 1/position).
+# Every page that names induction heads, or switches them off, names them by this one rule.
+INDUCTION_MIN = 0.4
 
 
 @dataclass(frozen=True)
@@ -53,6 +65,23 @@ def prefix_matching_scores(attentions: np.ndarray, length: int) -> np.ndarray:
     copy to position i - n + 1."""
     queries = np.arange(length, 2 * length)  # every position of the second copy
     return attentions[:, :, queries, queries - length + 1].mean(axis=-1)
+
+
+def induction_heads(
+    scores: np.ndarray, least: float = INDUCTION_MIN, most: int | None = None, layers: range | None = None
+) -> tuple[tuple[int, int], ...]:
+    """(layer, head) pairs of the (L, H) scores at least `least`, highest first (ties: lower layer,
+    then head), at most `most` of them, only in `layers` when given (0-indexed)."""
+    rows = range(scores.shape[0]) if layers is None else layers
+    order = np.argsort(-scores, axis=None, kind="stable")
+    found = []
+    for flat in order:
+        layer, head = (int(v) for v in np.unravel_index(flat, scores.shape))
+        if scores[layer, head] < least or (most is not None and len(found) == most):
+            break
+        if layer in rows:
+            found.append((layer, head))
+    return tuple(found)
 
 
 def copy_losses(logits: np.ndarray, token_ids: np.ndarray, length: int) -> tuple[float, float]:

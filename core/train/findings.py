@@ -5,7 +5,8 @@
   it, its own fastest rise starting within a window of it: the heads and the loss changing
   together (Olsson et al. 2022's phase change);
 - the previous-token head: the first layer's head with the highest previous-token score at the end;
-- the induction head: the later layers' head with the highest prefix-matching score at the end;
+- the induction heads: the later layers' heads whose prefix-matching score at the end is at least
+  core/measures/induction.py's INDUCTION_MIN, the rule explore's induction view uses too;
 - ablation: the loss on repeats (held-out sequences) with each head cut in turn, through the NumPy
   engine's `ablate`, against the loss with every head in place.
 
@@ -24,10 +25,9 @@ from core.train.data import Batch
 from core.train.model import cross_entropy
 from core.train.record import TrainingRecord
 
-__all__ = ["INDUCTION_MIN", "PREVIOUS_MIN", "Drop", "best_head", "fastest_drop", "repeat_loss_with_ablation"]
+__all__ = ["PREVIOUS_MIN", "Drop", "best_head", "fastest_drop", "repeat_loss_with_ablation"]
 
 PREVIOUS_MIN = 0.5  # a previous-token head puts at least half its weight on the token just before
-INDUCTION_MIN = 0.4  # the issue's mark: a head that puts 0.4 of its weight where copying needs it
 RISE_MIN = 0.1  # a rise of the best prefix-matching score over the drop's window that counts as one
 WINDOW_STEPS = 100  # the span over which falls and rises are compared (snapshots are noisy one by one)
 

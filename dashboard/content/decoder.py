@@ -133,7 +133,7 @@ SINK_HEAD = "This head sends {share:.0%} of its attention, on average, to the fi
 
 IND_LENGTH_LABEL = "Length of one copy (tokens)"
 IND_SEED_LABEL = "Seed of the random tokens"
-IND_TOP_LABEL = "Induction heads to switch off"
+IND_TOP_LABEL = "Induction heads to switch off, at most (each scoring {minimum:.2f} or more)"
 IND_TITLE = "Prefix-matching score of each head"
 IND_BAR = "prefix matching"
 IND_CAPTION = (
@@ -142,20 +142,28 @@ IND_CAPTION = (
     "token in the second copy, an induction head looks at the token that came right **after** the "
     "same token in the first copy, and copies it forward. The score is a head's mean weight on that "
     "token, over the second copy: 1 for a perfect induction head, about 1/position for a head that "
-    "spreads its weight evenly."
+    "spreads its weight evenly. A head counts as an induction head from {minimum:.2f} on (the train "
+    "page's rule too); only those are switched off."
 )
 IND_LOSS_TITLE = "Loss on each copy (lower is better)"
 IND_LOSS_Y = "mean cross-entropy (nats)"
 IND_LOSS_NAMES = {
     "first": "first copy (fresh random tokens)",
     "repeat": "second copy",
-    "ablated": "second copy, top {k} off",
+    "ablated": "second copy, {k} off",
 }
 IND_SUMMARY = (
     "Random tokens cannot be predicted the first time: loss **{first:.2f}** nats (chance is "
     "ln {vocab:,} = {chance:.2f}{worse}). The second time the model has seen them: loss **{repeat:.2f}**. "
-    "With the {k} highest-scoring {heads_word} switched off ({heads}), the second copy's loss is "
-    "**{ablated:.2f}**, {change}."
+    "With {which} switched off ({heads}), the second copy's loss is **{ablated:.2f}**, {change}."
+)
+IND_CUT_ALL = "the {k} {heads_word} scoring {minimum:.2f} or more"  # every one: fewer than the view allows
+IND_CUT_TOP = "the top {k} of the {n} heads scoring {minimum:.2f} or more"
+IND_NONE = (
+    "Random tokens cannot be predicted the first time: loss **{first:.2f}** nats (chance is "
+    "ln {vocab:,} = {chance:.2f}{worse}). The second time the model has seen them: loss **{repeat:.2f}**. "
+    "No head scores {minimum:.2f} or more on these tokens (the highest: layer {layer}, head {head}, "
+    "{score:.2f}), so none counts as an induction head and none is switched off."
 )
 IND_CHANGE = "{rise:+.2f} nats, which takes back {undone:.0%} of what seeing the tokens before had gained"
 IND_AGAINST = (
@@ -165,7 +173,7 @@ IND_WHY_REPEATS = (
     "Random tokens repeat within a copy here ({repeats} of {length}), so a token's earlier occurrence "
     "does not say what comes next; try a shorter copy"
 )
-IND_WHY_OTHER = "At this length, parts of the model other than the highest-scoring heads carry the copying"
+IND_WHY_OTHER = "At this length, parts of the model other than these heads carry the copying"
 IND_WORSE_THAN_CHANCE = (
     "; worse than chance: the model gives the tokens that come less probability than a uniform guess"
 )

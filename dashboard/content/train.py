@@ -94,7 +94,17 @@ NO_PREVIOUS = (
     "No layer-1 head is a previous-token head yet (the best puts {score:.0%} of its attention on the "
     "token just before; {minimum:.0%} counts)."
 )
-INDUCTION_HEAD = "**Layer {layer}, head {head}** is the induction head: prefix-matching score {score:.2f}."
+INDUCTION_HEADS = (
+    "**{heads}** {verb} induction {noun}: a prefix-matching score of at least {minimum:.2f} on the probe "
+    "(the start token, {length} different letters, the same {length} again){highest}."
+)
+INDUCTION_HIGHEST = "; the highest, **layer {layer}, head {head}**, scores {score:.2f}"
+INDUCTION_ONE = "; it scores {score:.2f}"
+INDUCTION_ELSEWHERE = (
+    "Explore's induction view names and switches off induction heads by the same score and the same "
+    "{minimum:.2f}, on random tokens instead of the probe: which head scores highest can change with the "
+    "tokens."
+)
 NO_INDUCTION = (
     "No head after layer 1 is an induction head yet (best prefix-matching score {score:.2f}; "
     "{minimum:.2f} counts)."

@@ -1,7 +1,7 @@
 """Induction heads (core/measures/induction.py): the prefix-matching score against a loop written
 here, on attention maps made by hand and on a tiny GPT-2's; the copy losses against torch's
-cross-entropy on transformers' logits; the seed; a hand-made induction pattern scoring 1; and
-ablation through the engine's `ablate`."""
+cross-entropy on transformers' logits; the seed; a hand-made induction pattern scoring 1;
+ablation through the engine's `ablate`; and which heads count as induction heads (INDUCTION_MIN)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,14 @@ import pytest
 import torch
 from transformers import GPT2LMHeadModel
 
-from core.measures.induction import copy_losses, induction, prefix_matching_scores, repeated_random_tokens
+from core.measures.induction import (
+    INDUCTION_MIN,
+    copy_losses,
+    induction,
+    induction_heads,
+    prefix_matching_scores,
+    repeated_random_tokens,
+)
 from core.models.gpt2 import GPT2Numpy
 from tests.tiny_gpt2 import make_tiny_gpt2
 
@@ -108,3 +115,13 @@ def test_copy_losses_equal_torchs_cross_entropy_over_many_rows():
 def test_too_long_for_the_context_is_refused(tiny):
     with pytest.raises(ValueError, match="context"):
         induction(tiny[0], length=40)
+
+
+def test_induction_heads_are_the_heads_at_or_above_the_threshold_highest_first():
+    scores = np.array([[0.069, 0.05, 0.41, 0.0], [0.54, 0.62, INDUCTION_MIN, 0.39]])
+    expected = ((1, 1), (1, 0), (0, 2), (1, 2))  # 0.39 and 0.069 are not induction heads
+    assert induction_heads(scores) == expected  # ties at 0.4: lower layer first (none here)
+    assert induction_heads(scores, most=2) == expected[:2]
+    assert induction_heads(scores, layers=range(1, 2)) == ((1, 1), (1, 0), (1, 2))
+    assert induction_heads(scores, most=1, layers=range(0, 1)) == ((0, 2),)
+    assert induction_heads(np.full((2, 3), 0.1)) == ()

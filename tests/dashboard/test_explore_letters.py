@@ -1,6 +1,7 @@
 """The explore page true to the letter GPT-2 that ships (issue 37): a link to its folder selects it in
-the picker; the induction view opens on a length it was trained for and says why when a measurement
-goes against the heads' scores; no word pieces, [CLS]/[SEP] or "␣" where the model has none; English
+the picker; the induction view opens on a length it was trained for, switches off only heads that
+score as induction heads (the train page's rule, naming the same heads) and says why when a measurement
+goes against their scores; no word pieces, [CLS]/[SEP] or "␣" where the model has none; English
 typed into it gets one line saying what it became; the logit lens's sentences are computed from its
 grid. Each number is recomputed here from core, on the same shipped model."""
 
@@ -11,15 +12,18 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.measures.decoder_reads import logit_lens, settled_rows
-from core.measures.induction import induction
+from core.measures.induction import INDUCTION_MIN, induction
 from core.models.shipped import SHIPPED_DIR, SHIPPED_KEY
 from core.train.data import CYCLE
+from core.train.record import load_record
 from dashboard.content import decoder as text
+from dashboard.content.compare import PRESETS
 from dashboard.content.explore import EXAMPLES, LETTERS_BECAME, MERGE_LABEL
 from dashboard.engines import load_engine
 from dashboard.views.explore.decoder import lens_findings
 from dashboard.views.explore.induction import LETTER_LENGTH, top_scoring
-from tests.dashboard.harness import assert_no_crash, messages, page_script
+from dashboard.views.train.findings import heads_named, statements
+from tests.dashboard.harness import assert_no_crash, chart_specs, messages, page_script, plotly_array
 from tests.deadline import APPTEST_DEADLINE
 
 pytestmark = pytest.mark.usefixtures("fast_apptest")
@@ -56,30 +60,78 @@ def test_a_link_to_the_shipped_folder_selects_the_listed_model():
     assert at.session_state["explore_model_custom"] == ""
 
 
+def induction_heads_by_loop(scores: np.ndarray, most: int) -> list[tuple[int, int]]:
+    """The heads scoring INDUCTION_MIN or more, highest first, at most `most`: the rule, by hand."""
+    heads = [(lh, scores[lh]) for lh in np.ndindex(scores.shape) if scores[lh] >= INDUCTION_MIN]
+    return sorted(lh for lh, _ in sorted(heads, key=lambda item: -item[1])[:most])
+
+
 def test_induction_opens_on_a_length_the_model_was_trained_for(engine):
     at = open_page(view="induction")
     assert at.session_state["explore_ind_length"] == LETTER_LENGTH <= CYCLE[1]
     said = everything_said(at)
     assert "Two copies of" not in said  # no IND_TOO_LONG note: the default fits the context
     found = induction(engine, LETTER_LENGTH, 0)
-    cut = induction(engine, LETTER_LENGTH, 0, top_scoring(found.scores, 5))
+    heads = induction_heads_by_loop(found.scores, 5)
+    assert top_scoring(found.scores, 5) == tuple(heads) and len(heads) < 5  # layer 1's 0.07 is not one
+    cut = induction(engine, LETTER_LENGTH, 0, heads)
     rise = cut.loss_repeat - found.loss_repeat
     assert rise > 0  # the story the train page tells holds at this length
     assert text.IND_CHANGE.format(rise=rise, undone=rise / (found.loss_first - found.loss_repeat)) in said
+    named = ", ".join(f"{layer + 1}.{head + 1}" for layer, head in heads)
+    assert f"With the {len(heads)} heads scoring {INDUCTION_MIN:.2f} or more switched off ({named})" in said
+    two = open_page(view="induction", top="2")  # fewer allowed than score: the top ones, said so
+    top = induction_heads_by_loop(found.scores, 2)
+    named = ", ".join(f"{layer + 1}.{head + 1}" for layer, head in top)
+    assert (
+        f"With the top 2 of the {len(heads)} heads scoring {INDUCTION_MIN:.2f} or more switched off ({named})"
+        in everything_said(two)
+    )
+    assert text.IND_TOP_LABEL.format(minimum=INDUCTION_MIN) == at.slider(key="explore_ind_top").label
 
 
-def test_induction_says_why_when_cutting_the_top_heads_does_not_raise_the_loss(engine):
-    at = open_page(view="induction", length="32")
-    found = induction(engine, 32, 0)
-    cut = induction(engine, 32, 0, top_scoring(found.scores, 5))
+def test_the_train_page_and_explore_name_the_same_induction_heads(engine):
+    """One measure, one rule: the heads the train page calls induction heads (their score on its
+    probe) are the heads explore's induction view switches off on its default random letters, and
+    each page says what it scored them on."""
+    record = load_record(SHIPPED_DIR)
+    trained = induction_heads_by_loop(record.induction[-1], record.induction.shape[2] * 2)
+    found = induction(engine, LETTER_LENGTH, 0)
+    assert trained == induction_heads_by_loop(found.scores, 5) == list(top_scoring(found.scores, 5))
+    [line] = [s for s in statements(record) if "induction head" in s]
+    assert heads_named(trained)[1:] in line and "on the probe (the start token" in line
+    caption = " ".join(str(c.value) for c in open_page(view="induction").caption)
+    assert f"The input is {LETTER_LENGTH} random tokens (seed 0)" in caption
+    assert f"from {INDUCTION_MIN:.2f} on (the train page's rule too)" in caption
+
+
+def test_induction_says_why_when_cutting_the_heads_does_not_raise_the_loss(engine):
+    at = open_page(view="induction", length="20")
+    found = induction(engine, 20, 0)
+    heads = induction_heads_by_loop(found.scores, 5)
+    cut = induction(engine, 20, 0, heads)
     rise = cut.loss_repeat - found.loss_repeat
-    assert rise < 0  # measured: at 32 random letters the top heads do not carry the copying
+    assert heads and rise < 0  # measured: at 20 random letters the heads cut do not carry the copying
     said = everything_said(at)
-    repeats = 32 - len(set(found.token_ids[:32].tolist()))
-    why = text.IND_WHY_REPEATS.format(repeats=repeats, length=32)
+    repeats = 20 - len(set(found.token_ids[:20].tolist()))
+    why = text.IND_WHY_REPEATS.format(repeats=repeats, length=20)
     assert text.IND_AGAINST.format(rise=rise, why=why) in said
     assert "takes back -" not in said
-    assert text.IND_LETTERS_LONG.format(low=CYCLE[0], high=CYCLE[1], length=32) in said
+    assert text.IND_LETTERS_LONG.format(low=CYCLE[0], high=CYCLE[1], length=20) in said
+
+
+def test_induction_switches_nothing_off_when_no_head_scores_enough(engine):
+    at = open_page(view="induction", length="32")
+    found = induction(engine, 32, 0)
+    assert found.scores.max() < INDUCTION_MIN and top_scoring(found.scores, 5) == ()
+    layer, head = np.unravel_index(np.argmax(found.scores), found.scores.shape)
+    said = everything_said(at)
+    assert (
+        f"No head scores {INDUCTION_MIN:.2f} or more on these tokens (the highest: layer {layer + 1}, "
+        f"head {head + 1}, {found.scores[layer, head]:.2f}), so none counts as an induction head"
+    ) in said
+    losses = [s for s in chart_specs(at) if s["layout"]["title"]["text"] == text.IND_LOSS_TITLE]
+    assert len(plotly_array(losses[0]["data"][0]["y"])) == 2  # no third bar: nothing was switched off
 
 
 @pytest.mark.parametrize("view", ["head", "model", "nextword"])
@@ -135,7 +187,8 @@ def test_lens_findings_by_hand():
 
 def test_compare_says_what_an_english_pair_became_in_the_letter_model():
     at = AppTest.from_string(page_script("compare"), default_timeout=APPTEST_DEADLINE)
-    at.query_params.update({"model": SHIPPED_KEY})
+    english = PRESETS["trophy"]  # an English pair typed into the letter model (it opens on its own pair)
+    at.query_params.update({"model": SHIPPED_KEY, "text": english.text, "text2": english.text2})
     at.run()
     assert_no_crash(at)
     first = at.session_state["compare_text"]

@@ -16,9 +16,13 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core.measures.induction import INDUCTION_MIN
+from core.models.shipped import SHIPPED_DIR
+from core.train.record import load_record
 from core.train.trainer import Trainer, TrainSettings
 from dashboard.content import train as text
 from dashboard.trained_models import is_trained_folder
+from dashboard.views.train.findings import statements
 from tests.dashboard.harness import assert_no_crash, chart_specs, messages, n_charts, page_script
 from tests.deadline import APPTEST_DEADLINE
 
@@ -248,3 +252,20 @@ def test_hosted_explore_opens_a_model_the_train_page_saved(no_shipped, monkeypat
     other.query_params.update({"model": str(Path(folder).parent.parent), "view": "induction"})
     other.run()
     assert any("only the models in the picker" in m for m in messages(other)), messages(other)
+
+
+def test_the_shipped_run_names_every_head_past_the_stated_threshold():
+    """Not "the" induction head of four that qualify: every later-layer head whose prefix-matching
+    score on the probe is at least INDUCTION_MIN, each checked here by a loop, the rule and the probe
+    stated, and how explore's measurement differs."""
+    record = load_record(SHIPPED_DIR)
+    final = record.induction[-1]
+    named = [(1, h) for h in range(final.shape[1]) if final[1, h] >= INDUCTION_MIN]
+    assert len(named) > 1 and final[0].max() < INDUCTION_MIN  # layer 1 has none to name
+    [line] = [s for s in statements(record) if "induction head" in s]
+    listed = " and ".join([", ".join(str(h + 1) for _, h in named[:-1]), str(named[-1][1] + 1)])
+    assert line.startswith(f"**Layer 2, heads {listed}** are induction heads: a prefix-matching score of at ")
+    assert f"at least {INDUCTION_MIN:.2f} on the probe" in line and f"{record.probe_length} different" in line
+    best = max(named, key=lambda lh: final[lh])
+    assert f"the highest, **layer 2, head {best[1] + 1}**, scores {final[best]:.2f}" in line
+    assert text.INDUCTION_ELSEWHERE.format(minimum=INDUCTION_MIN) in line

@@ -1,10 +1,12 @@
 """The explore page's induction-heads view: on seeded random tokens repeated twice, each head's
 prefix-matching score as a layer × head grid, the loss on each copy, and the second copy's loss with
-the top-scoring heads switched off (the engine's `ablate`), all from core/measures/induction.py on
-the NumPy engine. The page's own text is not used: the test needs tokens the model cannot guess.
+the induction heads switched off (the engine's `ablate`): the heads scoring INDUCTION_MIN or more,
+highest first, at most `top` of them (the train page names induction heads by the same rule), all
+from core/measures/induction.py on the NumPy engine. The page's own text is not used: the test needs
+tokens the model cannot guess.
 
 State (in the link, see links.py): length (one copy), seed (shared with the generate view) and top
-(how many heads are switched off). Letters: L layers, H heads, V vocabulary.
+(the most heads switched off). Letters: L layers, H heads, V vocabulary.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import math
 import numpy as np
 import streamlit as st
 
-from core.measures.induction import Induction, induction
+from core.measures.induction import INDUCTION_MIN, Induction, induction, induction_heads
 from core.models.result import AttentionResult
 from core.train.data import CYCLE
 from dashboard.charts.ablation import effect_grid
@@ -46,9 +48,9 @@ def induction_of(model_key: str, length: int, seed: int, ablate: tuple) -> Induc
 
 
 def top_scoring(scores: np.ndarray, k: int) -> tuple[tuple[int, int], ...]:
-    """The k heads with the highest prefix-matching score (ties: lower layer, then head, first)."""
-    order = np.argsort(-scores, axis=None, kind="stable")[:k]
-    return tuple(sorted(tuple(int(v) for v in np.unravel_index(i, scores.shape)) for i in order))
+    """The heads switched off: at most k induction heads (a prefix-matching score of INDUCTION_MIN or
+    more, highest first), in layer order; none when no head scores that much."""
+    return tuple(sorted(induction_heads(scores, most=k)))
 
 
 def parse_length(raw: str) -> tuple[int | None, str | None]:
@@ -80,19 +82,29 @@ def _options_ui(n_heads_total: int, context: int, model_key: str) -> tuple[int, 
     with cols[1]:
         seed = st.number_input(text.IND_SEED_LABEL, 0, 2**31 - 1, step=1, key=SEED_KEY)
     with cols[2]:
-        top = st.slider(text.IND_TOP_LABEL, 1, min(MAX_TOP, n_heads_total), key=TOP_KEY)
+        label = text.IND_TOP_LABEL.format(minimum=INDUCTION_MIN)
+        top = st.slider(label, 1, min(MAX_TOP, n_heads_total), key=TOP_KEY)
     return int(length), int(seed), int(top)
 
 
 def summary(found: Induction, cut: Induction, vocab: int) -> str:
-    """The sentence under the charts: both copies' losses, and what switching the heads off did;
-    when that goes against the scores (the loss does not rise), why, from the tokens themselves."""
+    """The sentence under the charts: both copies' losses, and what switching the induction heads off
+    did (all of them, or the top ones the view allows; none when no head scores INDUCTION_MIN); when
+    that goes against the scores (the loss does not rise), why, from the tokens themselves."""
     if found.loss_first - found.loss_repeat < MIN_GAIN:
         return text.IND_NO_COPY.format(first=found.loss_first, repeat=found.loss_repeat)
+    chance = math.log(vocab)
+    losses = {"first": found.loss_first, "vocab": vocab, "chance": chance, "repeat": found.loss_repeat}
+    losses["worse"] = text.IND_WORSE_THAN_CHANCE if found.loss_first > chance else ""
+    if not cut.ablated:
+        layer, head = np.unravel_index(int(np.argmax(found.scores)), found.scores.shape)
+        return text.IND_NONE.format(
+            **losses, minimum=INDUCTION_MIN, layer=layer + 1, head=head + 1, score=found.scores[layer, head]
+        )
     rise = cut.loss_repeat - found.loss_repeat
     gained = found.loss_first - found.loss_repeat
     heads = ", ".join(f"{layer + 1}.{head + 1}" for layer, head in cut.ablated)
-    chance = math.log(vocab)
+    k = len(cut.ablated)
     if rise > 0:
         change = text.IND_CHANGE.format(rise=rise, undone=rise / gained)
     else:
@@ -101,18 +113,11 @@ def summary(found: Induction, cut: Induction, vocab: int) -> str:
         if repeats:
             why = text.IND_WHY_REPEATS.format(repeats=repeats, length=found.length)
         change = text.IND_AGAINST.format(rise=rise, why=why)
-    return text.IND_SUMMARY.format(
-        first=found.loss_first,
-        vocab=vocab,
-        chance=chance,
-        worse=text.IND_WORSE_THAN_CHANCE if found.loss_first > chance else "",
-        repeat=found.loss_repeat,
-        k=len(cut.ablated),
-        heads_word="heads" if len(cut.ablated) > 1 else "head",
-        heads=heads,
-        ablated=cut.loss_repeat,
-        change=change,
+    n = len(induction_heads(found.scores))  # every head that scores as one; `top` may cut fewer
+    which = (text.IND_CUT_TOP if k < n else text.IND_CUT_ALL).format(
+        k=k, n=n, heads_word="heads" if k > 1 else "head", minimum=INDUCTION_MIN
     )
+    return text.IND_SUMMARY.format(**losses, which=which, heads=heads, ablated=cut.loss_repeat, change=change)
 
 
 def induction_view(result: AttentionResult, limits: Limits, controls=None) -> None:
@@ -123,7 +128,7 @@ def induction_view(result: AttentionResult, limits: Limits, controls=None) -> No
         length, seed, top = _options_ui(result.n_layers * result.n_heads, engine.max_tokens, model_key)
     try:
         count_new_text("induction", (model_key, length, seed, top), limits.max_texts_per_minute)
-        with st.spinner(f"Running {2 * length} random tokens, then again with {top} heads off…"):
+        with st.spinner(f"Running {2 * length} random tokens, then again with up to {top} heads off…"):
             found = induction_of(model_key, length, seed, ())
             cut = induction_of(model_key, length, seed, top_scoring(found.scores, top))
     except TooManyTexts:
@@ -153,14 +158,17 @@ def induction_view(result: AttentionResult, limits: Limits, controls=None) -> No
         csv_download(found.scores, rows, cols, name, "explore_induction_csv", corner="layer \\ head (from 1)")
     with right:
         names = [text.IND_LOSS_NAMES["first"], text.IND_LOSS_NAMES["repeat"]]
-        names.append(text.IND_LOSS_NAMES["ablated"].format(k=top))
+        losses = [found.loss_first, found.loss_repeat]
+        if cut.ablated:  # no head scores INDUCTION_MIN: nothing switched off, no third bar
+            names.append(text.IND_LOSS_NAMES["ablated"].format(k=len(cut.ablated)))
+            losses.append(cut.loss_repeat)
         fig = copy_losses_bars(
             names,
-            [found.loss_first, found.loss_repeat, cut.loss_repeat],
+            losses,
             title=text.IND_LOSS_TITLE,
             y_title=text.IND_LOSS_Y,
             font=18 if big else 13,
             height=560 if big else None,
         )
         chart(fig, "explore_induction_losses", chart_filename("explore", "induction", "losses"))
-    st.caption(text.IND_CAPTION.format(length=length, seed=seed))
+    st.caption(text.IND_CAPTION.format(length=length, seed=seed, minimum=INDUCTION_MIN))

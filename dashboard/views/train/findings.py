@@ -11,14 +11,9 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
+from core.measures.induction import INDUCTION_MIN, induction_heads
 from core.train.checkpoint import engine_from_params
-from core.train.findings import (
-    INDUCTION_MIN,
-    PREVIOUS_MIN,
-    best_head,
-    fastest_drop,
-    repeat_loss_with_ablation,
-)
+from core.train.findings import PREVIOUS_MIN, best_head, fastest_drop, repeat_loss_with_ablation
 from core.train.record import TrainingRecord
 from core.train.trainer import Trainer
 from dashboard.charts.train import ablation_bars, head_name
@@ -61,11 +56,36 @@ def statements(record: TrainingRecord) -> list[str]:
                 score=float(last_ind.max()),
             )
         )
-    elif found := best_head(last_ind, range(1, layers), INDUCTION_MIN):
-        lines.append(text.INDUCTION_HEAD.format(layer=found[0] + 1, head=found[1] + 1, score=found[2]))
+    elif found := induction_heads(last_ind, layers=range(1, layers)):
+        lines.append(induction_line(found, last_ind, record.probe_length))
     else:
         lines.append(text.NO_INDUCTION.format(score=float(last_ind[1:].max()), minimum=INDUCTION_MIN))
     return lines
+
+
+def heads_named(heads: list[tuple[int, int]]) -> str:
+    """(layer, head) pairs, 0-indexed, in words from 1, by layer: "layer 2, heads 1, 3 and 4"."""
+    parts = []
+    for layer in sorted({layer for layer, _ in heads}):
+        numbers = [str(head + 1) for at, head in sorted(heads) if at == layer]
+        listed = numbers[0] if len(numbers) == 1 else ", ".join(numbers[:-1]) + " and " + numbers[-1]
+        parts.append(f"layer {layer + 1}, head{'s' if len(numbers) > 1 else ''} {listed}")
+    return "; ".join(parts)
+
+
+def induction_line(found: tuple[tuple[int, int], ...], scores: np.ndarray, length: int) -> str:
+    """The induction heads (INDUCTION_MIN, the rule explore uses), the highest named when several
+    are, and one line on how explore's measurement differs (its tokens, not the probe)."""
+    (layer, head), one = found[0], len(found) == 1
+    highest = (text.INDUCTION_ONE if one else text.INDUCTION_HIGHEST).format(
+        layer=layer + 1, head=head + 1, score=scores[layer, head]
+    )
+    named = heads_named(list(found))
+    line = text.INDUCTION_HEADS.format(
+        heads=named[0].upper() + named[1:], verb="is an" if one else "are", noun="head" if one else "heads",
+        minimum=INDUCTION_MIN, length=length, highest=highest,
+    )  # fmt: skip
+    return line + " " + text.INDUCTION_ELSEWHERE.format(minimum=INDUCTION_MIN)
 
 
 @st.cache_resource(max_entries=2, show_spinner=False)
