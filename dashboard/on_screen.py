@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from core.measures.analysis import piece_text
 from core.measures.claims import Blind, Kind, may_claim
 from core.models.reading import Reading
 from core.models.result import AttentionResult
@@ -75,8 +76,8 @@ def blind_line(blind: Blind, word: str, answers: list[str]) -> str:
         word=md(word),
         position=blind.position + 1,
         changed=blind.changed + 1,
-        was=md(blind.changed_from.strip() or "(the end)"),
-        now=md(blind.changed_to.strip() or "(the end)"),
+        was=md(piece_text(blind.changed_from).strip() or "(the end)"),
+        now=md(piece_text(blind.changed_to).strip() or "(the end)"),
         answers="; ".join(answers),
     )
 
