@@ -31,8 +31,9 @@ PRESETS: dict[str, Preset] = {
         "The trophy wouldn't fit in the suitcase because it was too small.",
         "it",
         "One word changes what “it” means to a reader: the trophy (too large) or the suitcase (too "
-        "small). Which heads move where “it” looks, and does the model's vector for “it” move from "
-        "one noun to the other? The pronoun test at the bottom measures it.",
+        "small). Which heads move where “it” looks, and does the model follow the meaning? Below, an "
+        "encoder's vector for “it” is tested against both nouns; a decoder, which reads “it” before "
+        "the changed word, is asked which continuation it prefers.",
         referents=("trophy", "suitcase"),
     ),
     "bank": Preset(
