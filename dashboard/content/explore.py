@@ -28,8 +28,8 @@ EXAMPLES: dict[str, Example] = {
         "it",
         "trophy",
         "A reader knows “it” is the trophy here, from knowing about trophies and suitcases. Which heads "
-        "put weight from “it” on “trophy”, and does the model's own vector for “it” end up nearer the "
-        "trophy? The pronoun test below measures it.",
+        "put weight from “it” on “trophy”, and does the model follow? An encoder's vector for “it” is "
+        "tested below; a decoder reads “it” before “large”, so it is asked which continuation it prefers.",
         referent="trophy",
     ),
     "trophy-small": Example(
@@ -38,8 +38,8 @@ EXAMPLES: dict[str, Example] = {
         "it",
         "suitcase",
         "One word changed and, for a reader, “it” now means the suitcase. Do the heads' weights "
-        "switch nouns, and does the model's vector for “it”? Weights show where a head looks; the "
-        "pronoun test below shows where “it” ends up.",
+        "switch nouns, and does the model? Weights show where a head looks; an encoder's pronoun test "
+        "and a decoder's preferred continuation, below, show what the model made of it.",
         referent="suitcase",
     ),
     "bank-loan": Example(
