@@ -327,7 +327,7 @@ HOW_TO_READ = {
     "*why* the model decides anything: other parts of the model (feed-forward layers, the residual "
     "stream) do much of the work.",
 }
-EXAMPLES_FOLD = "Examples{example}{toggles}"  # toggles: " · merge pieces into words, hide \\[CLS\\]/\\[SEP\\]"
+EXAMPLES_FOLD = "Examples{example}{toggles}"  # toggles: " · merge pieces into words, hide <specials>"
 FOLD_MERGE, FOLD_HIDE = "merge pieces into words", "hide {specials}"
 LETTERS_BECAME = (
     "This model reads only the letters a to z: the text became {n} letters ({shown}). It was trained on "
