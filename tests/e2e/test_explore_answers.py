@@ -50,7 +50,7 @@ def test_a_typed_sentence_keeps_the_chosen_words(page, app_server, screenshot_di
     assert_clean(page)
     # words the next sentence lacks: back to the defaults, said, and no pair marked in the head view
     type_sentence(page, "A cat sat on a mat.")
-    page.get_by_text("is not a word of the new text").first.wait_for(timeout=BROWSER_DEADLINE_MS)
+    page.get_by_text("The new text has no").first.wait_for(timeout=BROWSER_DEADLINE_MS)
     assert "focus" not in query(page) and "target" not in query(page)
     click(
         page,
@@ -73,4 +73,30 @@ def test_find_the_head_on_bank_and_loan(page, app_server, screenshot_dir):
     flagged = [row for row in rows if "from everywhere" in row]
     assert flagged and any("strongest raw weight" in row for row in flagged)
     expect(page.get_by_text("looks at “loan” from everywhere (").first).to_be_attached()
+    assert_clean(page)
+
+
+def test_a_typed_sentence_keeps_the_answer_above_the_fold(sized_page, app_server):
+    """At 1280x800, after a sentence without the example's words, the example's focus and target
+    take one line and the focus view's answer stays on the first screen (issue 48: a box for each
+    word pushed it below the fold)."""
+    page = sized_page((1280, 800))
+    page.goto(f"{app_server.url}/explore?view=focus")
+    wait_all_drawn(page, 2)
+    type_sentence(page, "A cat sat on a mat.")
+    page.get_by_text("The new text has no").first.wait_for(timeout=BROWSER_DEADLINE_MS)
+    wait_all_drawn(page, 2)
+    assert page.locator("[data-testid='stAlert']").filter(has_text="new text").count() == 0
+    line = page.get_by_text("The new text has no").first  # one line of text, at the browser's own line height
+    tall, line_height = line.evaluate(
+        "(e) => [e.getBoundingClientRect().height, parseFloat(getComputedStyle(e).lineHeight)]"
+    )
+    assert tall < 1.5 * line_height, (tall, line_height)
+    headline = page.locator("p").filter(has_text="Find the head:").first
+    box = headline.bounding_box()
+    height = page.viewport_size["height"]
+    scrolled = page.evaluate(
+        "() => document.querySelector('[data-testid=\"stMain\"]')?.scrollTop || window.scrollY"
+    )
+    assert box is not None and box["y"] + box["height"] <= height, (box, height, scrolled)
     assert_clean(page)

@@ -304,12 +304,14 @@ def ref_of(result: AttentionResult, token: int) -> str:
     return word_ref(words.labels, words.spans, token)
 
 
-def resolve_pair(result: AttentionResult) -> tuple[tuple[int | None, int | None], list[str]]:
-    """The focus and target tokens for this result, and what the page should say about them.
+def resolve_pair(result: AttentionResult) -> tuple[tuple[int | None, int | None], list[str], str | None]:
+    """The focus and target tokens for this result, what the page should say about them (notes), and
+    one short line for the words a new text lost.
 
     When the text changed since they were last resolved, each follows its word if the new text has
     it, else falls back to the page's default (and the reference is cleared, so the head view marks
-    no pair nobody chose); the notes say which.
+    no pair nobody chose). A link's word that is not in its own text gets a note; words a typed
+    sentence lacks (an example's pair, mostly) get the one line, so the answer stays in view.
     """
     ss = st.session_state
     text = ss.get("explore_text", "")
@@ -330,16 +332,20 @@ def resolve_pair(result: AttentionResult) -> tuple[tuple[int | None, int | None]
                 ss[f"explore_{name}"] = canonical
             kept.append(canonical)
         tokens.append(token)
+    pair = (tokens[0], tokens[1])
+    if changed and lost:  # a typed sentence lacks the pair's words (an example's, mostly): one line
+        words = " or ".join(f"“{md(ref)}”" for _, _, ref in lost)
+        who, s = ("focus and target are", "s") if len(lost) > 1 else (f"the {lost[0][1]} is", "")
+        return pair, [], f"The new text has no {words}: {who} back to the default{s}."
+    if changed:
+        shown = " → ".join(f"“{md(ref)}”" for ref in kept)
+        return pair, [f"The new text still has {shown}: the choice follows the words."] if kept else [], None
     notes = [
-        f"The {what} “{md(ref)}” is not a word of "
-        + ("the new text" if changed else f"this text (the link's `{name}`)")
-        + f", so the {what} is back to the page's default."
+        f"The {what} “{md(ref)}” is not a word of this text (the link's `{name}`), so the {what} is back "
+        "to the page's default."
         for name, what, ref in lost
     ]
-    if changed and kept and not lost:
-        shown = " → ".join(f"“{md(ref)}”" for ref in kept)
-        notes.append(f"The new text still has {shown}: the choice follows the words.")
-    return (tokens[0], tokens[1]), notes
+    return pair, notes, None
 
 
 def apply_link_pair(result: AttentionResult, view: TokenView, tokens: tuple[int | None, int | None]) -> None:

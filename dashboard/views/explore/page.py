@@ -117,9 +117,11 @@ def _show(
     view_name, merge, hide = options
     view = shown_token_view(result, merge, hide)
     links.apply_pending(result, view)
-    tokens, notes = links.resolve_pair(result)  # focus and target name words: follow them
+    tokens, notes, lost = links.resolve_pair(result)  # focus and target name words: follow them
     for note in notes:
         st.info(note)
+    if lost:  # words a typed sentence lacks: one line, not a box each (the view stays in sight)
+        st.caption(lost)
     links.apply_link_pair(result, view, tokens)
     sig = signature(screen.key, engine, text, merge, hide)
     chosen = ss.get("explore_focus") and ss.get("explore_target")  # mark a pair only when chosen
