@@ -36,6 +36,7 @@ from core.measures.patching import (
 )
 from core.measures.referent import closeness
 from core.models.errors import ModelError
+from dashboard.charts.decoder import shown_token
 from dashboard.charts.heatmap import PAGE, PRESENTER
 from dashboard.charts.patching import restored_grid
 from dashboard.content import patching as text
@@ -350,7 +351,8 @@ def _top_ui(found: Patching, top: list, pair: Pair, focus: str | None, weights: 
             )
         if rows is not None:
             reading = pair.clean.result.attentions[layer, head, rows[0] : rows[1]].mean(axis=0)  # (T,)
-            row[text.READS_COLUMN] = pair.tokens[0][int(np.argmax(reading))].strip()
+            read = pair.tokens[0][int(np.argmax(reading))]
+            row[text.READS_COLUMN] = read.strip() or shown_token(read)  # a space or line break, named
             config[text.READS_COLUMN] = st.column_config.TextColumn(help=text.READS_HELP.format(focus=word))
         table.append(row)
     st.dataframe(table, hide_index=True, column_config=config)
@@ -367,8 +369,9 @@ def _positions_ui(found: Patching, pair: Pair) -> None:
     n_layers = found.restored.shape[0]
     st.markdown(trace_statement(found.restored, pair.tokens[0]))
     rows = [row_label(i) for i in range(n_layers)]
+    columns = [t.strip() or shown_token(t) for t in pair.tokens[0]]  # a space or line break, named
     fig = restored_grid(
-        found.restored, rows, [t.strip() or "␣" for t in pair.tokens[0]], title=text.POSITIONS_CHART,
+        found.restored, rows, columns, title=text.POSITIONS_CHART,
         axes=("", text.POSITION_AXIS), bar_title=text.BAR, share=1.0, sizing=_sizing(),
         max_height=560 if presenting() else 900,
     )  # fmt: skip
