@@ -32,13 +32,15 @@ def effect_grid(
     share: float = 0.75,
     sizing: Sizing = PAGE,
     height: int | None = None,
+    room: int | None = None,
 ) -> go.Figure:
     """(L, H) effects as a heatmap, rows = layers, columns = heads (both labelled from 1), each cell's
     number printed, the colour scale from 0 to the largest effect; `outlined` heads boxed in red.
-    Default height: rows a little taller than a token heatmap's, capped to stay on one screen."""
+    Default height: rows a little taller than a token heatmap's, capped at `room` (default: one
+    screen, the whole of it; a view with a line or two above the grid gives what is left)."""
     z = np.asarray(effects, dtype=np.float64)  # (L, H)
     n_layers, n_heads = z.shape
-    room = 880 if sizing.page_px > PAGE.page_px else 720  # one screen
+    room = room or (880 if sizing.page_px > PAGE.page_px else 720)
     height = height or min(room, grid_top_px(sizing) + (sizing.row_px + 8) * n_layers)
     top = float(z.max()) if z.size and z.max() > 0 else 1.0
     scale = {

@@ -33,6 +33,7 @@ LABEL_COLOR = "#111111"  # token labels and axis titles dark: readable from the 
 SLANT_DEGREES = 60
 MIN_CELL_EM = 1.15  # a map's column narrower than this (16 px at 14 px type) is too thin to read
 COLUMN_GAP_PX = 16  # between st.columns, left out of a chart's share of the page
+ROW_FILL = 0.8  # a printed number's font size, at most this share of its row's height
 
 
 @dataclass(frozen=True)
@@ -215,7 +216,22 @@ def scored_grid(
         layout["height"] = height  # no room kept for slanted labels
     layout["margin"]["t"] = grid_top_px(sizing) - 20
     layout["title"]["font"] = {**layout["title"].get("font", {}), "size": sizing.font + 2}
+    _numbers_in_rows(trace, layout, len(row_labels), sizing)
     return go.Figure(data=[go.Heatmap(**trace)], layout=layout)
+
+
+def _numbers_in_rows(trace: dict, layout: dict, n_rows: int, sizing: Sizing) -> None:
+    """Printed numbers no taller than their rows (a 30-layer grid held to one screen has rows
+    shorter than the numbers its columns' width allows): smaller, or left out (hover reads them)."""
+    if not trace.get("texttemplate") or not n_rows:
+        return
+    margin = layout["margin"]
+    row_px = (layout["height"] - margin["t"] - margin["b"]) / n_rows
+    most = int(ROW_FILL * row_px)
+    if most < sizing.min_number:
+        trace.update(text=None, texttemplate=None)
+    elif trace["textfont"]["size"] > most:
+        trace["textfont"] = {**trace["textfont"], "size": most}
 
 
 def _hover_template(row_title: str, col_title: str, value_name: str, fmt: str) -> str:

@@ -298,6 +298,8 @@ BERT_NOTES = {
 BERT_AFTER_LAST = "its result is the model's output"
 TO_EXPLORE = "Next: this sentence in every layer and head of a pretrained BERT, on the explore page"
 BERT_AFTER = "its result is layer {next}'s input"
+# presenter mode: the concatenation and W^O, folded under the heads' maps
+W_O_FOLDED = "Concat and W^O: the heads' results side by side, mixed into one vector per token"
 TOO_WIDE = (
     "Concat is ({t} × {d_model}) and W^O ({d_model} × {d_model}): too wide to print here; step 7 "
     "shows their product's first dimensions."

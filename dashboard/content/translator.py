@@ -81,5 +81,8 @@ STEP_READ_X = "English word read"
 STEP_HOW = (
     "Greedy decoding: at each step the translator writes the word it finds most likely, then reads "
     "that word back as input for the next step. The heat map is the cross-attention of that step, one "
-    "row per head of the chosen layer; each row sums to 1. ← / → (or a clicker) steps through."
+    "row per head of the chosen layer; each row sums to 1."
 )
+STEP_KEYS = " ← / → (or a clicker) steps through."
+# while a deck is on (dashboard/presenter.DECK_ON) the clicker moves between its slides
+STEP_KEYS_DECK = " The Previous token and Next token buttons step through; the clicker moves the deck."

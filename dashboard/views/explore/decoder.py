@@ -27,6 +27,9 @@ from dashboard.views.explore.results import shown_source
 from dashboard.widgets import chart, chart_filename, csv_download, md
 
 DECODER_VIEWS = ("nextword", "generate", "lens", "sinks", "induction")
+# The sinks grid on a 1920 x 1080 projector, under the bar and the summary line: a 30-layer model's
+# grid at effect_grid's one-screen height ran past the bottom edge from layer 27 on
+SINKS_PRESENTER_PX = 760
 ENCODER_VIEWS = ("qk",)
 TOP = 5
 TAIL = 6  # the next word's sentence quotes the text's last tokens, after "…" when there are more
@@ -165,6 +168,7 @@ def sinks_view(result: AttentionResult) -> None:
         layer_axis=f"layer (1–{result.n_layers})",
         head_axis=f"head (1–{result.n_heads})",
         sizing=PRESENTER if presenting() else PAGE,
+        room=SINKS_PRESENTER_PX if presenting() else None,
     )
     fig.update_traces(zmax=1.0)  # a share: the same scale for every text
     name = chart_filename("explore", "sinks")

@@ -39,6 +39,9 @@ DEFAULT_LENGTH, DEFAULT_TOP, MAX_TOP = 50, 5, 10
 LETTER_LENGTH = 10
 # Below this gain (nats) the two copies' losses print alike at two decimals: no copying to speak of.
 MIN_GAIN = 0.05
+# The score grid on a 1920 x 1080 projector, under the bar and the summary's lines: a 30-layer model's
+# grid at effect_grid's one-screen height ran past the bottom edge from layer 25 on
+GRID_PRESENTER_PX = 680
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -150,6 +153,7 @@ def induction_view(result: AttentionResult, limits: Limits, controls=None) -> No
             outlined=cut.ablated,
             share=0.6,
             sizing=PRESENTER if big else PAGE,
+            room=GRID_PRESENTER_PX if big else None,
         )
         fig.update_traces(zmax=1.0)  # a weight: the same scale for every model
         name = chart_filename("explore", "induction", f"seed{seed}", f"length{length}")

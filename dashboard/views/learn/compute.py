@@ -17,9 +17,10 @@ from core.lesson.toy import trace as toy_trace
 from core.lesson.trace import LayerTrace
 from core.lesson.worked_examples import EXAMPLES, StepCheck
 from core.models.registry import BUNDLED_KEY, BUNDLED_SPEC
-from dashboard.charts.heatmap import matrix_heatmap
+from dashboard.charts.heatmap import PAGE, PRESENTER, matrix_heatmap
 from dashboard.charts.learn import activation_figure, causal_figure, saturation_figure
 from dashboard.engines import load_engine, load_with_progress
+from dashboard.presenter import presenting
 
 MAX_BERT_TOKENS = 64  # as for the toy model: every T x T matrix still fits on the screen
 
@@ -142,6 +143,25 @@ def saturation(seed: int) -> SaturationCurve:
 def heatmap(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], **kwargs) -> go.Figure:
     """dashboard.charts.heatmap.matrix_heatmap, cached."""
     return matrix_heatmap(values, rows, cols, **kwargs)
+
+
+# A matrix on a 1920 x 1080 projector, under the deck's bar, the step's heading and its text: a
+# 14-token sentence's rows at full height (720 px) ran past the screen's bottom edge
+PRESENTER_MATRIX_PX = 440
+
+
+def presenter_height(rows: Sequence[str]) -> int:
+    """A matrix's height on a projector: its rows at the projector's size, up to PRESENTER_MATRIX_PX."""
+    return min(PRESENTER_MATRIX_PX, 60 + PRESENTER.row_px * len(rows))
+
+
+def matrix_figure(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], **kwargs) -> go.Figure:
+    """A step's matrix (heatmap) sized for the page or, in presenter mode, for a projector: there no
+    taller than presenter_height unless `height` says, so it fits under the step's heading and text."""
+    if not presenting():
+        return heatmap(values, rows, cols, sizing=PAGE, **kwargs)
+    kwargs.setdefault("height", presenter_height(rows))
+    return heatmap(values, rows, cols, sizing=PRESENTER, **kwargs)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)

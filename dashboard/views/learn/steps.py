@@ -34,6 +34,7 @@ from dashboard.content.learn import (
     SCALING_OFF,
     STEP_TEXT,
     TOO_WIDE,
+    W_O_FOLDED,
     WHY_SCALE,
 )
 from dashboard.presenter import presenting
@@ -102,11 +103,6 @@ def _shape(name: str, shape: tuple[int, ...]) -> str:
     return f"{name}: ({' × '.join(map(str, shape))})"
 
 
-def _heatmap(values: np.ndarray, rows: list[str], cols: list[str], **kwargs):
-    """A step's matrix, sized for the page or, in presenter mode, for a projector."""
-    return compute.heatmap(values, rows, cols, sizing=PRESENTER if presenting() else PAGE, **kwargs)
-
-
 def _name(s: _Step, key: str) -> str:
     """What a saved chart or table is called: attention-explorer_learn_step5_probs_head1."""
     step = STEP_OF.get(key)
@@ -137,7 +133,7 @@ def _titled_chart(
     """A chart narrower than the page, its title written above it: inside the figure, a long title
     would run into the column axis' title, which a narrow chart centres close to it."""
     st.markdown(f"**{title}**")
-    _chart(s, _heatmap(values, rows, cols, **kwargs), key)
+    _chart(s, compute.matrix_figure(values, rows, cols, **kwargs), key)
 
 
 def _intro(s: _Step, number: int, shapes: list[str]) -> None:
@@ -176,7 +172,7 @@ def _embeddings(s: _Step) -> None:
                 title = CHART_TITLES[name]
                 _titled_chart(s, title, name, values, s.rows, dims, col_title=DIM_TITLE, share=0.5)
     values, dims, dim_title = s.dims(tr["x"])
-    _chart(s, _heatmap(values, s.rows, dims, title=CHART_TITLES["x"], col_title=dim_title), "x")
+    _chart(s, compute.matrix_figure(values, s.rows, dims, title=CHART_TITLES["x"], col_title=dim_title), "x")
     _csv(s, "x", values, dims, rows=s.rows, corner=DIM_CORNER)
 
 
@@ -282,7 +278,8 @@ def _output(s: _Step) -> None:
     for name in ("output", "residual", "normed"):
         if name in tr:
             values, dims, dim_title = s.dims(tr[name])
-            _chart(s, _heatmap(values, s.rows, dims, title=titles[name], col_title=dim_title), name)
+            fig = compute.matrix_figure(values, s.rows, dims, title=titles[name], col_title=dim_title)
+            _chart(s, fig, name)
             if name == last:  # the step's result: the normed output (or the output, without a norm)
                 _csv(s, name, values, dims, rows=s.rows, corner=DIM_CORNER)
 
@@ -302,7 +299,7 @@ def _attention_chart(
     kwargs = {"row_title": ROW_TITLE, "col_title": col_title, "probabilities": probabilities}
     check = s.src.checks.get(name)
     if check is None:
-        _chart(s, _heatmap(values, s.rows, cols, title=title, masked=masked, **kwargs), name)
+        _chart(s, compute.matrix_figure(values, s.rows, cols, title=title, masked=masked, **kwargs), name)
         _csv(s, name, values, cols)
         return
     outlines = tuple(cell_outline(*flag.index) for flag in check.flags)
@@ -349,7 +346,7 @@ def _heads(s: _Step) -> None:
     for start in range(0, h, per_row):
         for i, col in zip(range(start, min(start + per_row, h)), st.columns(per_row), strict=False):
             with col:
-                fig = _heatmap(
+                fig = compute.matrix_figure(
                     tr["probs"][i],
                     s.rows,
                     s.cols,
@@ -365,11 +362,11 @@ def _heads(s: _Step) -> None:
                 chart(fig, f"head_{i}", filename=name)
                 labels = number_repeats(s.rows), number_repeats(s.cols)
                 csv_download(tr["probs"][i], *labels, name, key=f"csv_head_{i}", corner=ATTENTION_CORNER)
-    width = tr["concat"].shape[-1]
-    if "w_o" not in tr or (s.src.shown_dims is not None and width > s.src.shown_dims):
-        st.caption(TOO_WIDE.format(t=t, d_model=width))
+    if "w_o" not in tr or (s.src.shown_dims is not None and tr["concat"].shape[-1] > s.src.shown_dims):
+        st.caption(TOO_WIDE.format(t=t, d_model=tr["concat"].shape[-1]))
         return
-    _concat_and_w_o(s)
+    with st.expander(W_O_FOLDED, icon=":material/merge:") if presenting() else st.container():
+        _concat_and_w_o(s)  # a projector's screen holds the heads' maps; W^O opens under them
 
 
 def _concat_and_w_o(s: _Step) -> None:
@@ -382,11 +379,11 @@ def _concat_and_w_o(s: _Step) -> None:
             f"Concatenation: the heads' Z side by side, ({len(s.rows)} × {h * d_k}); "
             "column hN·m is head N, dimension m."
         )
-        fig = _heatmap(tr["concat"], s.rows, concat_cols, title="Concat(Z₁, …, Z_H)", share=0.5)
+        fig = compute.matrix_figure(tr["concat"], s.rows, concat_cols, title="Concat(Z₁, …, Z_H)", share=0.5)
         _chart(s, fig, "concat")
     with right:
         st.caption(f"W^O, ({h * d_k} × {d_out}): one row per concatenated column.")
-        fig = _heatmap(
+        fig = compute.matrix_figure(
             tr["w_o"], concat_cols, _numbers(d_out), title="W^O", col_title="output dimension", share=0.5
         )
         _chart(s, fig, "w_o")

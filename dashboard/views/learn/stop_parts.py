@@ -21,8 +21,10 @@ NARROW = SHOWN_DIMS // 2  # dimensions printed in a chart a third of the page wi
 
 def stop_intro(view: str, title: str, formula: str, text: str, shapes: list[str]) -> None:
     """As steps.py's: the heading (anchor step-<view>, where the pager scrolls), then the formula with
-    the shapes beside the explanation."""
-    st.divider()
+    the shapes beside the explanation. On a projector no divider: the controls above are folded
+    away, and the room goes to the stop's charts."""
+    if not presenting():
+        st.divider()
     st.subheader(title, anchor=f"step-{view}")
     left, right = st.columns([1, 1], gap="large", vertical_alignment="center")
     with left:
@@ -35,14 +37,16 @@ def stop_intro(view: str, title: str, formula: str, text: str, shapes: list[str]
 def stop_matrix(
     view: str, key: str, title: str, values: np.ndarray, rows, cols, *, share: float, **kwargs
 ) -> None:
-    """One matrix with its title above it, sized for the page or the projector; with `hidden` (bool
-    cells) and `hidden_text`, those cells are written out (charts.learn.causal_figure)."""
+    """One matrix with its title above it, sized for the page or the projector (compute.matrix_figure); with
+    `hidden` (bool cells) and `hidden_text`, those cells are written out (charts.learn.causal_figure)."""
     st.markdown(f"**{title}**")
-    sizing = PRESENTER if presenting() else PAGE
     if "hidden" in kwargs:
+        if presenting():
+            kwargs.setdefault("height", compute.presenter_height(rows))
+        sizing = PRESENTER if presenting() else PAGE
         fig = compute.causal_chart(values, rows, cols, sizing=sizing, share=share, **kwargs)
     else:
-        fig = compute.heatmap(values, rows, cols, sizing=sizing, share=share, **kwargs)
+        fig = compute.matrix_figure(values, rows, cols, share=share, **kwargs)
     chart(fig, key, filename=chart_filename("learn", view, key))
 
 

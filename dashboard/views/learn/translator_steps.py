@@ -27,7 +27,7 @@ from dashboard.views.learn.stop_parts import NARROW, first_dims, shape_text, sto
 from dashboard.views.learn.widgets import shown
 from dashboard.widgets import chart, chart_filename, md
 
-PRESENTER_HEIGHT = 400  # a matrix on a 1920 x 1080 projector, under the stop's heading and text
+PRESENTER_HEIGHT = 350  # a matrix on a 1920 x 1080 projector, under the stop's heading and text
 TOLERANCE = 1e-5
 DECIMALS = 2  # a vector's numbers: enough to read, and room for eight of them in half the screen
 # Fixed stylesheet (no user text): the check's table at the projector's body size
