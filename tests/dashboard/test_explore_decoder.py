@@ -106,7 +106,7 @@ def test_generation_is_the_engines_and_the_step_control_walks_it(gpt2_dir, engin
     np.testing.assert_allclose(
         plotly_array(chart_specs(at)[0]["data"][0]["x"]), [p for _t, p in first.top], atol=1e-6
     )
-    layer = at.session_state["explore_gen_layer"]
+    layer = at.session_state["explore_layer"]
     np.testing.assert_allclose(
         plotly_array(chart_specs(at)[1]["data"][0]["z"]), first.attentions[layer], atol=1e-6
     )
@@ -118,6 +118,38 @@ def test_generation_is_the_engines_and_the_step_control_walks_it(gpt2_dir, engin
     np.testing.assert_allclose(
         plotly_array(chart_specs(at)[1]["data"][0]["z"]), second.attentions[layer], atol=1e-6
     )
+
+
+def generate_layer(at: AppTest) -> int:
+    """The layer the generate view's slider shows (0-indexed)."""
+    (slider,) = [s for s in at.select_slider if s.key.startswith("explore_w_gen_layer_")]
+    return int(slider.value)
+
+
+def test_the_generate_views_layer_is_in_the_link_and_the_link_reopens_it(gpt2_dir, engine):
+    """Issue 48: moving the layer left `layer=0` in the link, and the link reopened the last layer."""
+    at = open_page(gpt2_dir, view="generate", tokens="3")
+    last = engine.n_layers - 1
+    assert generate_layer(at) == last and at.query_params["layer"] == str(last)  # no layer named: the last
+    (slider,) = [s for s in at.select_slider if s.key.startswith("explore_w_gen_layer_")]
+    slider.set_value(0).run()
+    assert_no_crash(at)
+    assert at.query_params["layer"] == "0"
+    first = engine.generate(TEXT, 3).steps[0]
+    np.testing.assert_allclose(
+        plotly_array(chart_specs(at)[1]["data"][0]["z"]), first.attentions[0], atol=1e-6
+    )
+    link = {name: at.query_params[name] for name in at.query_params}
+    again = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
+    again.query_params.update(link)
+    again.run()
+    assert_no_crash(again)
+    assert generate_layer(again) == 0 and again.query_params["layer"] == "0"
+    # the head view shows the same layer, and a layer the model lacks is the nearest, with a note
+    again.segmented_control(key="explore_view").set_value("head").run()
+    assert again.query_params["layer"] == "0"
+    far = open_page(gpt2_dir, view="generate", tokens="3", layer=str(last + 5))
+    assert generate_layer(far) == last and "outside this model's layers" in " ".join(messages(far))
 
 
 def test_sampling_with_a_seed_is_reproduced_by_the_link(gpt2_dir, engine):

@@ -26,7 +26,10 @@ MAX_TOKENS = 50
 DEFAULT_TOKENS = 10
 TEMPERATURES = (0.1, 2.0)  # the slider's range; a link's value outside becomes the nearest end
 TOKENS_KEY, TEMPERATURE_KEY, SEED_KEY = "explore_gen_tokens", "explore_gen_temperature", "explore_gen_seed"
-STEP_KEY, LAYER_KEY = "explore_gen_step", "explore_gen_layer"
+STEP_KEY = "explore_gen_step"
+# The layer shown is the page's layer (explore_layer, the link's `layer`); a session opened on this
+# view by a link without a layer starts on the last layer (links.init_state sets this flag)
+LAST_LAYER_KEY = "explore_gen_last_layer"
 SHOWN_CHARS = 240  # of the text before the step's token, on a projector: the end of it
 
 
@@ -113,16 +116,24 @@ def _step_text(found: Generation, k: int) -> str:
     return text.GEN_TEXT.format(step=k, n=len(found.steps), before=md(before), space=space, token=shown)
 
 
+def _on_layer(key: str) -> None:
+    st.session_state["explore_layer"] = int(st.session_state[key])
+
+
 def _layer_ui(n_layers: int) -> int:
+    """The layer (shown from 1), bound to explore_layer: the link's `layer`, shared with the head view."""
     ss = st.session_state
-    if not 0 <= int(ss.get(LAYER_KEY, n_layers - 1)) < n_layers:
-        ss[LAYER_KEY] = n_layers - 1
+    if ss.pop(LAST_LAYER_KEY, False):
+        ss["explore_layer"] = n_layers - 1
+    key = f"explore_w_gen_layer_{n_layers}"
+    ss[key] = min(max(int(ss.get("explore_layer", n_layers - 1)), 0), n_layers - 1)  # follows the layer
     return st.select_slider(
         text.GEN_LAYER_LABEL.format(n=n_layers),
         options=list(range(n_layers)),
-        value=int(ss.get(LAYER_KEY, n_layers - 1)),
         format_func=lambda i: str(i + 1),
-        key=f"explore_w_gen_layer_{n_layers}",
+        key=key,
+        on_change=_on_layer,
+        args=(key,),
     )
 
 
@@ -134,7 +145,7 @@ def generate_view(result: AttentionResult, limits: Limits, controls=None) -> Non
     with controls or st.container():
         n, temperature, seed = _options_ui()
         layer = _layer_ui(result.n_layers)
-    ss[LAYER_KEY] = layer
+    ss["explore_layer"] = layer  # the link says the layer shown
     n_prompt = len(engine.encode(shown_source()[2]).ids)
     found = _generate(limits, n, temperature, seed, engine.max_tokens, n_prompt)
     if found is None:

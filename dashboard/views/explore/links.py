@@ -7,10 +7,10 @@ URL parameters: text, example, model, engine, view, layer, head, focus, target, 
 ablation view's chosen heads: "layer.head" pairs, 0-indexed, joined by commas); for a decoder's
 views tokens (1–50), temperature (absent: greedy), seed and step (the generation step shown, from 1),
 length and top (the induction test's copy length and how many heads it switches off). Layers and
-heads are 0-indexed; the rollout view's "up to layer" is `layer`. Focus and target name words
-(core.measures.analysis.word_ref: "it", "the#2" for the second "the", "nlp~2" for a word's second piece),
-so they follow the word when the sentence changes; an old link's whole number is read as a token
-position when no word of the text is that number.
+heads are 0-indexed; the rollout view's "up to layer" and the generate view's layer are `layer`.
+Focus and target name words (core.measures.analysis.word_ref: "it", "the#2" for the second "the",
+"nlp~2" for a word's second piece), so they follow the word when the sentence changes; an old
+link's whole number is read as a token position when no word of the text is that number.
 A link is read on the session's first run; the URL is written at the end of every run.
 """
 
@@ -245,6 +245,8 @@ def init_state(limits: Limits) -> list[str]:
             "explore_pair_best_head": example is None
             and all(name in params for name in ("focus", "target"))
             and not any(name in params for name in ("layer", "head")),
+            # a link to the generate view without a layer opens on the last layer (generate._layer_ui)
+            generate.LAST_LAYER_KEY: ss["explore_view"] == "generate" and "layer" not in params,
             # the link's layer, head and tokens are checked against the model and text once computed
             "explore_check_link": any(name in params for name in LINK_POSITIONS),
         }
