@@ -18,7 +18,7 @@ if str(ROOT) not in sys.path:
 import pandas  # noqa: E402, F401
 import streamlit as st  # noqa: E402
 
-from dashboard import presenter  # noqa: E402
+from dashboard import clicker, presenter  # noqa: E402
 from dashboard.decks import bar as deck_bar  # noqa: E402
 from dashboard.widgets import image_format_ui  # noqa: E402
 
@@ -115,6 +115,8 @@ SLIDE_PAGES = {
 
 page = st.navigation([LEARN, LEARN_LINK, EXPLORE, COMPARE, ATLAS, COST, TRAIN, DECK])
 shown = "learn" if page.url_path in ("", "home") else page.url_path
+with st.sidebar:
+    clicker.keys_ui()  # → / PageDown and ← / PageUp, for whichever stepper binds them in this run
 deck_bar.deck_ui(SLIDE_PAGES)  # a deck's bar above the page, or a move to its slide's page
 with st.sidebar:
     presenter.presenter_toggle_ui()
@@ -125,3 +127,4 @@ with st.sidebar:
         "models: BERT encoders, GPT-2 and Llama decoders. Layers and heads are numbered from 1 on screen."
     )
 page.run()
+clicker.end_of_run()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dashboard import clicker
 from dashboard.state import PageLinks, flag_param
 
 KEY = "present"
@@ -44,16 +45,10 @@ def link_asks_to_present() -> bool:
     return presenting()
 
 
-def clicker_keys(keys: tuple[str, ...]) -> tuple[str | None, ...]:
-    """The keys a page's own previous / next button may take: all of `keys` (the button and its
-    hidden twins), or, while a deck is on (it moves between slides on them), none: (None,)."""
-    return (None,) if st.session_state.get(DECK_ON) else keys
-
-
-def twin_rule(prefix: str) -> str:
-    """The stylesheet rule hiding the twins of `prefix`_prev and `prefix`_next (a button takes one
-    shortcut, a clicker sends two keys). Fixed text: prefixes are constants of the code."""
-    return f"<style>.st-key-{prefix}_next_2, .st-key-{prefix}_prev_2 {{ display: none !important; }}</style>"
+def owns_clicker() -> bool:
+    """Whether a page's own stepper takes the clicker's keys: not while a deck is on (it moves between
+    slides on them)."""
+    return not st.session_state.get(DECK_ON)
 
 
 def _move(state_key: str, delta: int, lo: int, hi: int) -> None:
@@ -63,24 +58,23 @@ def _move(state_key: str, delta: int, lo: int, hi: int) -> None:
 
 def prev_next_ui(prefix: str, labels: tuple[str, str], state_key: str, lo: int, hi: int) -> None:
     """Previous / Next buttons (keys `prefix`_prev and `prefix`_next) moving st.session_state[state_key]
-    within lo..hi, on ← / PageUp and → / PageDown (a clicker; none while a deck owns those keys).
-    Draw them inside the caller's row; the twins' hiding rule goes out with them."""
+    within lo..hi, also on ← / PageUp and → / PageDown (a clicker: dashboard/clicker.py; not while a
+    deck owns those keys). Draw them inside the caller's row."""
     ss = st.session_state
     ss[state_key] = min(max(int(ss.get(state_key, lo)), lo), hi)
-    for name, label, keys, delta in (
-        ("prev", labels[0], ("ArrowLeft", "PageUp"), -1),
-        ("next", labels[1], ("ArrowRight", "PageDown"), 1),
-    ):
-        for twin, shortcut in enumerate(clicker_keys(keys)):
-            st.button(
-                label,
-                key=f"{prefix}_{name}" + ("_2" if twin else ""),
-                on_click=_move,
-                args=(state_key, delta, lo, hi),
-                shortcut=shortcut,
-                disabled=ss[state_key] == (lo if delta < 0 else hi),
-            )
-    st.html(twin_rule(prefix))
+    moves = {}
+    for name, label, delta in (("prev", labels[0], -1), ("next", labels[1], 1)):
+        moves[name] = (_move, (state_key, delta, lo, hi))
+        st.button(
+            label,
+            key=f"{prefix}_{name}",
+            on_click=moves[name][0],
+            args=moves[name][1],
+            help="Also → / PageDown and ← / PageUp (a presentation clicker).",
+            disabled=ss[state_key] == (lo if delta < 0 else hi),
+        )
+    if owns_clicker():
+        clicker.bind(moves["next"], moves["prev"])
 
 
 def presenter_toggle_ui() -> bool:

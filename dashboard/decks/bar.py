@@ -1,10 +1,10 @@
 """Presenting a deck: `?deck=NAME&slide=K` (1-based, as shown) on any page opens slide K in presenter
 mode, with a slim bar above the view: the deck's title, "Slide K of N", the slide's title and text.
 
-While a deck is on it owns the clicker: → / PageDown and ← / PageUp move between slides, across pages
-(presenter.clicker_keys tells the pages' own step buttons to leave those keys alone). Moving to a
-slide forgets the pages' state and opens the slide's own link, so a slide always shows what its link
-shows, computed live. The app calls `deck_ui` on every run, before the page draws.
+While a deck is on it owns the clicker (dashboard/clicker.py): → / PageDown and ← / PageUp move between
+slides, across pages (presenter.owns_clicker tells the pages' own steppers to leave those keys alone).
+Moving to a slide forgets the pages' state and opens the slide's own link, so a slide always shows
+what its link shows, computed live. The app calls `deck_ui` on every run, before the page draws.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import streamlit as st
 
 from core.models import shipped, smollm2
 from core.translate.engine import TRANSLATOR_DIR
-from dashboard import presenter
+from dashboard import clicker, presenter
 from dashboard.decks import mine
 from dashboard.decks.model import LINK_PREFIX, Deck, builtin_deck, builtin_names, decode_link
 from dashboard.hosted import current_limits
@@ -51,14 +51,11 @@ CHECKS: dict[str, Callable[[], bool]] = {
 # hosted demo's rate limit. Everything else belongs to a page and is forgotten. Presenter mode goes
 # by the slide's link (`present`), read again: a sidebar widget's state does not survive a switch
 # to another page (its widget id names the page).
-KEEP_PREFIXES = ("deck_", "image_format", "hosted_")
+KEEP_PREFIXES = ("deck_", "image_format", "hosted_", "clicker")  # clicker: the presses counted so far
 # Presenter mode as it was before the deck started, for Leave to put back; a deck opened by a link
 # in a new session had nothing before it: off, the app's default.
 BEFORE_KEY = "deck_before"
-_HIDE_TWINS = (
-    "<style>.st-key-deck_prev_2, .st-key-deck_next_2 { display: none !important; }"
-    " .st-key-deck_bar p { margin-bottom: 0 !important; }</style>"
-)
+_BAR_CSS = "<style>.st-key-deck_bar p { margin-bottom: 0 !important; }</style>"
 
 
 def available() -> frozenset[str]:
@@ -155,34 +152,33 @@ def _leave() -> None:
 def _bar_ui(deck: Deck, k: int) -> None:
     n, slide = len(deck.slides), deck.slides[k - 1]
     with st.container(horizontal=True, vertical_alignment="center", key="deck_bar", gap="small"):
-        _move_buttons("deck_prev", "Back", ":material/chevron_left:", ("ArrowLeft", "PageUp"), -1, k, n)
+        _move_button("deck_prev", "Back", ":material/chevron_left:", -1, k, n)
         st.markdown(f"{md(deck.title)} · **Slide {k} of {n}** · **{md(slide.title)}**", width="stretch")
-        _move_buttons("deck_next", "Next", ":material/chevron_right:", ("ArrowRight", "PageDown"), 1, k, n)
+        _move_button("deck_next", "Next", ":material/chevron_right:", 1, k, n)
         st.button(
             "Leave", key="deck_leave", on_click=_leave, icon=":material/close:", type="tertiary",
             help="Leave the deck and stay on this view (the clicker steps the page again).",
         )  # fmt: skip
     if slide.text:
         st.caption("  \n".join(md(line) for line in slide.text.split("\n")))
-    st.html(_HIDE_TWINS)
+    st.html(_BAR_CSS)
+    clicker.bind((_go, (1, n)), (_go, (-1, n)))  # → / PageDown and ← / PageUp, across pages
     for note in st.session_state.pop("deck_notes", []):
         st.warning(md(note), icon=":material/slideshow:")
 
 
-def _move_buttons(key: str, label: str, icon: str, keys: tuple[str, str], delta: int, k: int, n: int) -> None:
-    """One visible button on the arrow key, its hidden twin on the clicker's PageDown / PageUp; they
-    move `delta` slides from slide k of n."""
-    for twin, shortcut in enumerate(keys):
-        st.button(
-            label,
-            key=key if twin == 0 else f"{key}_2",
-            on_click=_go,
-            args=(delta, n),
-            shortcut=shortcut,
-            icon=icon,
-            type="tertiary",
-            disabled=not 1 <= k + delta <= n,
-        )
+def _move_button(key: str, label: str, icon: str, delta: int, k: int, n: int) -> None:
+    """The button moving `delta` slides from slide k of n (the clicker's keys: _bar_ui)."""
+    st.button(
+        label,
+        key=key,
+        on_click=_go,
+        args=(delta, n),
+        icon=icon,
+        type="tertiary",
+        help=f"Also {'→ / PageDown' if delta > 0 else '← / PageUp'} (a presentation clicker).",
+        disabled=not 1 <= k + delta <= n,
+    )
 
 
 def start(raw: str, k: int = 1) -> None:

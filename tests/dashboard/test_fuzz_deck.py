@@ -12,10 +12,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from dashboard.decks.bar import _HIDE_TWINS
+from dashboard.decks.bar import _BAR_CSS
 from dashboard.decks.model import Deck, Slide, decode_link, encode_link, parse_deck
 from dashboard.presenter import _PRESENTER_CSS
-from dashboard.views.learn.widgets import _HIDE_TWINS as _LEARN_TWINS
 from dashboard.widgets import md
 from tests.dashboard.harness import (
     CASES,
@@ -135,5 +134,5 @@ def test_markup_in_a_deck_is_shown_as_text_and_the_bar_sends_only_fixed_html():
     assert at.markdown[0].value == f"{md(deck.title)} · **Slide 1 of 1** · **{md(slide.title)}**"
     assert at.caption[0].value == md(slide.text)
     bodies = [element.proto.body.strip() for element in at.get("html")]
-    assert _HIDE_TWINS.strip() in bodies
-    assert set(bodies) <= {_HIDE_TWINS.strip(), _PRESENTER_CSS.strip(), _LEARN_TWINS.strip()}, bodies
+    assert _BAR_CSS.strip() in bodies
+    assert set(bodies) <= {_BAR_CSS.strip(), _PRESENTER_CSS.strip()}, bodies

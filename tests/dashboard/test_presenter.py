@@ -56,12 +56,15 @@ def test_normal_mode_has_the_page_title_and_no_controls_panel():
     assert at.toggle(key="present").value is False and at.title
 
 
-def test_pager_binds_arrows_and_clicker_keys():
+def test_pager_binds_the_clicker_keys():
+    """The pager's Next and Back are the clicker's (dashboard/clicker.py counts the keys in the page:
+    tests/e2e/test_clicker_count_browser.py presses them); no button carries a shortcut of its own."""
     at = run(step="3")
-    shortcuts = {b.key: b.proto.shortcut for b in at.button if b.key and b.key.startswith("learn_")}
-    assert shortcuts["learn_next"] == "right" and shortcuts["learn_next_2"] == "pagedown"
-    assert shortcuts["learn_prev"] == "left" and shortcuts["learn_prev_2"] == "pageup"
-    at.button(key="learn_next_2").click().run()
+    assert not [b.key for b in at.button if b.proto.shortcut]
+    target = at.session_state["clicker_target"]
+    assert [target[d][0].__name__ for d in ("next", "prev")] == ["_step_by", "_step_by"]
+    assert (target["next"][1][1], target["prev"][1][1]) == (1, -1)
+    at.button(key="learn_next").click().run()
     assert at.query_params["step"] in ("4", ["4"])
 
 

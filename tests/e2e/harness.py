@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -391,68 +391,23 @@ def wait_listening(page, timeout_ms: float = BROWSER_DEADLINE_MS) -> None:
     page.evaluate(EFFECTS_FLUSHED_JS)
 
 
-# Counts the script's runs from now on (each change of stApp's state to "running"), so a test can
-# tell a key the page never heard from one that started a run.
-# A run counts when the attribute is "running" or just was: on a busy browser a short run's "running"
-# and "finished" can be drawn in one go, and the observer then only sees it leave "running". The URL
-# is kept too: a key that moved the page to another step or slide was heard, whatever the counter saw
-# (S9A: a heard key taken for a lost one was pressed again, and the lesson stepped twice).
-COUNT_RUNS_JS = """() => {
-  const app = document.querySelector("[data-testid='stApp']");
-  window.__runs = 0;
-  window.__href = location.href;
-  new MutationObserver((records) => {
-    const now = app.getAttribute("data-test-script-state");
-    if (now === "running" || records.some((r) => r.oldValue === "running")) window.__runs += 1;
-  }).observe(app, {attributes: true, attributeOldValue: true, attributeFilter: ["data-test-script-state"]});
-}"""
-HEARD_JS = "() => window.__runs > 0 || location.href !== window.__href"
-# A heard key starts a run within this, even on a loaded machine. 20 s was too short: at load 6-9 a
-# heard PageDown started its run later, was pressed again, and the lesson stepped twice (S8A's
-# test_presenter waited 900 s for the skipped step). A lost key costs this long once; a late one no harm.
-HEARD_WINDOW_MS = 120_000
-PRESS_TRIES = 3
-
-
-def press(
-    page,
-    key: str,
-    effect: Callable[[], T],
-    *,
-    on=None,
-    starts_run: bool = True,
-    timeout_ms: float = BROWSER_DEADLINE_MS,
-) -> T:
+def press(page, key: str, effect: Callable[[], T], *, on=None, timeout_ms: float = BROWSER_DEADLINE_MS) -> T:
     """Press `key` once the page is listening (on the locator `on`, else on the page), then wait
     for and return `effect()`: the change the key should make (a URL, a heading, an assertion).
-
-    A press on the page (not a locator) that starts no run at all was not heard: the shortcut's
-    listener was not bound yet, though the page was idle and drawn (seen about once in a few suites
-    on two busy cores). It is pressed again, up to PRESS_TRIES times; a press that started a run is
-    never repeated, so a key the app hears but mishandles still fails the test. starts_run=False:
-    a key that should change nothing (past the last slide), pressed once."""
-    retry = on is None and starts_run
-    for _ in range(PRESS_TRIES if retry else 1):
-        wait_listening(page, timeout_ms)
-        page.evaluate(COUNT_RUNS_JS)
-        (on if on is not None else page.keyboard).press(key)
-        if not retry or _heard(page):
-            break
-        wait_listening(page, timeout_ms)
-        if page.evaluate(HEARD_JS):  # it started while we gave up: heard after all
-            break
+    Pressed once: a clicker's key the page drops is a bug of the page (dashboard/clicker.py), never
+    pressed again here."""
+    wait_listening(page, timeout_ms)
+    (on if on is not None else page.keyboard).press(key)
     return effect()
 
 
-def _heard(page) -> bool:
-    """Whether the key just pressed started a run (within HEARD_WINDOW_MS)."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    try:
-        page.wait_for_function(HEARD_JS, timeout=HEARD_WINDOW_MS)
-        return True
-    except PlaywrightTimeout:
-        return False
+def press_at_gaps(page, key: str, gaps: Sequence[float]) -> None:
+    """Press `key` once per gap, waiting that gap (seconds) after each press and nothing else: the
+    uneven presses of a lecturer's clicker, some of them during the runs earlier ones started. The
+    gaps are the input (a test waits for the presses' effect afterwards), never a wait for the page."""
+    for gap in gaps:
+        page.keyboard.press(key)
+        time.sleep(gap)
 
 
 def click(

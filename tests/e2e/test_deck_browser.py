@@ -63,7 +63,7 @@ def test_a_clicker_walks_the_attention_deck_and_nothing_is_cut(sized_page, app_s
             moved = expect(page.get_by_text(f"Slide {k + 1} of {n}"))
             press(page, "PageDown", partial(moved.to_have_count, 1, timeout=BROWSER_DEADLINE_MS))
     # past the last slide: nothing moves
-    press(page, "PageDown", lambda: wait_listening(page), starts_run=False)
+    press(page, "PageDown", lambda: wait_listening(page))
     expect(page.get_by_text(f"Slide {n} of {n}")).to_have_count(1)
     assert f"slide={n}&present=1" in page.url, page.url
     press(

@@ -250,13 +250,10 @@ SINKS = re.compile(
 _FIXED_HTML_PROOF = "tests/dashboard/test_fixed_html.py::test_fixed_html_carries_no_user_text"
 ESCAPED_SINKS: dict[str, str] = {
     "dashboard/presenter.py: st.html(_PRESENTER_CSS)": _FIXED_HTML_PROOF,
-    "dashboard/views/explore/widgets.py: st.html(_HIDE_STEP_TWINS)": _FIXED_HTML_PROOF,
-    "dashboard/views/learn/widgets.py: st.html(_HIDE_TWINS)": _FIXED_HTML_PROOF,
     "dashboard/views/learn/translator_steps.py: st.html(_BIG_TABLE)": _FIXED_HTML_PROOF,
-    "dashboard/presenter.py: st.html(twin_rule(prefix))": _FIXED_HTML_PROOF,
     "dashboard/views/learn/widgets.py: st.html(_SCROLL.format(run=int(run), anchor=anchor), "
     "unsafe_allow_javascript=True)": _FIXED_HTML_PROOF,
-    "dashboard/decks/bar.py: st.html(_HIDE_TWINS)": "tests/dashboard/test_fuzz_deck.py::"
+    "dashboard/decks/bar.py: st.html(_BAR_CSS)": "tests/dashboard/test_fuzz_deck.py::"
     "test_markup_in_a_deck_is_shown_as_text_and_the_bar_sends_only_fixed_html",
 }
 SKIP_DIRS = {".venv", ".git", "node_modules", "__pycache__", ".pytest_cache", ".ruff_cache"}

@@ -14,7 +14,7 @@ import streamlit as st
 from core.measures.analysis import TokenView
 from core.models.reading import Reading
 from core.models.result import AttentionResult
-from dashboard import state
+from dashboard import clicker, state
 from dashboard.content.explore import (
     EXAMPLES,
     EXAMPLES_FOLD,
@@ -28,7 +28,7 @@ from dashboard.content.explore import (
     VIEWS,
 )
 from dashboard.hosted import Limits
-from dashboard.presenter import clicker_keys, presenting
+from dashboard.presenter import owns_clicker, presenting
 from dashboard.widgets import md
 
 MAX_TEXT_CHARS = 10_000
@@ -207,10 +207,6 @@ def token_picker_ui(
 
 # ---- stepping heads or layers with the keyboard (a presentation clicker sends PageDown / PageUp) ----
 
-_HIDE_STEP_TWINS = (
-    "<style>.st-key-explore_next_2, .st-key-explore_prev_2 { display: none !important; }</style>"
-)
-
 
 def _step(result_shape: tuple[int, int], by: str, delta: int) -> None:
     """Move to the next (delta 1) or previous (-1) head, across layers; or layer, in the lines view."""
@@ -227,23 +223,22 @@ def _step(result_shape: tuple[int, int], by: str, delta: int) -> None:
 
 
 def step_ui(result: AttentionResult, by: str = "head") -> None:
-    """Previous / next buttons for heads (or layers), on ← / PageUp and → / PageDown."""
+    """Previous / next buttons for heads (or layers), also on ← / PageUp and → / PageDown (a
+    presentation clicker: dashboard/clicker.py; not while a deck is on, whose slides take the keys)."""
     shape = (result.n_layers, result.n_heads)
+    moves = {name: (_step, (shape, by, delta)) for name, delta in (("prev", -1), ("next", 1))}
     with st.container(horizontal=True, horizontal_alignment="distribute"):
-        for key, label, keys, delta in (
-            ("explore_prev", f"Previous {by}", ("ArrowLeft", "PageUp"), -1),
-            ("explore_next", f"Next {by}", ("ArrowRight", "PageDown"), 1),
-        ):
-            for twin, shortcut in enumerate(clicker_keys(keys)):  # none while a deck is on
-                st.button(
-                    label,
-                    key=key if twin == 0 else f"{key}_2",
-                    on_click=_step,
-                    args=(shape, by, delta),
-                    shortcut=shortcut,
-                    type="tertiary",
-                )
-    st.html(_HIDE_STEP_TWINS)
+        for name, label in (("prev", f"Previous {by}"), ("next", f"Next {by}")):
+            st.button(
+                label,
+                key=f"explore_{name}",
+                on_click=moves[name][0],
+                args=moves[name][1],
+                type="tertiary",
+                help="Also → / PageDown and ← / PageUp (a presentation clicker).",
+            )
+    if owns_clicker():
+        clicker.bind(moves["next"], moves["prev"])
 
 
 def downloads_ui(result: AttentionResult) -> None:

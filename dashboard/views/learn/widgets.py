@@ -11,6 +11,7 @@ import streamlit as st
 from core.lesson.attention import MASK_KINDS
 from core.lesson.toy import MAX_TOKENS
 from core.lesson.worked_examples import WorkedExample
+from dashboard import clicker
 from dashboard.content.learn import (
     D_K_CHOICES,
     INPUT_TITLES,
@@ -19,7 +20,7 @@ from dashboard.content.learn import (
     SENTENCES,
     STEP_VIEW_LABELS,
 )
-from dashboard.presenter import clicker_keys, twin_rule
+from dashboard.presenter import owns_clicker
 from dashboard.views.learn.links import DEFAULTS, MAX_CHARS
 
 INPUT_LIMIT = 1000.0  # edited numbers are clipped to ±this, so exp() and products stay finite
@@ -215,10 +216,6 @@ def _go_to(view: str) -> None:
     st.session_state["learn_scrolls"] = st.session_state["learn_scroll"]
 
 
-# The pager's keys: a presentation clicker sends PageDown / PageUp, a keyboard has arrows too. A
-# button takes one shortcut, so PageDown / PageUp go to hidden twins of next and previous.
-NEXT_KEYS, PREV_KEYS = ("ArrowRight", "PageDown"), ("ArrowLeft", "PageUp")
-_HIDE_TWINS = twin_rule("learn")
 # Fixed script (no user text): bring the step's heading (anchor step-N, or the heads' section) to
 # the top of the screen once the page has drawn it. {run} only makes each scroll a new element.
 _SCROLL = """<script>/* scroll {run} */
@@ -248,24 +245,22 @@ def step_pager_ui(views: tuple[str, ...], labels: Mapping[str, str] = STEP_VIEW_
     st.divider()
     # previous at the left edge, next at the right edge, whichever of them there is
     align = "distribute" if back and ahead else ("right" if ahead else "left")
+    moves = {}  # a presentation clicker's PageDown / PageUp and the arrows: dashboard/clicker.py
     with st.container(horizontal=True, horizontal_alignment=align):
-        for target, delta, key, keys, name in (
-            (back, -1, "learn_prev", PREV_KEYS, "Back"),
-            (ahead, 1, "learn_next", NEXT_KEYS, "Next"),
-        ):
+        for target, delta, key, name in ((back, -1, "learn_prev", "Back"), (ahead, 1, "learn_next", "Next")):
             if not target:
                 continue
-            label = f"{name}: {labels[target]}"  # the shortcut's badge shows ← or →
-            for twin, shortcut in enumerate(clicker_keys(keys)):  # none while a deck is on
-                st.button(
-                    label,
-                    key=key if twin == 0 else f"{key}_2",
-                    on_click=_step_by,
-                    args=(tuple(stops), delta),
-                    type="primary" if name == "Next" and twin == 0 else "secondary",
-                    shortcut=shortcut,
-                )
-    st.html(_HIDE_TWINS)
+            moves[name] = (_step_by, (tuple(stops), delta))
+            st.button(
+                f"{name}: {labels[target]}",
+                key=key,
+                on_click=moves[name][0],
+                args=moves[name][1],
+                type="primary" if name == "Next" else "secondary",
+                help=f"Also {'→ / PageDown' if delta > 0 else '← / PageUp'} (a presentation clicker).",
+            )
+    if owns_clicker():  # not while a deck is on: its slides take the keys
+        clicker.bind(moves.get("Next"), moves.get("Back"))
     scroll_to_step(view)
 
 
