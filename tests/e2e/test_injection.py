@@ -241,7 +241,7 @@ def test_learn_url(page, app_server, n, group, screenshot_dir):
 # A call that hands a string to the browser as HTML or script.
 SINKS = re.compile(
     r"unsafe_allow_html|\bst\.html\s*\(|components\.v1|components\.html|components\.iframe|"
-    r"declare_component|dangerouslySetInnerHTML|\.innerHTML\b"
+    r"declare_component|components\.v2\.component\s*\(|dangerouslySetInnerHTML|\.innerHTML\b"
 )
 # Each allowed sink, as "path: the line's text", mapped to the test that feeds it PAYLOADS and shows
 # its input escaped ("tests/...py::test_name"). Add an entry and its proof when a page needs one.
@@ -253,6 +253,9 @@ ESCAPED_SINKS: dict[str, str] = {
     "dashboard/views/learn/translator_steps.py: st.html(_BIG_TABLE)": _FIXED_HTML_PROOF,
     "dashboard/views/learn/widgets.py: st.html(_SCROLL.format(run=int(run), anchor=anchor), "
     "unsafe_allow_javascript=True)": _FIXED_HTML_PROOF,
+    'dashboard/clicker.py: _component = st.components.v2.component("attention_explorer.clicker", js=_JS)': (
+        "tests/dashboard/test_presenter.py::test_the_clicker_script_is_fixed"
+    ),
     "dashboard/decks/bar.py: st.html(_BAR_CSS)": "tests/dashboard/test_fuzz_deck.py::"
     "test_markup_in_a_deck_is_shown_as_text_and_the_bar_sends_only_fixed_html",
 }
@@ -294,6 +297,7 @@ def test_sink_scan_finds_sinks():
         "st.html(text)",
         "import streamlit.components.v1 as components",
         "components.html(text)",
+        'st.components.v2.component("name", js=script)',
     ]
     assert all(SINKS.search(line) for line in samples)
     assert not SINKS.search("st.markdown(md(text))")
