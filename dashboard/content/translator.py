@@ -84,5 +84,5 @@ STEP_HOW = (
     "row per head of the chosen layer; each row sums to 1."
 )
 STEP_KEYS = " ← / → (or a clicker) steps through."
-# while a deck is on (dashboard/presenter.DECK_ON) the clicker moves between its slides
+# while a deck is on (dashboard/presenter.owns_clicker) the clicker moves between its slides
 STEP_KEYS_DECK = " The Previous token and Next token buttons step through; the clicker moves the deck."

@@ -17,7 +17,7 @@ from dashboard.charts.decoder import next_token_bars, step_attention
 from dashboard.charts.lines import lines_figure
 from dashboard.charts.thumbnails import model_grid_figure, thumbnail_grid_png
 from dashboard.content import translator as text
-from dashboard.presenter import DECK_ON, presenting
+from dashboard.presenter import owns_clicker, presenting
 from dashboard.views.explore.generate import step_ui
 from dashboard.views.explore.widgets import on_grid_select
 from dashboard.widgets import chart, chart_filename, md
@@ -114,4 +114,4 @@ def steps_view(done: Translation, words: dict[int, str], layer: int) -> None:
             "explore_tr_step_read",
             chart_filename("explore", "translate", f"step{k}", f"layer{layer + 1}"),
         )
-    st.caption(text.STEP_HOW + (text.STEP_KEYS_DECK if st.session_state.get(DECK_ON) else text.STEP_KEYS))
+    st.caption(text.STEP_HOW + (text.STEP_KEYS if owns_clicker() else text.STEP_KEYS_DECK))
