@@ -115,8 +115,7 @@ SLIDE_PAGES = {
 
 page = st.navigation([LEARN, LEARN_LINK, EXPLORE, COMPARE, ATLAS, COST, TRAIN, DECK])
 shown = "learn" if page.url_path in ("", "home") else page.url_path
-with st.sidebar:
-    clicker.keys_ui()  # → / PageDown and ← / PageUp, for whichever stepper binds them in this run
+keys = clicker.slot()  # → / PageDown and ← / PageUp, for whichever stepper binds them in this run
 deck_bar.deck_ui(SLIDE_PAGES)  # a deck's bar above the page, or a move to its slide's page
 with st.sidebar:
     presenter.presenter_toggle_ui()
@@ -127,4 +126,4 @@ with st.sidebar:
         "models: BERT encoders, GPT-2 and Llama decoders. Layers and heads are numbered from 1 on screen."
     )
 page.run()
-clicker.end_of_run()
+clicker.keys_ui(keys)

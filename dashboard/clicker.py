@@ -1,9 +1,10 @@
 """The presentation clicker: → / PageDown step forward, ← / PageUp step back, and no press is lost.
 
-The page counts the presses itself (a listener on the document, in a component mounted once per run at
-the top of the sidebar) and sends the counts; a run applies the presses it has not applied yet to what
-the page's stepper bound with `bind` in its last run (the learn pager, explore's heads, a deck's
-slides): the same move its Next / Back button makes, once per press.
+The page counts the presses itself (a listener on the document, in a component drawn at the end of
+each run into a slot first in the sidebar) and sends the counts; a run applies the presses it has not
+applied yet to what the page's stepper bound with `bind` in its last run (the learn pager, explore's
+heads, a deck's slides): the same move its Next / Back button makes, once per press. A page without a
+stepper leaves the keys alone (they scroll it, as on any page).
 
 Why not a button's keyboard shortcut (st.button(shortcut=...)), as before: a click is one boolean per
 button, "clicked", held in the browser until a zero-delay timer sends it, and merged on the server with
@@ -24,16 +25,18 @@ import streamlit as st
 KEY = "clicker"  # the component's state: {"next": presses so far, "prev": presses so far}
 _APPLIED = "clicker_applied"  # the presses runs have applied, per direction
 _TARGET = "clicker_target"  # {"next": (callback, args), "prev": ...}: what a press does
-_BOUND = "clicker_bound"  # whether this run has bound a target yet
+_BOUND = "clicker_bound"  # whether this run has bound a target
 DIRECTIONS = ("next", "prev")
 
 # Fixed script (no user text). The listener is added once per page and outlives a rerun's redraw of
-# the component (it only counts while one is mounted: `send`). Keys typed into a field, or with a
-# modifier (browser shortcuts), are not the clicker's; the key's default (scrolling) is the step's.
+# the component; it counts only while one is mounted on a page with a stepper (`send`). Keys typed
+# into a field, or with a modifier (browser shortcuts), are not the clicker's; the key's default
+# (scrolling) is the step's.
 _JS = """
-export default function ({ setStateValue }) {
+export default function ({ data, setStateValue }) {
   const clicker = (window.__attentionClicker ??= { next: 0, prev: 0, send: null });
-  clicker.send = setStateValue;
+  clicker.send = data.steps ? setStateValue : null;
+  document.body.dataset.clicker = data.steps ? "on" : "off";  // its script has run (the tests wait for it)
   if (!clicker.listening) {
     clicker.listening = true;
     const dirs = { ArrowRight: "next", PageDown: "next", ArrowLeft: "prev", PageUp: "prev" };
@@ -47,7 +50,7 @@ export default function ({ setStateValue }) {
       clicker.send(dir, clicker[dir]);
     });
   }
-  return () => { if (clicker.send === setStateValue) clicker.send = null; };
+  return () => { if (clicker.send === setStateValue) { clicker.send = null; } };
 }
 """
 _component = st.components.v2.component("attention_explorer.clicker", js=_JS)
@@ -68,11 +71,23 @@ def _pressed() -> None:
                 move(*args)
 
 
-def keys_ui() -> None:
-    """Mount the clicker (dashboard/app.py, once per run, before anything binds; first in the
-    sidebar, so that it is the same element from run to run; it draws nothing)."""
+def slot() -> object:
+    """The clicker's place, first in the sidebar (dashboard/app.py, at the start of each run): the same
+    element from run to run, drawn by `keys_ui` once the page has bound its stepper, or not."""
     st.session_state[_BOUND] = False
-    _component(key=KEY, on_next_change=_pressed, on_prev_change=_pressed, height=0)
+    return st.sidebar.empty()
+
+
+def keys_ui(place: object) -> None:
+    """Draw the clicker into `place` (dashboard/app.py, after the page; it shows nothing), listening
+    if the page bound a stepper in this run. A run cut short by a rerun never gets here, so the
+    stepper the page last drew keeps the keys."""
+    ss = st.session_state
+    steps = bool(ss.get(_BOUND))
+    if not steps:
+        ss.pop(_TARGET, None)
+    with place:
+        _component(key=KEY, data={"steps": steps}, on_next_change=_pressed, on_prev_change=_pressed, height=0)
 
 
 def bind(forward: tuple[Callable, tuple] | None, back: tuple[Callable, tuple] | None) -> None:
@@ -81,11 +96,3 @@ def bind(forward: tuple[Callable, tuple] | None, back: tuple[Callable, tuple] | 
     ss = st.session_state
     ss[_TARGET] = {d: move for d, move in zip(DIRECTIONS, (forward, back), strict=True) if move}
     ss[_BOUND] = True
-
-
-def end_of_run() -> None:
-    """After the page's run (dashboard/app.py): a run that bound nothing leaves the keys to nothing. A
-    run cut short by a rerun never gets here, so the stepper the page last drew keeps them."""
-    ss = st.session_state
-    if not ss.get(_BOUND):
-        ss.pop(_TARGET, None)

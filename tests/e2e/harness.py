@@ -135,6 +135,9 @@ TASKS_DONE_JS = """() => new Promise((done) => setTimeout(() => setTimeout(done,
 # run its effects, among them the one that binds a button's keyboard shortcut (wait_listening).
 EFFECTS_FLUSHED_JS = """() => new Promise((done) =>
   requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 0))))"""
+# True once the app's clicker (dashboard/clicker.py), if the page has one, has run its script: it marks
+# the body when it does. A page without one (a bare benchmark app) is ready at once.
+CLICKER_READY_JS = """() => !document.querySelector(".st-key-clicker") || !!document.body.dataset.clicker"""
 _WAITS = itertools.count()
 T = TypeVar("T")
 
@@ -385,10 +388,12 @@ def images_settled(frame, timeout_ms: float = BROWSER_DEADLINE_MS) -> None:
 
 def wait_listening(page, timeout_ms: float = BROWSER_DEADLINE_MS) -> None:
     """Wait until the page is idle and listening: the script has finished and the browser has drawn
-    its result and bound what it binds (a button's shortcut is bound in an effect after the render).
+    its result and bound what it binds (a button's shortcut is bound in an effect after the render;
+    the clicker's listener once its component's script, loaded on first use, has run: CLICKER_READY_JS).
     A key pressed before that has nothing to hear it, on a slow machine more often than a fast one."""
     wait_idle(page, timeout_ms)
     page.evaluate(EFFECTS_FLUSHED_JS)
+    page.wait_for_function(CLICKER_READY_JS, timeout=timeout_ms)
 
 
 def press(page, key: str, effect: Callable[[], T], *, on=None, timeout_ms: float = BROWSER_DEADLINE_MS) -> T:

@@ -7,9 +7,9 @@ boolean, sent on a timer the loaded browser ran seconds late and merged with a c
 still waiting; 4 of 50 presses were lost so (every one of them heard: its default prevented). The page
 now counts the presses and sends the count (dashboard/clicker.py).
 
-The server runs the real app through a wrapper that holds a run at its start (before the clicker is
-drawn) for as long as the test keeps a hold file: keys pressed then land while the script runs, every
-time, not only when the machine happens to be slow.
+The server runs the real app through a wrapper that holds a run at its start (when it sets the
+clicker's place) for as long as the test keeps a hold file: keys pressed then land while the script
+runs, every time, not only when the machine happens to be slow.
 """
 
 from __future__ import annotations
@@ -33,15 +33,15 @@ WRAPPER = """
 import pathlib, runpy, sys, time
 sys.path.insert(0, {root!r})
 import dashboard.clicker as clicker
-if not getattr(clicker.keys_ui, "held", False):  # the wrapper runs again on every rerun
-    mount = clicker.keys_ui
-    def held_mount():
+if not getattr(clicker.slot, "held", False):  # the wrapper runs again on every rerun
+    place = clicker.slot
+    def held_slot():
         hold = pathlib.Path({hold!r})
         while hold.exists():  # a run held at its start, the previous run's page still on screen
             time.sleep(0.05)
-        return mount()
-    held_mount.held = True
-    clicker.keys_ui = held_mount
+        return place()
+    held_slot.held = True
+    clicker.slot = held_slot
 runpy.run_path({app!r}, run_name="__main__")
 """
 
