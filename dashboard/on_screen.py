@@ -6,11 +6,12 @@ description instead of working the model out again from its key.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import streamlit as st
 
-from core.measures.analysis import piece_text
+from core.measures.analysis import piece_text, word_spans
 from core.measures.claims import Blind, Kind, may_claim
 from core.models.reading import Reading
 from core.models.result import AttentionResult
@@ -39,22 +40,16 @@ class ModelOnScreen:
         """This model's result for another sentence (the shared cache of dashboard.engines)."""
         return compute_attention(self.key, self.engine, sentence, self.max_tokens)
 
-    @property
-    def specials(self) -> str:
-        """The tokens its tokenizer adds, in words for a sentence: "[CLS] and [SEP]", "<s>", or ""."""
-        return " and ".join(self.reading.specials)
 
-
-def specials_phrase(reading: Reading, escape: bool = True) -> str:
-    """The added tokens for a sentence: "\\[CLS\\] and \\[SEP\\]" in markdown, "<s>", or "" (none)."""
-    words = " and ".join(reading.specials)
-    return md(words) if escape else words
+def added_token_list(result: AttentionResult) -> list[str]:
+    """The tokens the tokenizer added to this text, each once, in order: [CLS], [SEP]; <s>; none."""
+    pairs = zip(result.tokens, result.special_mask, strict=True)
+    return list(dict.fromkeys(token for token, special in pairs if special))
 
 
 def added_tokens(result: AttentionResult) -> str:
-    """The tokens the tokenizer added to this text, for a sentence: "[CLS] and [SEP]", "<s>", or ""."""
-    pairs = zip(result.tokens, result.special_mask, strict=True)
-    return " and ".join(dict.fromkeys(token for token, special in pairs if special))
+    """The added tokens for a sentence: "[CLS] and [SEP]", "<s>", or "" (none)."""
+    return " and ".join(added_token_list(result))
 
 
 def counting_specials(result: AttentionResult) -> str:
@@ -64,23 +59,35 @@ def counting_specials(result: AttentionResult) -> str:
     return f" (counting {md(added)})" if added else ""
 
 
-def kind_of(result: AttentionResult) -> Kind:
+def attention_kind(result: AttentionResult) -> Kind:
     """The kind of a (self-attention) result: causal when it carries next-token logits."""
     return "decoder" if result.decoder else "encoder"
 
 
-def blind_line(blind: Blind, word: str, answers: list[str]) -> str:
-    """The one line a page says instead of a verdict read where a causal model cannot see the change
-    (`word`: the word read there, as shown; `answers`: what can answer instead, in words)."""
+def word_at(result: AttentionResult, token: int) -> str:
+    """The word holding `token`, as a reader writes it (all its pieces); "(the end)" past the text."""
+    for start, stop in word_spans(result.word_ids, result.special_mask):
+        if start <= token < stop:
+            return "".join(piece_text(t) for t in result.tokens[start:stop]).strip()
+    return "(the end)"
+
+
+def blind_line(
+    blind: Blind, word: str, answers: list[str], changed: tuple[str, str], number: Callable[[int], int]
+) -> str:
+    """The one line a page says instead of a verdict read where a causal model cannot see the change.
+    `word`: the word read there; `answers`: what can answer instead, in words; `changed`: the word
+    that differs, in each input (word_at); `number`: a token's number as the page shows it, from 1."""
     return text.BLIND.format(
         word=md(word),
-        position=blind.position + 1,
-        changed=blind.changed + 1,
-        was=md(piece_text(blind.changed_from).strip() or "(the end)"),
-        now=md(piece_text(blind.changed_to).strip() or "(the end)"),
+        position=number(blind.position),
+        changed=number(blind.changed),
+        was=md(changed[0]),
+        now=md(changed[1]),
         answers="; ".join(answers),
     )
 
 
-def say_blind(blind: Blind, word: str, answers: list[str]) -> None:
-    st.info(blind_line(blind, word, answers), icon=":material/visibility_off:")
+def say_blind(line: str) -> None:
+    """The blind line (blind_line), shown where the verdict would have been."""
+    st.info(line, icon=":material/visibility_off:")

@@ -280,8 +280,9 @@ def rank_heads_specific(
 
     The other rows are all rows but the focus, the target itself and those `exclude` marks (e.g.
     [CLS]/[SEP]); in a causal model (`causal`) only the rows after the target, the ones that can see
-    it (a row before it gives it 0 by the mask, which says nothing about the head). With none left,
-    `others` is 0 and no head is flagged.
+    it (a row before it gives it 0 by the mask, which says nothing about the head). Rows and columns
+    are items in token order (tokens, or words merged from them), so "before" means the same for
+    both. With none left, `others` is 0 and no head is flagged.
     """
     w = attn.shape[-1]
     keep = np.ones(w, dtype=bool) if exclude is None else ~np.asarray(exclude, dtype=bool)

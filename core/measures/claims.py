@@ -93,7 +93,7 @@ def first_token_difference(tokens1: Sequence[str], tokens2: Sequence[str]) -> in
 class Blind:
     """A position a causal model reads before two inputs differ: nothing computed there differs."""
 
-    position: int  # the last token of the word read (0-based)
+    position: int  # the token read (0-based; for a word, its last token)
     changed: int  # the first token that differs (0-based)
     changed_from: str  # that token in the first input ("" past its end)
     changed_to: str  # and in the second
@@ -105,7 +105,7 @@ def blind_spot(kind: str, tokens1: Sequence[str], tokens2: Sequence[str], read_a
     reading sees the difference: an encoder and cross-attention see the whole input, and a decoder
     reading at or after the difference sees it."""
     may_claim("pair_difference", kind)  # checks the kind's name
-    if kind != "decoder":
+    if kind != "decoder" or list(tokens1) == list(tokens2):  # identical inputs: no difference to see
         return None
     changed = first_token_difference(tokens1, tokens2)
     if read_at >= changed:

@@ -134,6 +134,11 @@ FOCUS_RULE_DEFAULT = (
     "Focus by default: the shared word just before the first word that differs (or else the first "
     "shared word at the same place in both sentences)."
 )
+FOCUS_RULE_DEFAULT_DECODER = (
+    "Focus by default: the first word at or after the first word that differs and at the same place "
+    "in both sentences: in a decoder a word reads only what came before it, so an earlier one cannot "
+    "tell the sentences apart."
+)
 NO_SHARED = (
     "The two sentences share no word, so there is no focus word to compare: the heads are shown "
     "side by side, without a ranking."

@@ -39,6 +39,7 @@ def test_blind_spot_by_hand():
     assert blind_spot("decoder", one, two, 4) is None  # at the change: it sees it
     assert blind_spot("encoder", one, two, 2) is None and blind_spot("cross", one, two, 2) is None
     assert blind_spot("decoder", one[:4], one, 1) == Blind(1, 4, "", "Ġlarge")  # past the end of one
+    assert blind_spot("decoder", one, list(one), 2) is None  # identical inputs: nothing to tell apart
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from core.models.registry import BUNDLED_KEY, CURATED_HUB_MODELS
 from core.models.shipped import SHIPPED_KEY
 from core.models.smollm2 import SMOLLM2_KEY
 from core.translate.engine import TRANSLATOR_KEY
+from dashboard.content import compare as compare_text
 from dashboard.content import translator as translator_text
 from dashboard.content.compare import PRESETS
 from dashboard.content.explore import EXAMPLES, VIEWS
@@ -27,6 +28,7 @@ from dashboard.engines import offline_models
 from dashboard.views.explore.decoder import views_for
 from tests.dashboard.harness import assert_no_crash, messages, page_script
 from tests.deadline import APPTEST_DEADLINE
+from tests.tiny_gpt2 import make_tiny_gpt2
 from tests.tiny_llama import make_tiny_llama
 
 pytestmark = pytest.mark.usefixtures("fast_apptest")
@@ -36,6 +38,7 @@ STAND_INS = {
     "bert": ("encoder", "word pieces"),
     "letters": ("decoder", "letters"),
     "llama": ("decoder", "byte pieces"),
+    "gpt2": ("decoder", "byte pieces"),
     "translator": ("cross", "translator"),
 }
 # every model the pickers list -> the stand-in that is tested for it
@@ -44,31 +47,40 @@ MODELS = {
     SHIPPED_KEY: "letters",
     SMOLLM2_KEY: "llama",
     TRANSLATOR_KEY: "translator",
-    **{key: "llama" if "gpt2" in key.casefold() else "bert" for key in CURATED_HUB_MODELS},
+    **{key: "gpt2" if "gpt2" in key.casefold() else "bert" for key in CURATED_HUB_MODELS},
 }
+ALL_SELF = ("bert", "letters", "llama", "gpt2")  # the stand-ins with self-attention only
 # every explore view -> the stand-ins that offer it
 EXPLORE_VIEWS = {
-    **{view: ("bert", "letters", "llama") for view in ("head", "lines", "model", "focus", "rollout")},
-    **{view: ("bert", "letters", "llama") for view in ("similarity", "ablation", "attribution")},
+    **{view: ALL_SELF for view in ("head", "lines", "model", "focus", "rollout")},
+    **{view: ALL_SELF for view in ("similarity", "ablation", "attribution")},
     "qk": ("bert",),
-    **{view: ("letters", "llama") for view in ("nextword", "generate", "lens", "sinks", "induction")},
+    **{view: ("letters", "llama", "gpt2") for view in ("nextword", "generate", "lens", "sinks", "induction")},
 }
 TRANSLATOR_VIEWS = tuple(translator_text.VIEWS)
 
 # Words that belong to one way of reading text: a page about another model must not use them.
 BERT_WORDS = re.compile(r"\[CLS\]|\[SEP\]|word piece|##\w")
-# What a verdict about a sentence pair looks like, in every statement that draws one.
-VERDICTS = re.compile(r"by this test|follows? the meaning|switch(es)? from", re.IGNORECASE)
+# What a verdict read at the focus word looks like: the pronoun test's ("by this test") and the trophy
+# panel's (its title, "heads switch from “trophy”"); the continuation's verdicts read the last token.
+VERDICTS = re.compile(r"by this test|does attention follow the meaning|switch(es)? from “trophy”")
 BLIND = "No evidence either way here"
 
 
+WIDGETS = ("text_input", "text_area", "selectbox", "toggle", "radio", "slider", "button", "expander")
+
+
 def page_text(at: AppTest) -> str:
-    """Everything the page says: its text elements and its charts' titles, axes and hover text."""
+    """Everything the page says: its text elements, its widgets' labels and help, and its charts'
+    titles, axes and hover text."""
     parts = [
         str(m.value)
         for kind in ("title", "header", "subheader", "markdown", "caption", "info", "warning", "error")
         for m in at.get(kind)
     ]
+    for kind in WIDGETS:
+        for widget in at.get(kind):
+            parts += [str(getattr(widget.proto, name, "")) for name in ("label", "help")]
     for chart in at.get("plotly_chart"):
         spec = json.loads(chart.proto.spec)
         layout = json.dumps(spec.get("layout", {}))
@@ -82,9 +94,22 @@ def llama(tmp_path_factory) -> str:
     return str(make_tiny_llama(tmp_path_factory.mktemp("claims_llama"), heads=4, kv_heads=2, positions=128))
 
 
-def model_key(stand_in: str, llama: str) -> str:
-    keys = {"bert": BUNDLED_KEY, "letters": SHIPPED_KEY, "llama": llama, "translator": TRANSLATOR_KEY}
-    return keys[stand_in]
+@pytest.fixture(scope="module")
+def gpt2(tmp_path_factory) -> str:
+    return str(make_tiny_gpt2(tmp_path_factory.mktemp("claims_gpt2")))
+
+
+@pytest.fixture
+def key_of(llama, gpt2):
+    """A stand-in's model key (the tiny models are folders built for this module)."""
+    keys = {
+        "bert": BUNDLED_KEY,
+        "letters": SHIPPED_KEY,
+        "llama": llama,
+        "gpt2": gpt2,
+        "translator": TRANSLATOR_KEY,
+    }
+    return keys.__getitem__
 
 
 def test_the_table_covers_every_model_and_view():
@@ -115,10 +140,10 @@ def check_words(at: AppTest, stand_in: str, context: object) -> None:
         assert BLIND not in said, context
 
 
-@pytest.mark.parametrize("stand_in", ["bert", "letters", "llama"])
-def test_every_explore_view_opens_in_its_models_words(stand_in, llama):
+@pytest.mark.parametrize("stand_in", ALL_SELF)
+def test_every_explore_view_opens_in_its_models_words(stand_in, key_of):
     """One session per model switches through every view it offers, as a reader does."""
-    key = model_key(stand_in, llama)
+    key = key_of(stand_in)
     text = EXAMPLES["trophy-large"].text
     if stand_in == "letters":  # a model that reads letters: one of its own examples
         text = next(e.text for e in EXAMPLES.values() if e.letters)
@@ -147,17 +172,15 @@ PAGES = {
     ("learn", "letters"): {"example": "decoder", "model": "{model}"},
     ("learn", "llama"): {"example": "decoder", "model": "{model}"},
     ("learn", "translator"): {"model": "translator"},
-    **{("compare", s): {"model": "{model}"} for s in ("bert", "letters", "llama")},
+    **{("compare", s): {"model": "{model}"} for s in ALL_SELF},
     **{("atlas", s): {"model": "{model}"} for s in ("bert", "letters", "llama", "translator")},
     **{("cost", s): {"model": "{model}"} for s in ("bert", "letters", "llama")},
 }
 
 
 @pytest.mark.parametrize(("page", "stand_in"), list(PAGES))
-def test_every_page_opens_in_its_models_words(page, stand_in, llama):
-    params = {
-        name: value.format(model=model_key(stand_in, llama)) for name, value in PAGES[page, stand_in].items()
-    }
+def test_every_page_opens_in_its_models_words(page, stand_in, key_of):
+    params = {name: value.format(model=key_of(stand_in)) for name, value in PAGES[page, stand_in].items()}
     at = AppTest.from_string(page_script(page), default_timeout=APPTEST_DEADLINE)
     at.query_params.update(params)
     at.run()
@@ -195,7 +218,33 @@ def test_compare_on_a_decoder_reads_no_verdict_before_the_change(llama):
     said = page_text(at)
     assert not VERDICTS.search(said), VERDICTS.search(said).group(0)
     assert sum(BLIND in m for m in messages(at)) == 1
+    assert not {h.value for h in at.subheader} & READ_AT_FOCUS  # no ranking, pronoun test or distance
     check_words(at, "llama", "compare")
+
+
+READ_AT_FOCUS = {compare_text.RANK_TITLE, compare_text.PRONOUN_TITLE.format(word="it")} | {
+    compare_text.MOVES_TITLE.format(word="it")
+}
+
+
+def test_compare_on_a_decoder_reads_a_typed_pair_where_it_sees_the_change():
+    """A pair typed into a decoder: the default focus is the first shared word at or after the change
+    (not the word before it, which cannot see it), so the ranking is drawn and no blind line."""
+    at = open_compare(model=SHIPPED_KEY, text="abcdefg", text2="abcxefg")
+    assert not any(BLIND in m for m in messages(at)), messages(at)
+    assert compare_text.RANK_TITLE in [h.value for h in at.subheader]
+    assert compare_text.FOCUS_RULE_DEFAULT_DECODER in [c.value for c in at.caption]
+    # the word before the change, chosen by hand, is blind: the line names both positions from 1
+    focus_key = next(k for k in at.session_state if str(k).startswith("compare_w_focus"))
+    at.selectbox(key=focus_key).set_value("c").run()
+    (line,) = [m for m in messages(at) if BLIND in m]
+    assert "(token 4)" in line and "at token 5 (“d” → “x”)" in line  # <s> a b c d, counted from 1
+    assert compare_text.RANK_TITLE not in [h.value for h in at.subheader]
+
+
+def test_identical_sentences_are_not_called_blind():
+    at = open_compare(model=SHIPPED_KEY, text="abcdefg", text2="abcdefg")
+    assert not any(BLIND in m for m in messages(at)), messages(at)
 
 
 # ---- a preset that needs a model, a model that needs a preset ------------------------------------------
@@ -231,3 +280,37 @@ def test_the_letter_preset_moves_the_model_to_the_letter_gpt2():
 def test_a_link_to_the_letter_preset_opens_on_the_letter_model():
     at = open_compare(preset="repeat")
     assert at.session_state["compare_model"] == SHIPPED_KEY and not at.error, messages(at)
+
+
+def test_the_blind_line_numbers_words_as_the_pickers_do(llama):
+    """With pieces merged into words, the line counts shown words, as the focus picker does."""
+    from core.measures.analysis import token_view
+    from dashboard.engines import compute_attention
+
+    at = open_explore(llama, EXAMPLES["trophy-large"].text, "focus")
+    at.toggle(key="explore_merge").set_value(True).run()
+    result = compute_attention(*at.session_state["explore_result_key"])
+    view = token_view(result.tokens, result.word_ids, result.special_mask, merge_words=True)
+    it = view.labels.index("it")
+    (line,) = [m for m in messages(at) if BLIND in m]
+    assert f"(token {it + 1})" in line and "(“large” → “small”)" in line, line
+
+
+def test_a_target_after_the_focus_gets_no_ranking_in_a_decoder(llama):
+    """The mask gives every weight from "The" to "trophy" 0: the page says so and ranks nothing."""
+    at = AppTest.from_string(page_script("explore"), default_timeout=APPTEST_DEADLINE)
+    params = {
+        "model": llama,
+        "text": EXAMPLES["trophy-large"].text,
+        "view": "focus",
+        "focus": "the",
+        "target": "trophy",
+    }
+    at.query_params.update(params)
+    at.run()
+    assert_no_crash(at)
+    assert any("by the mask, not by choice" in m.value for m in at.markdown)
+    charts = [c.proto.id for c in at.get("plotly_chart")]
+    assert not any("explore_focus_grid" in c for c in charts)
+    assert not any(m.value.startswith("| # | head") for m in at.markdown)  # the ranking table
+    assert not [b for b in at.button if str(b.key).startswith("explore_top_")]

@@ -20,23 +20,31 @@ from dashboard.content import claims as claims_text
 from dashboard.content import compare as text
 from dashboard.content.compare import PRESETS
 from dashboard.content.pronoun import EMBEDDINGS, X_TITLE
-from dashboard.on_screen import kind_of, say_blind
+from dashboard.on_screen import attention_kind, blind_line, word_at
 from dashboard.presenter import presenting
 from dashboard.views.compare.side import Side
 from dashboard.widgets import chart, chart_filename, md
 
 
-def blind(one: Side, two: Side, spans: tuple, focus: str) -> Blind | None:
-    """On a causal decoder, a focus word before the first token that differs: no measure read at it
-    can differ (core.measures.claims), so the page says so once and draws no verdict from it."""
+def blind(one: Side, two: Side, spans: tuple) -> Blind | None:
+    """On a causal decoder, a focus word (its tokens `spans` in each sentence) before the first token
+    that differs: no measure read at it can differ (core.measures.claims), so the page draws no
+    verdict from it. None where the focus word sees the difference."""
     if spans[0] is None or spans[1] is None:
         return None
     r1, r2 = one.result, two.result
-    found = blind_spot(kind_of(r1), r1.tokens, r2.tokens, max(spans[0][1], spans[1][1]) - 1)
-    if found is not None:
-        answers = [claims_text.ANSWER_CONTINUATION, claims_text.ANSWER_PATCHING]
-        say_blind(found, focus_word(r1, spans[0]), [a.format(where=claims_text.BELOW) for a in answers])
-    return found
+    return blind_spot(attention_kind(r1), r1.tokens, r2.tokens, max(spans[0][1], spans[1][1]) - 1)
+
+
+def blind_line_for(one: Side, two: Side, found: Blind, span: tuple[int, int]) -> str:
+    """The line said instead: tokens numbered from 1 as the maps show them, the changed word whole,
+    and what answers on this page (the continuation and patching, below)."""
+    answers = [
+        a.format(where=claims_text.BELOW)
+        for a in (claims_text.ANSWER_CONTINUATION, claims_text.ANSWER_PATCHING)
+    ]
+    changed = (word_at(one.result, found.changed), word_at(two.result, found.changed))
+    return blind_line(found, focus_word(one.result, span), answers, changed, lambda token: token + 1)
 
 
 def focus_word(result: AttentionResult, span: tuple[int, int]) -> str:

@@ -29,7 +29,7 @@ from dashboard.continuation import pair_ui
 from dashboard.engines import load_engine, session_result
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, current_limits
 from dashboard.model_pick import model_pick_ui
-from dashboard.on_screen import counting_specials
+from dashboard.on_screen import counting_specials, say_blind
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text, signature
 from dashboard.trained_models import letters_became, reads_letters
@@ -192,15 +192,26 @@ def _focus(one: Side, two: Side, notes: list[str]) -> str | None:
     if preset is not None and preset.focus in shared:
         default, rule = preset.focus, text.FOCUS_RULE_PRESET
     else:
-        refs1, refs2 = one.refs, two.refs
-        k = first_difference(refs1, refs2)
-        before = refs1[k - 1] if 0 < k <= len(refs1) else None
-        # a word at the same place in both can be compared key by key; one that moved cannot
-        in_place = [ref for ref in shared if one.token_of(ref) == two.token_of(ref)] or shared
-        default, rule = (before if before in in_place else in_place[0]), text.FOCUS_RULE_DEFAULT
+        default, rule = _default_focus(one, two, shared)
     focus = focus_ui(shared, default)
     st.caption(rule if focus == default else text.FOCUS_RULE_CHOSEN)  # says what is shown
     return focus
+
+
+def _default_focus(one: Side, two: Side, shared: list[str]) -> tuple[str, str]:
+    """The focus when none is chosen, and the line that says the rule: the shared word just before
+    the first word that differs; in a causal decoder, which reads that word before the change, the
+    first shared word at or after it instead (core.measures.claims.blind_spot)."""
+    refs1 = one.refs
+    k = first_difference(refs1, two.refs)
+    # a word at the same place in both can be compared key by key; one that moved cannot
+    in_place = [ref for ref in shared if one.token_of(ref) == two.token_of(ref)] or shared
+    if one.result.decoder:
+        seeing = [ref for ref in in_place if refs1.index(ref) >= k]
+        if seeing:
+            return seeing[0], text.FOCUS_RULE_DEFAULT_DECODER
+    before = refs1[k - 1] if 0 < k <= len(refs1) else None
+    return (before if before in in_place else in_place[0]), text.FOCUS_RULE_DEFAULT
 
 
 def _say_alignment(one: AttentionResult, two: AttentionResult, alignment: Alignment) -> None:
@@ -258,7 +269,9 @@ def _both(one: Side, two: Side, layer: int, head: int, model: tuple, focus_place
     r1, r2 = one.result, two.result
     alignment = align_tokens(r1.tokens, r2.tokens)  # decided once: the message, the map, the ranking
     _say_alignment(r1, r2, alignment)
-    blind = focus_reading.blind(one, two, (f1, f2), focus)
+    blind = focus_reading.blind(one, two, (f1, f2))
+    if blind is not None:
+        say_blind(focus_reading.blind_line_for(one, two, blind, f1))
     rowwise = row_by_row(alignment, f1, f2)
     ranked = None
     if f1 is not None and f2 is not None and blind is None:  # read where the model sees the change

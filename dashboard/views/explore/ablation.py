@@ -19,6 +19,7 @@ import streamlit as st
 
 from core.measures.ablation import ablated_last_hidden, head_effects, model_output, output_effect
 from core.measures.analysis import TokenView, word_spans
+from core.measures.claims import may_claim
 from core.measures.referent import Closeness, closeness
 from core.models.errors import ModelError
 from core.models.registry import BUNDLED_KEY
@@ -29,6 +30,7 @@ from dashboard.charts.heatmap import PAGE, PRESENTER
 from dashboard.content import ablation as text
 from dashboard.engines import compute_attention, load_engine
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text
+from dashboard.on_screen import attention_kind
 from dashboard.presenter import presenting
 from dashboard.pronoun import content_rule
 from dashboard.views.explore import links
@@ -314,7 +316,7 @@ def set_ui(result: AttentionResult, view: TokenView, focus: int, heads: Heads, g
     except (ModelError, ValueError) as err:
         st.info(text.UNAVAILABLE.format(reason=md(str(err))))
         return
-    if result.decoder:
+    if may_claim("next_token_effect", attention_kind(result)):  # a decoder's output: its next token
         change = next_token_change(before_out, after_out, load_engine(*shown_source()[:2]).decode)
         said = text.SET_EFFECT_DECODER.format(effect=effect, single=float(grid.max()), change=change)
     else:
@@ -360,7 +362,7 @@ def ablation_view(
         present_part_ui(PART_KEY, text.PRESENT_LABEL, text.PRESENT_PARTS) if presenting() else None
     )  # a projector shows one part: no scrolling
     if part in (None, "grid"):
-        grid_ui(grid, heads, shown_source()[0], result.decoder)
+        grid_ui(grid, heads, shown_source()[0], not may_claim("sentence_embedding", attention_kind(result)))
     if note:
         st.info(note)
     if part in (None, "set"):

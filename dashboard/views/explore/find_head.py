@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import streamlit as st
 
-from core.measures.analysis import HeadLink
+from core.measures.analysis import HeadLink, TokenView, word_spans
 from core.measures.claims import Blind, blind_spot
 from core.measures.referent import closeness
 from core.models.reading import Reading
@@ -21,7 +21,7 @@ from core.models.result import AttentionResult
 from dashboard.content import claims as claims_text
 from dashboard.content import explore as text
 from dashboard.content.explore import EXAMPLES
-from dashboard.on_screen import ModelOnScreen, say_blind
+from dashboard.on_screen import ModelOnScreen, blind_line, say_blind, word_at
 from dashboard.pronoun import pair_statement
 from dashboard.views.explore.links import token_of
 from dashboard.views.explore.results import link_ranking, shown_token_view
@@ -150,18 +150,29 @@ def trophy_blind(screen: ModelOnScreen) -> Blind | None:
     it = token_of(results[0], "it")
     if it is None or token_of(results[1], "it") != it:
         return None
-    return blind_spot(screen.kind, results[0].tokens, results[1].tokens, it)
+    last = next(
+        stop for start, stop in word_spans(results[0].word_ids, results[0].special_mask) if start == it
+    )
+    return blind_spot(screen.kind, results[0].tokens, results[1].tokens, last - 1)
 
 
-def say_trophy_blind(blind: Blind, screen: ModelOnScreen) -> None:
+def say_trophy_blind(blind: Blind, screen: ModelOnScreen, view: TokenView) -> None:
     """The one line shown instead of the trophy pair's verdicts on a causal decoder, pointing to what
-    can answer: the continuation below and patching on compare."""
+    can answer: the continuation below and patching on compare. Tokens are numbered as the pickers
+    number the shown items (`view`: merged words, hidden added tokens)."""
     compare = f"compare?preset=trophy&model={quote(screen.key, safe='')}"
     answers = [
         claims_text.ANSWER_CONTINUATION.format(where=claims_text.BELOW),
         claims_text.ANSWER_PATCHING.format(where=claims_text.ON_COMPARE.format(url=compare)),
     ]
-    say_blind(blind, "it", answers)
+    results = [screen.result(EXAMPLES[name].text) for name in TROPHY]
+    changed = (word_at(results[0], blind.changed), word_at(results[1], blind.changed))
+
+    def number(token: int) -> int:
+        item = view.item_of_token(token)
+        return (token if item is None else item) + 1
+
+    say_blind(blind_line(blind, "it", answers, changed, number))
 
 
 def trophy_ui(screen: ModelOnScreen, merge: bool, hide: bool) -> None:

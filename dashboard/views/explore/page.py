@@ -17,7 +17,7 @@ from dashboard.content.explore import HOW_TO_READ, HOW_TO_READ_LABEL, TO_LEARN
 from dashboard.engines import allowed_engines, model_reading
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, current_limits
 from dashboard.model_pick import showing_ui
-from dashboard.on_screen import ModelOnScreen
+from dashboard.on_screen import ModelOnScreen, attention_kind, counting_specials
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text, signature
 from dashboard.trained_models import is_translator_here, letters_became
@@ -90,10 +90,9 @@ def _notices(result: AttentionResult, limits: Limits, reading: Reading, text: st
         total = result.meta.get("n_tokens_input")
         limit = result.meta.get("max_tokens", result.n_tokens)
         reader = "this public demo" if limits.hosted and limit == limits.max_tokens else "the model"
-        counting = f" (counting {md(' and '.join(reading.specials))})" if reading.specials else ""
         st.warning(
             f"This text is {total or 'more than ' + str(limit)} tokens long; {reader} reads at most "
-            f"{limit}{counting}, so only the first {result.n_tokens} tokens are shown."
+            f"{limit}{counting_specials(result)}, so only the first {result.n_tokens} tokens are shown."
         )
     if reading.letters and (note := letters_became(tokenizer, text)):
         st.info(note)
@@ -239,8 +238,7 @@ def _render(limits: Limits) -> None:
         loading.parity_ui(spec.key, engine, text, limits, result)
     if _notices(result, limits, reading, text, loaded[1].tokenizer):
         masks_ui(result, spec.key, engine, text)
-        kind = "decoder" if is_decoder(loaded[1]) else "encoder"
-        screen = ModelOnScreen(spec.key, engine, limits.max_tokens, kind, reading)
+        screen = ModelOnScreen(spec.key, engine, limits.max_tokens, attention_kind(result), reading)
         _show(result, screen, text, limits, options, controls)
     links.write_url(limits)
     with st.sidebar:  # after write_url: the link names what is on screen

@@ -12,11 +12,13 @@ import numpy as np
 import streamlit as st
 
 from core.measures.analysis import HeadLink, TokenView, head_stats, rank_heads_specific, token_view
+from core.measures.claims import may_claim
 from core.models.result import AttentionResult
 from dashboard.charts.thumbnails import thumbnail_grid_png
 from dashboard.content.explore import THUMBNAIL_HOVER, THUMBNAIL_NEXT, THUMBNAIL_SPECIAL
 from dashboard.engines import compute_attention, session_result
 from dashboard.hosted import Limits
+from dashboard.on_screen import added_token_list, attention_kind
 
 
 def result_for(model_key: str, engine: str, text: str, limits: Limits) -> AttentionResult:
@@ -61,6 +63,7 @@ def model_grid_data(
     view = shown_token_view(result, merge, hide)
     png, cell, gap = thumbnail_grid_png(view.matrix(result.attentions))
     stats = head_stats(result.attentions, result.special_mask)
+    next_share = may_claim("next_token_share", attention_kind(result))
     specials = html.escape(specials_text(result))
     hover = [
         THUMBNAIL_HOVER.format(
@@ -71,7 +74,7 @@ def model_grid_data(
             else "",
             previous=stats["to_previous"][layer, head],
             self=stats["to_self"][layer, head],
-            next="" if result.decoder else THUMBNAIL_NEXT.format(share=stats["to_next"][layer, head]),
+            next=THUMBNAIL_NEXT.format(share=stats["to_next"][layer, head]) if next_share else "",
             entropy=stats["entropy"][layer, head],
         )
         for layer in range(result.n_layers)
@@ -82,5 +85,4 @@ def model_grid_data(
 
 def specials_text(result: AttentionResult) -> str:
     """The special tokens of this result as one name: "[CLS]/[SEP]", "<s>", or "" (none)."""
-    pairs = zip(result.tokens, result.special_mask, strict=True)
-    return "/".join(dict.fromkeys(token for token, special in pairs if special))
+    return "/".join(added_token_list(result))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.measures.analysis import TokenView, head_stats
+from core.measures.claims import may_claim
 from core.models.result import AttentionResult
 from dashboard.charts.explore import focus_heatmap, head_heatmap, head_weight_grid
 from dashboard.charts.heatmap import number_repeats
@@ -20,7 +21,7 @@ from dashboard.charts.thumbnails import model_grid_figure
 from dashboard.content import explore as text
 from dashboard.content.explore import EXAMPLES
 from dashboard.continuation import continuation_ui
-from dashboard.on_screen import ModelOnScreen
+from dashboard.on_screen import ModelOnScreen, attention_kind
 from dashboard.presenter import presenting
 from dashboard.pronoun import pronoun_test_ui
 from dashboard.views.explore import find_head, flow, links, neuron
@@ -108,7 +109,8 @@ def _stats_caption(result: AttentionResult, stats: dict, hidden: bool) -> str:
         overlap = text.HEAD_CAPTION_OVERLAP.format(
             first=first, hidden=text.HEAD_CAPTION_HIDDEN.format(specials=specials) if hidden else ""
         )
-    following = "" if result.decoder else text.HEAD_CAPTION_NEXT.format(share=share["to_next"])
+    next_share = may_claim("next_token_share", attention_kind(result))  # a causal row has none: the mask
+    following = text.HEAD_CAPTION_NEXT.format(share=share["to_next"]) if next_share else ""
     return text.HEAD_CAPTION_STATS.format(
         special=special, previous=share["to_previous"], self=share["to_self"], next=following, overlap=overlap
     )
@@ -302,25 +304,26 @@ def focus_view(
     best = ranked[0]
     after = screen.decoder and view.shown_spans[b][0] > view.shown_spans[a][0]  # masked out: all zeros
     st.markdown(find_head.headline(ranked, a_label, b_label, after))
-    left, right = st.columns([3, 1])
-    with left:
-        st.caption(text.FOCUS_GRID_CAPTION.format(a=md(a_label), b=md(b_label)))
-        grid = head_weight_grid(weights, a_label, b_label, selected=(best.layer, best.head))
-        chart(grid, "explore_focus_grid")
-    with right:
-        find_head.top_heads_ui(ranked)
-    find_head.ranking_table_ui(ranked, a_label, b_label, screen)
-    referent = _referent(a_label)
+    if not after:  # a ranking of the mask's zeros would be a verdict about nothing
+        left, right = st.columns([3, 1])
+        with left:
+            st.caption(text.FOCUS_GRID_CAPTION.format(a=md(a_label), b=md(b_label)))
+            grid = head_weight_grid(weights, a_label, b_label, selected=(best.layer, best.head))
+            chart(grid, "explore_focus_grid")
+        with right:
+            find_head.top_heads_ui(ranked)
+        find_head.ranking_table_ui(ranked, a_label, b_label, screen)
+    referent = _referent(a_label) if screen.may("referent") else None
     trophy = _shown_example() in find_head.TROPHY
     blind = find_head.trophy_blind(screen) if trophy else None
     if blind is not None:  # a causal model at "it": nothing there differs between the two sentences
-        find_head.say_trophy_blind(blind, screen)
+        find_head.say_trophy_blind(blind, screen, view)
         referent = None
     elif trophy:
         find_head.trophy_ui(screen, view.merged, view.renormalised)
     pair = find_head.trophy_pronoun_pair(screen) if referent else None
     pronoun_test_ui(result, view.shown_spans[a][0], "explore_pronoun", referent, pair=pair)
-    if result.decoder:  # the model's own answer, beside what its heads and vectors show
+    if screen.may("continuation"):  # the model's own answer, beside what its heads and vectors show
         continuation_ui("explore", screen.key, st.session_state.get("explore_text", ""))
     st.caption(text.FOCUS_ROWS_CAPTION.format(a=md(a_label)))
     chart(focus_heatmap(rows, view.labels, a_label), "explore_focus_chart")
