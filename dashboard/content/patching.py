@@ -37,7 +37,7 @@ NO_FLIP = (
 )
 MEANS_PRONOUN = ("“{focus}” is nearer “{target}”", "“{focus}” is nearer “{rival}”")
 MEANS_OPTIONS = ("the model prefers “{a}”", "the model prefers “{b}”")
-DIFFER = "The two inputs are {n} tokens each and differ at token {where}."
+DIFFER = "The two inputs are {n} tokens each and differ at token {where} (counted from 1)."
 MORE = " and {n} more"
 TARGET_LABEL = "Target word"
 RIVAL_LABEL = "Rival word"

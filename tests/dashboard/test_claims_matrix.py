@@ -314,3 +314,11 @@ def test_a_target_after_the_focus_gets_no_ranking_in_a_decoder(llama):
     assert not any("explore_focus_grid" in c for c in charts)
     assert not any(m.value.startswith("| # | head") for m in at.markdown)  # the ranking table
     assert not [b for b in at.button if str(b.key).startswith("explore_top_")]
+
+
+def test_patching_counts_the_differing_token_from_1_like_the_blind_line():
+    at = open_compare(model=SHIPPED_KEY, preset="repeat")
+    said = " ".join(c.value for c in at.caption)
+    tokens = [at.session_state["compare_text"], at.session_state["compare_text2"]]
+    letter = next(i for i, (a, b) in enumerate(zip(*tokens, strict=False)) if a != b)
+    assert f"differ at token {letter + 2} " in said, said  # <s>, then one token a letter, from 1

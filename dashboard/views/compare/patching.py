@@ -139,7 +139,7 @@ def _pair(engine, model_key: str, decoder: bool, limits: Limits, settings) -> Pa
         tokens = (list(clean.tokens), list(corrupt.tokens))
     differ = check_pair(*tokens)
     where = ", ".join(
-        f"{i} (“{md(tokens[0][i].strip())}” / “{md(tokens[1][i].strip())}”)" for i in differ[:3]
+        f"{i + 1} (“{md(tokens[0][i].strip())}” / “{md(tokens[1][i].strip())}”)" for i in differ[:3]
     )
     if len(differ) > 3:
         where += text.MORE.format(n=len(differ) - 3)
