@@ -166,3 +166,7 @@ RANK_HELP = "Click a row (or a button) to open that head above. Layers and heads
 OPEN_TOP = "Open a top head:"
 
 PRESENT_VIEWS = {"side": "Side by side", "diff": "Difference", "patch": "Which heads carry it"}
+# presenter mode: what the page measures on the pair, folded under the maps (the screen holds the maps)
+PRESENT_MORE = (
+    "Measured on this pair: the heads that changed most, the focus word's reading, the model's answer"
+)

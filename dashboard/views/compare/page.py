@@ -47,7 +47,9 @@ from dashboard.views.compare.widgets import (
 from dashboard.widgets import chart, chart_filename, error_md, md
 
 LOG = logging.getLogger(__name__)
-ROOM_HEIGHT = 640  # presenter mode's charts at 1920x1080: below the controls panel, above the fold
+# presenter mode's maps at 1920x1080, under a deck's bar, the controls panel and the switch: a pair of
+# 17-token maps at 640 ran 73 px (side by side) and 106 px (the difference) past the bottom edge
+ROOM_HEIGHT = 520
 
 
 def render() -> None:
@@ -287,17 +289,20 @@ def _both(one: Side, two: Side, layer: int, head: int, model: tuple, focus_place
     limits = current_limits()
     if shown == "patch":  # presenter mode: patching takes the charts' place
         patching_ui(r1.decoder, focus, model[0], limits)
-    if ranked is not None:
-        st.subheader(text.RANK_TITLE)
-        st.caption(_rank_caption(focus, alignment, rowwise, (f1, f2), r1))
-        sig = signature(*model, r1.tokens, r2.tokens, focus)
-        ranking_ui(ranked, one.words.labels, two.words.labels, sig)
-        focus_reading.pronoun_test(one, two, focus, (f1, f2))
-        focus_reading.how_far_it_moves(one, two, (f1, f2))
-    if r1.decoder:  # the model's own answer: which continuation it prefers after each sentence
-        pair_ui("compare", model[0], (st.session_state["compare_text"], st.session_state["compare_text2"]))
-    if shown != "patch":
-        patching_ui(r1.decoder, focus, model[0], limits)
+    # a projector's screen holds the maps (or the grid): what is measured below them opens on demand
+    with st.expander(text.PRESENT_MORE, icon=":material/analytics:") if presenting() else st.container():
+        if ranked is not None:
+            st.subheader(text.RANK_TITLE)
+            st.caption(_rank_caption(focus, alignment, rowwise, (f1, f2), r1))
+            sig = signature(*model, r1.tokens, r2.tokens, focus)
+            ranking_ui(ranked, one.words.labels, two.words.labels, sig)
+            focus_reading.pronoun_test(one, two, focus, (f1, f2))
+            focus_reading.how_far_it_moves(one, two, (f1, f2))
+        if r1.decoder:  # the model's own answer: which continuation it prefers after each sentence
+            texts = (st.session_state["compare_text"], st.session_state["compare_text2"])
+            pair_ui("compare", model[0], texts)
+        if shown != "patch":
+            patching_ui(r1.decoder, focus, model[0], limits)
 
 
 def _charts(one: Side, two: Side, focus: tuple, layer: int, head: int, aligned: bool, rowwise: bool) -> str:
