@@ -143,7 +143,8 @@ def _intro(s: _Step, number: int, shapes: list[str]) -> None:
     title, text = s.src.titles.get(number, title), s.src.texts.get(number, text)
     if note := s.src.notes.get(number):
         text = f"{text} {note}"
-    st.divider()
+    if not presenting():  # a projector's controls are folded away: the room goes to the matrices
+        st.divider()
     st.subheader(f"Step {number} · {title}", anchor=f"step-{number}")
     left, right = st.columns([1, 1], gap="large", vertical_alignment="center")
     with left:
@@ -332,7 +333,8 @@ def _csv(
 def _heads(s: _Step) -> None:
     tr = s.tr
     h, t = tr.n_heads, len(s.rows)
-    st.divider()
+    if not presenting():
+        st.divider()
     st.header(HEADS_TITLE, anchor="multi-head")
     st.latex(HEADS_FORMULA)
     st.markdown(HEADS_TEXT)
