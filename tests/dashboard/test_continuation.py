@@ -14,8 +14,8 @@ from streamlit.testing.v1 import AppTest
 from core.measures.choice import Option, choose
 from core.models.gpt2 import GPT2Numpy
 from dashboard.content import compare as compare_text
-from dashboard.content.compare import PRESETS
 from dashboard.content import continuation as text
+from dashboard.content.compare import PRESETS
 from dashboard.continuation import as_continuation, pair_statement, probe_for, verdict
 from tests.dashboard.harness import (
     FUZZ,
