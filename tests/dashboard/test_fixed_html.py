@@ -1,7 +1,7 @@
-"""The st.html the pages send is fixed text: a stylesheet, and the script that scrolls a new step to
-the top (its only variables an int and an anchor from a fixed set). Proof for tests/e2e/test_injection.py's ESCAPED_SINKS: with every payload as the
-sentence and in the links, in presenter mode and while stepping, no st.html body carries user text,
-and every body is one of the fixed ones."""
+"""The st.html the pages send is fixed text: a stylesheet, and the script that scrolls a new step to the
+top (its only variables an int and an anchor from a fixed set). Proof for tests/e2e/test_injection.py's
+ESCAPED_SINKS: with every payload as the sentence and in the links, in presenter mode and while
+stepping, no st.html body carries user text, and every body is one of the fixed ones."""
 
 from __future__ import annotations
 
