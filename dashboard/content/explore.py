@@ -203,11 +203,6 @@ FIND_THE_HEAD_NONE = (
     "the best is layer {layer}, head {head}, where “{a}” gives “{b}” {weight:.0%} of its attention "
     "and the other words {others:.0%} on average."
 )
-FIND_THE_HEAD_AFTER = (
-    "**Find the head:** in this causal model “{a}” reads only itself and the words before it, and "
-    "“{b}” comes after it: every head gives “{b}” exactly 0 from “{a}”, by the mask, not by choice. "
-    "Pick a target before the focus word."
-)
 FOCUS_GRID_CAPTION = "Weight from “{a}” to “{b}” in every head (layers and heads from 1)"
 TOP_HEADS_CAPTION = "Most specific heads, one click away (opens the head view):"
 RANK_TABLE_HEADER = (
@@ -216,8 +211,6 @@ RANK_TABLE_HEADER = (
 RANK_TABLE_ROW = (
     "| {rank} | layer {layer}, head {head} | {weight:.2f} | {others:.2f} | **{specific:+.2f}** | {note} |"
 )
-SEEING = " that can see it (in a causal model, the words after it)"  # in RANK_RULE, on a decoder
-NOT_SPECIALS = "not {specials}, "  # in RANK_RULE, where the tokenizer adds tokens
 EVERYWHERE_NOTE = "⚠ looks at “{b}” from everywhere"
 STRONGEST_RAW = "strongest raw weight"
 RANK_RULE = (

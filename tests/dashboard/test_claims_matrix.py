@@ -322,3 +322,43 @@ def test_patching_counts_the_differing_token_from_1_like_the_blind_line():
     tokens = [at.session_state["compare_text"], at.session_state["compare_text2"]]
     letter = next(i for i, (a, b) in enumerate(zip(*tokens, strict=False)) if a != b)
     assert f"differ at token {letter + 2} " in said, said  # <s>, then one token a letter, from 1
+
+
+# ---- the focus view on a projector: one part at a time, named by the link --------------------------
+
+PRESENTING = page_script(
+    "explore", prelude="from dashboard import presenter\npresenter.presenter_toggle_ui()"
+)
+
+
+@pytest.mark.parametrize(
+    ("part", "shown", "hidden"),
+    [
+        ("heads", "explore_focus_grid", "explore_pronoun"),
+        ("reading", "explore_pronoun", "explore_focus_grid"),
+        ("rows", "explore_focus_chart", "explore_pronoun"),
+    ],
+)
+def test_the_focus_view_on_a_projector_shows_the_part_the_link_names(part, shown, hidden):
+    at = AppTest.from_string(PRESENTING, default_timeout=APPTEST_DEADLINE)
+    text = EXAMPLES["trophy-large"].text
+    at.query_params.update({"text": text, "view": "focus", "present": "1", "part": part})
+    at.run()
+    assert_no_crash(at)
+    charts = [c.proto.id for c in at.get("plotly_chart")]
+    assert any(shown in c for c in charts) and not any(hidden in c for c in charts), (part, charts)
+    assert at.session_state["explore_focus_part"] == part
+
+
+def test_the_pair_part_gives_the_trophy_table_on_an_encoder_and_the_blind_line_on_a_decoder(llama):
+    text = EXAMPLES["trophy-large"].text
+    for model, expect_blind in ((BUNDLED_KEY, False), (llama, True)):
+        at = AppTest.from_string(PRESENTING, default_timeout=APPTEST_DEADLINE)
+        at.query_params.update(
+            {"model": model, "text": text, "view": "focus", "present": "1", "part": "pair"}
+        )
+        at.run()
+        assert_no_crash(at)
+        said = page_text(at)
+        assert (BLIND in said) == expect_blind and bool(VERDICTS.search(said)) != expect_blind, model
+        assert not at.get("plotly_chart")  # the pair's part is its table or its line, nothing below

@@ -20,6 +20,7 @@ from core.models.reading import Reading
 from core.models.result import AttentionResult
 from dashboard.content import claims as claims_text
 from dashboard.content import explore as text
+from dashboard.content import focus as focus_text
 from dashboard.content.explore import EXAMPLES
 from dashboard.on_screen import ModelOnScreen, blind_line, say_blind, word_at
 from dashboard.pronoun import pair_statement
@@ -38,7 +39,7 @@ def headline(links: list[HeadLink], a: str, b: str, after: bool = False) -> str:
     model, the target after the focus) the mask's zeros, said as such instead of a ranking."""
     best = links[0]
     if after:
-        return text.FIND_THE_HEAD_AFTER.format(a=md(a), b=md(b))
+        return focus_text.FIND_THE_HEAD_AFTER.format(a=md(a), b=md(b))
     template = text.FIND_THE_HEAD if best.specific > 0 else text.FIND_THE_HEAD_NONE
     return template.format(
         a=md(a),
@@ -105,14 +106,14 @@ def ranking_table_ui(links: list[HeadLink], a: str, b: str, screen: ModelOnScree
             a=md(a),
             b=md(b),
             not_specials=_not_specials(screen.reading),
-            seeing=text.SEEING if screen.decoder else "",
+            seeing=focus_text.SEEING if screen.decoder else "",
         )
     )
 
 
 def _not_specials(reading: Reading) -> str:
     """ "not [CLS]/[SEP], " where the tokenizer adds tokens (they are not among "the other words")."""
-    return text.NOT_SPECIALS.format(specials=md(reading.specials_text)) if reading.specials else ""
+    return focus_text.NOT_SPECIALS.format(specials=md(reading.specials_text)) if reading.specials else ""
 
 
 # ---- the trophy pair -----------------------------------------------------------------------------------

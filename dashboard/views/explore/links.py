@@ -26,7 +26,14 @@ from core.models.registry import BUNDLED_KEY, CURATED_HUB_MODELS, MAX_CHOICE_CHA
 from core.models.result import AttentionResult
 from core.models.smollm2 import SMOLLM2_KEY
 from core.text import clean_input
-from dashboard.content.explore import DEFAULT_EXAMPLE, DEFAULT_LETTER_EXAMPLE, EXAMPLES, MEASURES, VIEWS
+from dashboard.content.explore import (
+    DEFAULT_EXAMPLE,
+    DEFAULT_LETTER_EXAMPLE,
+    EXAMPLES,
+    MEASURES,
+    VIEWS,
+)
+from dashboard.content.focus import FOCUS_PARTS
 from dashboard.content.translator import DEFAULT_TEXT as TRANSLATOR_TEXT
 from dashboard.content.translator import KINDS as TRANSLATOR_KINDS
 from dashboard.engines import allowed_engines, allowed_models, default_engine, explore_models
@@ -67,6 +74,7 @@ KEEP = (
     "explore_engine",
     "explore_measure",  # the head view's weights / norms switch (dashboard/views/explore/flow.py)
     "explore_rescale",
+    "explore_focus_part",  # the focus view's part on a projector (dashboard/views/explore/focus.py)
     "explore_ablate",  # the ablation view's chosen heads (dashboard/views/explore/ablation.py)
     generate.TOKENS_KEY,  # the decoder views' options (generate.py, induction.py)
     generate.TEMPERATURE_KEY,
@@ -168,6 +176,7 @@ def page_links(limits: Limits) -> PageLinks:
             flag_param("merge", "explore_merge"),
             flag_param("hide", "explore_hide"),
             choice_param("measure", "explore_measure", "weights", list(MEASURES)),
+            choice_param("part", "explore_focus_part", "heads", list(FOCUS_PARTS)),  # focus, on a projector
             flag_param("rescale", "explore_rescale"),
             UrlParam("ablate", "explore_ablate", (), parse_heads, show=show_heads),
             clamped_int_param("tokens", generate.TOKENS_KEY, generate.DEFAULT_TOKENS, 1, generate.MAX_TOKENS),

@@ -26,6 +26,7 @@ from dashboard.views.explore.ablation import ablation_view
 from dashboard.views.explore.attribution import attribution_view
 from dashboard.views.explore.decoder import lens_view, nextword_view, sinks_view, views_for, wrong_kind_note
 from dashboard.views.explore.flow import rollout_view
+from dashboard.views.explore.focus import focus_view
 from dashboard.views.explore.generate import generate_view
 from dashboard.views.explore.induction import induction_view
 from dashboard.views.explore.masks import masks_ui
@@ -33,7 +34,7 @@ from dashboard.views.explore.qk_space import qk_view
 from dashboard.views.explore.results import result_for, shown_token_view
 from dashboard.views.explore.similarity import similarity_view
 from dashboard.views.explore.translator import translator_view
-from dashboard.views.explore.views import focus_view, head_view, lines_view, model_view
+from dashboard.views.explore.views import head_view, lines_view, model_view
 from dashboard.views.explore.widgets import downloads_ui, max_chars, sentence_ui, view_ui
 from dashboard.widgets import copy_link_ui, md
 

@@ -1,5 +1,5 @@
-"""The explore page's four views: head (one head as a heatmap), lines (bertviz-style, one layer),
-model (every layer and head as thumbnails) and focus (one token in every head, and "find the head").
+"""The explore page's three views of heads: head (one head as a heatmap), lines (bertviz-style, one
+layer) and model (every layer and head as thumbnails); the focus view is focus.py.
 
 Each view draws its own pickers (dashboard/views/explore/widgets.py) and its charts (pure builders
 in dashboard/charts/: explore.py, lines.py, thumbnails.py) from an AttentionResult and the
@@ -14,17 +14,14 @@ import streamlit as st
 from core.measures.analysis import TokenView, head_stats
 from core.measures.claims import may_claim
 from core.models.result import AttentionResult
-from dashboard.charts.explore import focus_heatmap, head_heatmap, head_weight_grid
+from dashboard.charts.explore import head_heatmap
 from dashboard.charts.heatmap import number_repeats
 from dashboard.charts.lines import lines_figure
 from dashboard.charts.thumbnails import model_grid_figure
 from dashboard.content import explore as text
-from dashboard.content.explore import EXAMPLES
-from dashboard.continuation import continuation_ui
-from dashboard.on_screen import ModelOnScreen, attention_kind
+from dashboard.on_screen import attention_kind
 from dashboard.presenter import presenting
-from dashboard.pronoun import pronoun_test_ui
-from dashboard.views.explore import find_head, flow, links, neuron
+from dashboard.views.explore import flow, neuron
 from dashboard.views.explore.decoder import sink_line
 from dashboard.views.explore.results import link_ranking, model_grid_data, specials_text
 from dashboard.views.explore.widgets import (
@@ -34,7 +31,6 @@ from dashboard.views.explore.widgets import (
     open_head,
     reset_widgets,
     step_ui,
-    token_picker_ui,
 )
 from dashboard.widgets import chart, chart_filename, csv_download, md
 
@@ -268,79 +264,3 @@ def model_view(
         chart(fig, "explore_model_grid", on_select=on_grid_select, selection_mode="points")
     if note := view_note(view):
         st.caption(note)
-
-
-# ---- focus and "find the head" ---------------------------------------------------------------------
-
-
-def _pair_ui(result: AttentionResult, view: TokenView, sig: str, tokens: tuple) -> tuple[int, int]:
-    """The focus and target pickers; a choice (not the page's defaults) is kept as two word
-    references, so it follows the words into an edited sentence and the head view marks it."""
-    ss = st.session_state
-    cols = st.columns(2)
-    with cols[0]:
-        a, chose_a = token_picker_ui("focus", "Focus token (from)", view, result, sig, tokens[0])
-    with cols[1]:
-        label = "Find the heads that link it to (to)"
-        b, chose_b = token_picker_ui("target", label, view, result, sig, tokens[1], avoid=a)
-    if chose_a or chose_b:
-        ss["explore_focus"] = links.ref_of(result, view.shown_spans[a][0])
-        ss["explore_target"] = links.ref_of(result, view.shown_spans[b][0])
-    return a, b
-
-
-def focus_view(
-    result: AttentionResult, view: TokenView, sig: str, tokens: tuple, screen: ModelOnScreen, controls=None
-) -> None:
-    """One token in every head, and the heads that link it most specifically to a target.
-    `tokens`: the resolved (focus, target) token indices or None; `screen`: the model on screen;
-    `controls`: where the pickers go (presenter mode: a closed panel)."""
-    with controls or st.container():
-        a, b = _pair_ui(result, view, sig, tokens)
-    rows = view.row(result.attentions, a)  # (L, H, W): where the focus token looks, in every head
-    weights = rows[..., b]  # (L, H)
-    ranked = link_ranking(result, view, a, b)
-    a_label, b_label = view.labels[a], view.labels[b]
-    best = ranked[0]
-    after = screen.decoder and view.shown_spans[b][0] > view.shown_spans[a][0]  # masked out: all zeros
-    st.markdown(find_head.headline(ranked, a_label, b_label, after))
-    if not after:  # a ranking of the mask's zeros would be a verdict about nothing
-        left, right = st.columns([3, 1])
-        with left:
-            st.caption(text.FOCUS_GRID_CAPTION.format(a=md(a_label), b=md(b_label)))
-            grid = head_weight_grid(weights, a_label, b_label, selected=(best.layer, best.head))
-            chart(grid, "explore_focus_grid")
-        with right:
-            find_head.top_heads_ui(ranked)
-        find_head.ranking_table_ui(ranked, a_label, b_label, screen)
-    referent = _referent(a_label) if screen.may("referent") else None
-    trophy = _shown_example() in find_head.TROPHY
-    blind = find_head.trophy_blind(screen) if trophy else None
-    if blind is not None:  # a causal model at "it": nothing there differs between the two sentences
-        find_head.say_trophy_blind(blind, screen, view)
-        referent = None
-    elif trophy:
-        find_head.trophy_ui(screen, view.merged, view.renormalised)
-    pair = find_head.trophy_pronoun_pair(screen) if referent else None
-    pronoun_test_ui(result, view.shown_spans[a][0], "explore_pronoun", referent, pair=pair)
-    if screen.may("continuation"):  # the model's own answer, beside what its heads and vectors show
-        continuation_ui("explore", screen.key, st.session_state.get("explore_text", ""))
-    st.caption(text.FOCUS_ROWS_CAPTION.format(a=md(a_label)))
-    chart(focus_heatmap(rows, view.labels, a_label), "explore_focus_chart")
-    if note := view_note(view):
-        st.caption(note)
-
-
-def _shown_example() -> str | None:
-    """The gallery example whose sentence is in the box, or None (a sentence of the user's)."""
-    shown = st.session_state.get("explore_text")
-    return next((name for name, example in EXAMPLES.items() if example.text == shown), None)
-
-
-def _referent(focus_label: str) -> str | None:
-    """What a reader takes the focus word to mean, when the sentence and focus word are an example's
-    that says so (the trophy sentences' "it")."""
-    example = EXAMPLES.get(_shown_example() or "")
-    if example and example.referent and example.focus == focus_label.casefold():
-        return example.referent
-    return None
