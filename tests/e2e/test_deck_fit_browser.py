@@ -2,8 +2,7 @@
 
 The rule, measured on each slide as it opens (no scrolling): every chart on the slide (each visible
 `.js-plotly-plot`) lies wholly inside the first 1920x1080 screen, so the chart or charts the slide
-is about are seen whole without scrolling, under the deck's bar and its text; a slide with no chart
-(NO_CHART: a table) fits when the page's content ends on that screen. A view too long for one
+is about are seen whole without scrolling, under the deck's bar and its text. A view too long for one
 screen is given to the projector in a layout of its own (a shorter matrix, a part folded away) or
 split into slides, never left to run past the bottom edge.
 
@@ -35,8 +34,6 @@ SUBPIXEL = 1  # a box's edge may fall a fraction of a pixel outside
 # Slides known not to fit, each with why (none today). Checked both ways: a slide not listed must
 # fit, and a listed one that fits fails the test, so an entry goes the day its view fits.
 OPEN: dict[tuple[str, int], str] = {}
-# Slides about a table, with no chart: measured by where the page's content ends
-NO_CHART = {("attention", 9): "explore's focus view, the trophy pair's table (part=pair)"}
 # The run has finished and every chart the page shows is drawn: a view's charts are drawn one by one,
 # and a slide measured when its first is drawn can miss the one below it (seen on explore's focus view)
 ALL_DRAWN_JS = """() => {
@@ -52,17 +49,13 @@ BOXES_JS = """() => ({
   bar: document.querySelector(".st-key-deck_bar").getBoundingClientRect().toJSON(),
   charts: [...document.querySelectorAll(".js-plotly-plot")].filter((c) => c.checkVisibility())
     .map((c) => c.getBoundingClientRect().toJSON()),
-  content: document.querySelector("[data-testid='stMainBlockContainer']").getBoundingClientRect().toJSON(),
 })"""
 
 
-def off_screen(boxes: dict, no_chart: bool = False, size: tuple[int, int] = SCREEN) -> list[str]:
-    """What on this slide is not wholly on the first screen: the bar, or a chart (its box); on a
-    slide listed in NO_CHART (a table), the page's content itself."""
+def off_screen(boxes: dict, size: tuple[int, int] = SCREEN) -> list[str]:
+    """What on this slide is not wholly on the first screen: the bar, or a chart (its box)."""
     width, height = size
-    found = [] if boxes["charts"] or no_chart else ["no chart on the slide"]
-    if no_chart and boxes["content"]["bottom"] > height + SUBPIXEL:
-        found.append(f"a slide with no chart whose content runs to {boxes['content']['bottom']:.0f} px")
+    found = [] if boxes["charts"] else ["no chart on the slide"]
     bar = boxes["bar"]
     if bar["top"] < 0 or bar["bottom"] > 200:
         found.append(f"the deck's bar at {bar['top']:.0f}-{bar['bottom']:.0f} px")
@@ -90,11 +83,10 @@ def test_every_slide_fits_the_projector(sized_page, app_server, name):
         expect(page.get_by_text(f"Slide {k} of {n}")).to_have_count(1, timeout=BROWSER_DEADLINE_MS)
         page.wait_for_url(f"**/{slide.page}?deck={name}&slide={k}&present=1**", timeout=BROWSER_DEADLINE_MS)
         wait_idle(page, BROWSER_DEADLINE_MS)
-        if (name, k) not in NO_CHART:  # a chart loads after the run: wait until every one is drawn
-            page.wait_for_function(ALL_DRAWN_JS, timeout=BROWSER_DEADLINE_MS, polling="raf")
-        wait_settled(page, 0, BROWSER_DEADLINE_MS)
+        page.wait_for_function(ALL_DRAWN_JS, timeout=BROWSER_DEADLINE_MS, polling="raf")
+        wait_settled(page, 1, BROWSER_DEADLINE_MS)
         assert_clean(page)
-        if found := off_screen(page.evaluate(BOXES_JS), (name, k) in NO_CHART):
+        if found := off_screen(page.evaluate(BOXES_JS)):
             misfits[k] = found
         page.screenshot(path=SHOTS / f"fit-{name}-{k:02d}.png")
         if k < n:
