@@ -92,6 +92,6 @@ def test_with_merged_words_a_click_picks_the_words_first_piece(page, app_server)
     for label, shown in (("Query token i", "una  (#3)"), ("Key token j", "cat  (#6)")):
         box = page.locator("[data-testid='stSelectbox']").filter(has_text=label)
         expect(box.locator("input").first).to_have_value(shown)
-    expect(page.get_by_text(re.compile("merges word pieces"))).to_have_count(1)
+    expect(page.get_by_text(re.compile("merges pieces into words"))).to_have_count(1)
     assert "✓" in page.get_by_text(re.compile(r"^The engine's weight for this cell")).inner_text()
     assert not page.locator(PROBLEMS).count() and not page.js_errors
