@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.common import format_table  # noqa: E402
+from bench.common import cpu_neighbours, format_table  # noqa: E402
 
 # module names under bench/, in the order the table shows them
 BENCHMARKS = [
@@ -48,14 +48,24 @@ def main() -> int:
         "--quick", action="store_true", help="fewer repeats (a smoke run, not for the README)"
     )
     parser.add_argument("--only", nargs="*", default=None, help="run only these benchmark modules")
+    parser.add_argument(
+        "--beside",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run N CPU-bound processes beside the benchmarks (the issue's 'under load': 2)",
+    )
     args = parser.parse_args()
     names = args.only or BENCHMARKS
     rows = []
-    for name in names:
-        start = time.perf_counter()
-        module = importlib.import_module(f"bench.{name}")
-        rows.extend(module.run(quick=args.quick))
-        print(f"[bench] {name}: {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    with cpu_neighbours(args.beside):
+        for name in names:
+            start = time.perf_counter()
+            module = importlib.import_module(f"bench.{name}")
+            rows.extend(module.run(quick=args.quick))
+            print(f"[bench] {name}: {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    if args.beside:
+        print(f"With {args.beside} CPU-bound processes beside the benchmarks.")
     print(f"Machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}")
     print(format_table(rows))
     return 0

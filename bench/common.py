@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import statistics
+import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 
@@ -66,3 +70,28 @@ def format_table(rows: list[Row]) -> str:
         bound = "" if r.target is None else f"{'≤' if r.lower_is_better else '≥'} {r.target:g} {r.unit}"
         lines.append(f"| {r.benchmark} | {r.value:.3g} {r.unit} | {bound} | {r.meets} | {r.note} |")
     return "\n".join(lines)
+
+
+# A CPU-bound loop in a process of its own: what a lecturer's laptop runs beside the app (slides, a
+# call). Pure Python, so it takes a whole core without touching the BLAS or the memory bus much.
+BUSY_LOOP = "while True:\n    pass\n"
+
+
+@contextlib.contextmanager
+def cpu_neighbours(n: int) -> Iterator[None]:
+    """n CPU-bound processes running beside the block (n = 0: none), stopped after it. The issue's
+    "under load" figures run the benchmark with two of them on this 2-core machine."""
+    procs = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) for _ in range(n)]
+    try:
+        if procs:
+            time.sleep(1.0)  # both spinning before the first measurement
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
+def load_note() -> str:
+    """The 1-minute load average, for a row's note (the benchmark's own processes included)."""
+    return f"load {os.getloadavg()[0]:.2f}"
