@@ -4,7 +4,8 @@
 `engine.run(text) -> AttentionResult`, so the NumPy engine (core/models/bert.py) and the PyTorch reference
 (core/models/pretrained.py) are interchangeable. `load_engine` (st.cache_resource) holds each (model,
 engine) once per process, shared by the learn and explore pages (`load_with_progress` shows its
-stages the first time); `compute_attention` holds the latest results, shared by every session.
+stages the first time); `compute_attention` holds the latest results, shared by every session and
+computed in turn (dashboard/work_queue.py); `session_result` is what one session keeps of them.
 
 The PyTorch reference is an optional install: where torch or transformers is missing it is not
 offered (`allowed_engines`), and `torch_hint` is the line that says how to add it.
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Protocol
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from core.measures.atlas import model_fingerprint
 from core.models import architectures, shipped, smollm2
@@ -40,7 +42,9 @@ from core.models.shipped import SHIPPED_KEY
 from core.models.smollm2 import SMOLLM2_KEY
 from core.translate.engine import TRANSLATOR_DIR, TRANSLATOR_KEY, TranslatorEngine, translator_dir
 from dashboard.hosted import Limits, count_new_text, current_limits
+from dashboard.shared_results import SharedResults, nbytes_of, trim_to_budget
 from dashboard.widgets import md
+from dashboard.work_queue import place_line
 
 LOG = logging.getLogger(__name__)
 
@@ -276,14 +280,25 @@ def _cap_tokens(engine: AttentionEngine, text: str, max_tokens: int) -> tuple[st
     return text[: enc.offsets[last][1]], total
 
 
-# cache_resource, not cache_data: every session gets the same object, not an unpickled copy. A
-# 512-token result of a 6 x 12-head model is about 80 MB, and Streamlit keeps a closed tab's session
-# for two minutes, so per-session copies grew a server past 2 GB in the 50-sentence benchmark; four
-# shared entries bound it (about 660 MB peak). The arrays are made read-only since they are shared.
-@st.cache_resource(max_entries=4, show_spinner=False)
+# Every session gets the same object (no copy): a 512-token result of a 6 x 12-head model is about
+# 80 MB, and Streamlit keeps a closed tab's session for two minutes, so per-session copies grew a server
+# past 2 GB in the 50-sentence benchmark. The kept results are bounded in bytes (Limits.
+# shared_result_bytes); identical requests at once share one computation, queued for a worker
+# (dashboard/shared_results.py, dashboard/work_queue.py). The arrays are made read-only since they
+# are shared.
+RESULTS = SharedResults()
+
+
 def compute_attention(model_key: str, engine: str, text: str, max_tokens: int = 512) -> AttentionResult:
     """The engine's result for `text`, read up to `max_tokens` tokens (hosted mode's cap, when it is
-    below the model's own limit: the text is cut at a token boundary before the forward pass)."""
+    below the model's own limit: the text is cut at a token boundary before the forward pass). Shared
+    by every session; a page waiting for its turn says its place in line."""
+    key = (model_key, engine, text, max_tokens)
+    budget = current_limits().shared_result_bytes
+    return RESULTS.get(key, lambda: _attention(*key), budget, reader=_session_id(), show=place_line())
+
+
+def _attention(model_key: str, engine: str, text: str, max_tokens: int) -> AttentionResult:
     engine_obj = load_engine(model_key, engine)
     kept, total = _cap_tokens(engine_obj, text, max_tokens)
     result = engine_obj.run(kept)
@@ -295,7 +310,12 @@ def compute_attention(model_key: str, engine: str, text: str, max_tokens: int = 
     return result
 
 
-HELD = "result_held_"  # + a place: the session's own result there
+def _session_id() -> str:
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return ctx.session_id if ctx is not None else ""
+
+
+HELD = "results_held"  # the session's own results: {place: (input, result)}, the least recently shown first
 
 
 def session_result(
@@ -305,24 +325,25 @@ def session_result(
     minute (hosted.count_new_text: raises TooManyTexts; counted=False for a second reading of an
     input the page has counted) and held by the session for `place` while it shows it.
 
-    The shared cache keeps only the last four texts (an entry can be 80 MB). With a classroom on one
-    server, thirty sessions' texts took turns in it, so each click of a student recomputed the
-    forward pass of a text another student's clicks had pushed out (bench/classroom.py). The session's
-    reference keeps its own current result: one per place, the same object the cache held (no copy),
-    and only for the page it shows ("compare1" and "compare2" are compare's): thirty students' SmolLM2
-    results held on every page they had visited added 400 MB to a hosted server.
+    The shared cache is bounded in bytes; with a classroom on one server, thirty sessions' texts take
+    turns in it, and each click of a student would recompute the forward pass of a text another
+    student's clicks had pushed out (bench/classroom.py). The session's reference keeps its own
+    current results: one per place, the same object the cache held (no copy), only for the page it
+    shows ("compare1" and "compare2" are compare's), and at most Limits.session_result_bytes of them,
+    the least recently shown dropped first (thirty students' SmolLM2 results held on every page they
+    had visited added 400 MB to a hosted server).
     """
     key = (model_key, engine, text, limits.max_tokens)
     if counted:
         count_new_text(place, key, limits.max_texts_per_minute)
-    ss, page = st.session_state, place.rstrip("0123456789")
-    for other in [k for k in ss if k.startswith(HELD) and not k.removeprefix(HELD).startswith(page)]:
-        del ss[other]  # another page's: computed again (or found in the shared cache) if it is opened again
-    held = ss.get(HELD + place)
-    if held is not None and held[0] == key:
-        return held[1]
-    result = compute_attention(*key)
-    ss[HELD + place] = (key, result)
+    held: dict = st.session_state.setdefault(HELD, {})
+    page = place.rstrip("0123456789")
+    for other in [p for p in held if not p.startswith(page)]:
+        del held[other]  # another page's: computed again (or found in the shared cache) if it is opened again
+    kept = held.pop(place, None)
+    result = kept[1] if kept is not None and kept[0] == key else compute_attention(*key)
+    held[place] = (key, result)  # the most recently shown last
+    trim_to_budget(held, limits.session_result_bytes, size=lambda kept: nbytes_of(kept[1]))
     return result
 
 

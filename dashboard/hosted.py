@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 import streamlit as st
 
 TRUE_WORDS = {"1", "true", "yes", "on"}
+MB = 2**20
 MORE_MODELS_SETTING = "ATTENTION_EXPLORER_HOSTED_MODELS"
 
 
@@ -40,6 +41,8 @@ class Limits:
     max_train_steps: int = 5000  # train page: the longest run one session may ask for
     max_train_heads: int = 8  # train page: heads per layer (the width is fixed: TrainSettings.width)
     max_trainers: int = 2  # train page: runs computing at once in this process; the others wait their turn
+    shared_result_bytes: int = 320 * MB  # results kept for every session (engines.compute_attention)
+    session_result_bytes: int = 512 * MB  # results one session keeps for the page it shows (session_result)
 
 
 LOCAL = Limits(
@@ -66,6 +69,10 @@ HOSTED = Limits(
     max_train_steps=1500,  # under a minute of NumPy training (30 ms a step) with the CPU to itself
     max_train_heads=4,
     max_trainers=2,  # the demo's cores: thirty students take turns in slices of half a second
+    # the demo's 690 MB less both shipped models (about 580 MB resident) and two passes at once: a
+    # dozen SmolLM2 results of 30 tokens for the room, one for each session (bench/classroom.py)
+    shared_result_bytes=48 * MB,
+    session_result_bytes=6 * MB,
 )
 
 

@@ -124,35 +124,47 @@ HELD_SCRIPT = f"""
 import sys
 if {str(ROOT)!r} not in sys.path:
     sys.path.insert(0, {str(ROOT)!r})
+from dataclasses import replace
 import streamlit as st
-from dashboard.engines import compute_attention, session_result
+from dashboard.engines import RESULTS, compute_attention, session_result
+from dashboard.shared_results import nbytes_of
 from dashboard.hosted import HOSTED  # 128 tokens, as the pushed-out texts below
 
+ss = st.session_state
+limits = replace(
+    HOSTED,
+    shared_result_bytes=ss.get("shared_bytes", HOSTED.shared_result_bytes),
+    session_result_bytes=ss.get("session_bytes", HOSTED.session_result_bytes),
+)
 text = st.session_state.get("text", "The bank approved the loan.")
 place = st.session_state.get("place", "test")
-result = session_result(place, "bundled", "numpy", text, HOSTED)
-st.session_state["held"] = sorted(k for k in st.session_state if k.startswith("result_held_"))
+result = session_result(place, "bundled", "numpy", text, limits)
+st.session_state["held"] = sorted(st.session_state["results_held"])
 st.session_state.setdefault("seen", []).append(id(result))
 st.session_state["tokens"] = result.tokens
-if st.session_state.get("push_out"):  # four other texts, as other students' clicks would add
+st.session_state["one_result_bytes"] = nbytes_of(result)
+if st.session_state.get("push_out"):  # other texts, as other students' clicks would add
     for i in range(4):
-        compute_attention("bundled", "numpy", f"Another sentence number {{i}}.", 128)
-    st.session_state["cache_gave"] = id(compute_attention("bundled", "numpy", text, 128))
+        RESULTS.get(("other", i), lambda: compute_attention("bundled", "numpy", f"Another sentence {{i}}.", 128), 1)
+    st.session_state["kept"] = (("bundled", "numpy", text, 128) in RESULTS)
     st.session_state["push_out"] = False
 """
 
 
 def test_a_session_keeps_its_result_when_other_texts_push_it_out_of_the_shared_cache():
-    """The shared cache holds four texts; a classroom's thirty sessions pushed each other's results
-    out of it, and every click recomputed the forward pass. The session's own reference keeps its
-    current result: the same object after the cache has let go of it, a new one for a new text."""
-    at = AppTest.from_string(HELD_SCRIPT, default_timeout=APPTEST_DEADLINE).run()
+    """The shared cache is bounded in bytes; a classroom's thirty sessions pushed each other's
+    results out of it, and every click recomputed the forward pass. The session's own reference
+    keeps its current result: the same object after the cache has let go of it, a new one for a new
+    text."""
+    at = AppTest.from_string(HELD_SCRIPT, default_timeout=APPTEST_DEADLINE)
+    at.session_state["shared_bytes"] = 1  # the shared cache keeps nothing
+    at.run()
     assert not at.exception, [e.value for e in at.exception]
     first = at.session_state["seen"][0]
     at.session_state["push_out"] = True
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert at.session_state["cache_gave"] != first, "the shared cache recomputed: the entry was pushed out"
+    assert not at.session_state["kept"], "the shared cache still held the text"
     at.run()
     assert at.session_state["seen"][-1] == first, "the session's own result, not a recomputation"
     at.session_state["text"] = "We sat on the river bank."
@@ -168,7 +180,23 @@ def test_a_session_holds_results_only_for_the_page_it_shows():
     for place in ("compare1", "compare2"):
         at.session_state["place"] = place
         at.run()
-    assert at.session_state["held"] == ["result_held_compare1", "result_held_compare2"]
+    assert at.session_state["held"] == ["compare1", "compare2"]
     at.session_state["place"] = "explore"
     at.run()
-    assert not at.exception and at.session_state["held"] == ["result_held_explore"]
+    assert not at.exception and at.session_state["held"] == ["explore"]
+
+
+def test_what_a_session_holds_stays_within_its_byte_budget_the_oldest_dropped_first():
+    """Limits.session_result_bytes bounds a session's results by their arrays' bytes: with room for
+    one result, compare's second sentence's result lets the first one's go."""
+    at = AppTest.from_string(HELD_SCRIPT, default_timeout=APPTEST_DEADLINE)
+    at.session_state["session_bytes"] = 1  # smaller than any result: only the newest could stay
+    at.session_state["place"] = "compare1"
+    at.run()
+    assert not at.exception and at.session_state["held"] == []
+    at.session_state["session_bytes"] = at.session_state["one_result_bytes"] * 3 // 2  # not two
+    at.run()
+    assert at.session_state["held"] == ["compare1"]
+    at.session_state["place"], at.session_state["text"] = "compare2", "We sat on the river bank."
+    at.run()
+    assert at.session_state["held"] == ["compare2"]

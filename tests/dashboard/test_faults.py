@@ -53,10 +53,10 @@ def fresh(monkeypatch):
     monkeypatch.setattr(engines, "_LOADED", set())
     monkeypatch.setattr(bundled, "_VERIFIED_BUNDLED", set())
     engines.cached_engine.clear()
-    engines.compute_attention.clear()
+    engines.RESULTS.clear()
     yield
     engines.cached_engine.clear()
-    engines.compute_attention.clear()
+    engines.RESULTS.clear()
 
 
 def plain(text: str) -> str:
