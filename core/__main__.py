@@ -14,6 +14,7 @@ with it: each head's effect when ablated, and each token's importance by leave-o
     python -m core patch CLEAN CORRUPT [--model M] [--options A B] [--what heads|residual] [--out FILE]
     python -m core train --out DIR [--task letters|translate] [--seed 0] [--steps N] [--layers 2]
         [--heads 4] [--lr LR]
+    python -m core prepare [--model smollm2 ...] [--check] [--format text|json]   (docs/prepare.md)
 
 ablate's JSON: {"model", "engine", "tokens", "effect": [L][H]}, effect being how far the model's output
 moves with that head alone ablated (core/measures/ablation.py): for a BERT 1 − cos of the sentence
@@ -63,6 +64,7 @@ from pathlib import Path
 
 from core.export import JSON_DECIMALS, to_csv, to_json, to_npz  # noqa: F401 (the CLI's writers)
 from core.measures.patch_cli import add_patch_command, patch_json
+from core.prepare import add_prepare_command, prepare_command
 from core.translate.cli import add_translate_command, encoder_attention, translate_json
 from core.translate.engine import is_translator
 
@@ -118,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_decoder_commands(commands)
     add_translate_command(commands)
     add_patch_command(commands)
+    add_prepare_command(commands)
     return parser
 
 
@@ -329,9 +332,6 @@ def _decoder(args) -> tuple[str, None]:
     return export.induction_json(induction(engine, args.length, args.seed)), None
 
 
-# ---- writers -------------------------------------------------------------------------------------
-
-
 def write_output(data: str | bytes, out: str | None) -> None:
     if out is not None:
         path = Path(out).expanduser()
@@ -363,14 +363,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             raise UsageError(
                 "choose a command: attend, ablate, attribute, fill, nextword, generate, induction, choose, "
-                "translate, patch or train"
+                "translate, patch, train or prepare"
             )
         result = None
         if args.command == "attend":
             result = attend(args.engine, args.model, args.text, args.pair)
             data = {"json": to_json, "csv": to_csv, "npz": to_npz}[args.format](result)
-        elif args.command == "train":
-            data = _train(args)
+        elif args.command in ("train", "prepare"):
+            data = _train(args) if args.command == "train" else prepare_command(args)
         elif args.command in ("translate", "patch"):
             data = translate_json(args.text, args.model) if args.command == "translate" else patch_json(args)
         elif args.command in ("nextword", "generate", "induction", "choose"):

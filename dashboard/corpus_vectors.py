@@ -1,34 +1,66 @@
 """The built-in corpus's token vectors for a model (core/measures/neighbours.py), shared by explore's
 neighbour search and its query/key space.
 
-Memory first (st.cache_resource: one copy per server process, shared by every session, the last two
-models), then the disk cache beside the head atlas's, keyed as the atlas is (model key, fingerprint
-of the model's files, corpus hash); else computed once, under a spinner. Always with the NumPy
-engine: the query/key space needs the model's W^Q and W^K, and the two engines agree within 1e-5.
+Memory first (one store per server process, shared by every session, the last two models; a lock
+per key, so two sessions opening the same model compute it once), then the disk cache beside the
+head atlas's, keyed as the atlas is (model key, fingerprint of the model's files, corpus hash), which
+`python -m core prepare` fills ahead of time (core/prepare.py); else computed once, with a progress
+callback or under a spinner. The vectors read from disk are a memory map: a process holds only the
+layers it reads (SmolLM2's 31 layers are 137 MB on disk). Always with the NumPy engine: the
+query/key space needs the model's W^Q and W^K, and the two engines agree within 1e-5.
+
+For a view that asks before long work: vectors_ready(model_key) says whether corpus_vectors would
+return without computing, loading no model and reading no file.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 import streamlit as st
 
 from core.measures.atlas import corpus_hash
-from core.measures.neighbours import CorpusVectors, load_or_compute_vectors
+from core.measures.neighbours import CorpusVectors, hidden_path, load_or_compute_vectors, vectors_path
 from core.measures.qk_space import QKSpace, head_queries_keys, qk_space
+from core.models.errors import ModelError
 from dashboard.content.atlas import corpus
-from dashboard.engines import engine_fingerprint, load_engine
+from dashboard.engines import engine_fingerprint, files_fingerprint, load_engine
 
 ENGINE = "numpy"
 SPINNER = "Reading the {n} corpus sentences with this model (once per model)…"
+MEMORY_ENTRIES = 2  # models whose vectors stay open (mapped from disk: a few MB each once read)
+Progress = Callable[[int, int], None]  # (sentences done, sentences in all): 0 first, then each sentence
 
 
-@st.cache_resource(max_entries=2, show_spinner=False)
-def _vectors(model_key: str, fingerprint: str, digest: str) -> CorpusVectors:
-    # digest is the corpus's hash: the key changes when the corpus file does
-    engine = load_engine(model_key, ENGINE)
-    return load_or_compute_vectors(model_key, corpus(), engine.run, fingerprint=fingerprint)[0]
+@dataclass
+class Store:
+    vectors: OrderedDict = field(default_factory=OrderedDict)  # key -> CorpusVectors
+    locks: dict = field(default_factory=dict)  # key -> threading.Lock, held while reading or computing
+    guard: threading.Lock = field(default_factory=threading.Lock)
+
+    def lock_for(self, key: tuple) -> threading.Lock:
+        with self.guard:
+            return self.locks.setdefault(key, threading.Lock())
+
+    def get(self, key: tuple) -> CorpusVectors | None:
+        with self.guard:
+            return self.vectors.get(key)
+
+    def put(self, key: tuple, found: CorpusVectors) -> None:
+        with self.guard:
+            self.vectors[key] = found
+            self.vectors.move_to_end(key)
+            while len(self.vectors) > MEMORY_ENTRIES:
+                self.vectors.popitem(last=False)
+
+
+@st.cache_resource(show_spinner=False)
+def memory_store() -> Store:
+    return Store()
 
 
 def _key(model_key: str) -> tuple[str, str, str]:
@@ -36,11 +68,44 @@ def _key(model_key: str) -> tuple[str, str, str]:
     return model_key, engine_fingerprint(model_key, engine), corpus_hash(corpus())
 
 
-def corpus_vectors(model_key: str) -> CorpusVectors:
-    """The corpus vectors of `model_key`; the first time for a model, computed under a spinner.
-    Raises what loading the NumPy engine raises (ModelError) for a model it cannot read."""
+def vectors_ready(model_key: str) -> bool:
+    """Whether corpus_vectors(model_key) has nothing to compute: the vectors are open in this process
+    or their files are on disk. Loads no model and reads no file (it asks whether they exist), keyed
+    by the fingerprint of the model's files now. False for a model whose files cannot be found."""
+    try:
+        key = (model_key, files_fingerprint(model_key), corpus_hash(corpus()))
+    except (ModelError, OSError):
+        return False
+    if memory_store().get(key) is not None:
+        return True
+    path = vectors_path(key[0], key[2], fingerprint=key[1])
+    return path.is_file() and hidden_path(path).is_file()
+
+
+def corpus_vectors(model_key: str, progress: Progress | None = None) -> CorpusVectors:
+    """The corpus vectors of `model_key`: from memory, from disk, or (the first time on this machine)
+    computed, calling progress(done, total) with the sentences done (0 first, then after each), or
+    under a spinner when no `progress` is given. Raises what loading the NumPy engine raises
+    (ModelError) for a model it cannot read."""
+    key = _key(model_key)
+    store = memory_store()
+    with store.lock_for(key):  # a second session waits here, then finds them in memory
+        found = store.get(key)
+        if found is None:
+            found = _read_or_compute(key, progress)
+            store.put(key, found)
+    return found
+
+
+def _read_or_compute(key: tuple[str, str, str], progress: Progress | None) -> CorpusVectors:
+    model_key, fingerprint, _ = key
+    run = load_engine(model_key, ENGINE).run
+    if progress is not None:
+        return load_or_compute_vectors(model_key, corpus(), run, fingerprint=fingerprint, progress=progress)[
+            0
+        ]
     with st.spinner(SPINNER.format(n=len(corpus()))):
-        return _vectors(*_key(model_key))
+        return load_or_compute_vectors(model_key, corpus(), run, fingerprint=fingerprint)[0]
 
 
 @dataclass(frozen=True)
@@ -53,18 +118,20 @@ class CorpusQK:
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def _corpus_qk(model_key: str, fingerprint: str, digest: str, layer: int, head: int) -> CorpusQK:
-    found = _vectors(model_key, fingerprint, digest)
+def _corpus_qk(
+    model_key: str, fingerprint: str, digest: str, layer: int, head: int, _found: CorpusVectors
+) -> CorpusQK:
     weights = load_engine(model_key, ENGINE).layer_weights(layer)
-    query, key = head_queries_keys(found.hidden[layer], weights, head)  # the state entering the layer
+    query, key = head_queries_keys(_found.hidden[layer], weights, head)  # the state entering the layer
     space = qk_space(query, key)
     return CorpusQK(space, *space.place(query, key))
 
 
-def corpus_qk(model_key: str, layer: int, head: int) -> CorpusQK:
-    """Head `head` of layer `layer` (0-indexed): the plane of its corpus queries and keys."""
-    with st.spinner(SPINNER.format(n=len(corpus()))):  # the vectors, the first time
-        return _corpus_qk(*_key(model_key), layer, head)
+def corpus_qk(model_key: str, layer: int, head: int, progress: Progress | None = None) -> CorpusQK:
+    """Head `head` of layer `layer` (0-indexed): the plane of its corpus queries and keys (the
+    vectors computed first when they are not ready: corpus_vectors, with `progress`)."""
+    found = corpus_vectors(model_key, progress)
+    return _corpus_qk(*_key(model_key), layer, head, found)
 
 
 def head_weights(model_key: str, layer: int):

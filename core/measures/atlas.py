@@ -43,7 +43,8 @@ the key: both engines give the same numbers (within 1e-5), so an atlas is the mo
 engine computed it (HeadAtlas.engine says which; the page shows it). A file that cannot be read is
 ignored and recomputed; a directory that cannot be written leaves the atlas in memory only (logged).
 A decoder's file also holds to_first, induction and the test's length and seed; a decoder's file
-without them (written before the atlas measured them) is ignored too, and recomputed.
+without them (written before the atlas measured them) is ignored too, and recomputed. `python -m core
+prepare` (core/prepare.py) writes these files ahead of time, as the atlas page would.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ import numpy as np
 
 from core.measures.atlas_rows import is_punctuation, row_sums
 from core.measures.cache_files import cache_dir, corpus_hash, model_fingerprint, write_npz_atomically
-from core.measures.induction import Induction, induction
+from core.measures.induction import Induction, induction, load_or_measure
 from core.models.result import AttentionResult
 
 LOG = logging.getLogger(__name__)
@@ -66,7 +67,15 @@ LOG = logging.getLogger(__name__)
 __all__ = ["ALL_ROLES", "ALL_STATS", "BROAD", "BROAD_ENTROPY", "DECODER_ROLES", "DECODER_SHARE_ROLES"]
 __all__ += ["DECODER_STATS", "FIRST_TOKEN", "INDUCTION", "INDUCTION_LENGTH", "INDUCTION_SCORE"]
 __all__ += ["INDUCTION_SEED", "MIXED", "ROLES", "ROLE_SHARE", "SHARE_ROLES", "STATS", "STATS_VERSION"]
-__all__ += ["AtlasAccumulator", "HeadAtlas", "cache_dir", "cache_path", "compute_atlas", "corpus_hash"]
+__all__ += [
+    "AtlasAccumulator",
+    "HeadAtlas",
+    "Progress",
+    "cache_dir",
+    "cache_path",
+    "compute_atlas",
+    "corpus_hash",
+]
 __all__ += ["head_roles", "is_punctuation", "load_atlas", "load_or_compute", "measure_induction"]
 __all__ += ["measure_sentences", "model_fingerprint", "save_atlas", "write_npz_atomically"]
 
@@ -238,10 +247,18 @@ class AtlasAccumulator:
         )
 
 
-def measure_induction(engine) -> Induction:
+def measure_induction(
+    engine, *, model: str | None = None, fingerprint: str | None = None, directory: Path | None = None
+) -> Induction:
     """The atlas's induction test on a decoder engine (forward, unembed): core.measures.induction
-    on INDUCTION_LENGTH random tokens (at most half the model's context) from INDUCTION_SEED, twice."""
-    return induction(engine, min(INDUCTION_LENGTH, engine.max_tokens // 2), INDUCTION_SEED)
+    on INDUCTION_LENGTH random tokens (at most half the model's context) from INDUCTION_SEED, twice.
+    Given the model key and its files' fingerprint, kept on disk (core.measures.induction.load_or_measure)."""
+    length = min(INDUCTION_LENGTH, engine.max_tokens // 2)
+    if model is None or fingerprint is None:
+        return induction(engine, length, INDUCTION_SEED)
+    return load_or_measure(
+        engine, model, length, INDUCTION_SEED, fingerprint=fingerprint, directory=directory
+    )
 
 
 def compute_atlas(

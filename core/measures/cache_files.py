@@ -1,9 +1,12 @@
 """Files the measures keep on disk: where they go, what names them, and how they are written.
 
-The head atlas (core/measures/atlas.py) and the corpus neighbours (core/measures/neighbours.py) keep
-.npz files in one folder, $XDG_CACHE_HOME/attention-explorer/atlas (or ~/.cache/...), keyed by the model,
-a fingerprint of its files and a hash of the corpus. A file is written through a temporary file and
-os.replace, so a reader never sees half of one; a folder that cannot be written is logged, not raised.
+The head atlas (core/measures/atlas.py), its induction test (core/measures/induction.py) and the
+corpus neighbours (core/measures/neighbours.py: an .npz index beside an .npy of the vectors, which a
+reader maps rather than reads) keep their files in one folder, $XDG_CACHE_HOME/attention-explorer/atlas
+(or ~/.cache/...), keyed by the model, a fingerprint of its files and a hash of the corpus. A file is
+written through a temporary file and os.replace, so a reader never sees half of one; a folder that
+cannot be written is logged, not raised. `python -m core prepare` (core/prepare.py) fills the folder
+ahead of time.
 """
 
 from __future__ import annotations
@@ -12,14 +15,15 @@ import hashlib
 import logging
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 
 LOG = logging.getLogger(__name__)
 
-__all__ = ["cache_dir", "corpus_hash", "model_fingerprint", "write_npz_atomically"]
+__all__ = ["cache_dir", "corpus_hash", "model_fingerprint", "write_npy_atomically", "write_npz_atomically"]
 
 
 def corpus_hash(sentences: Sequence[str]) -> str:
@@ -55,12 +59,21 @@ def cache_dir() -> Path:
 def write_npz_atomically(path: Path, arrays: dict[str, np.ndarray]) -> bool:
     """Write `arrays` to `path` as .npz through a temporary file in the same folder and os.replace,
     so a reader never sees half a file. False, logged, when the folder cannot be written."""
+    return _write_atomically(path, lambda f: np.savez(f, **arrays))
+
+
+def write_npy_atomically(path: Path, array: np.ndarray) -> bool:
+    """Write one array to `path` as .npy (which np.load can map: mmap_mode="r"), as above."""
+    return _write_atomically(path, lambda f: np.save(f, array))
+
+
+def _write_atomically(path: Path, write: Callable[[IO[bytes]], None]) -> bool:
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".cache-", suffix=".tmp", delete=False) as f:
             tmp = f.name
-            np.savez(f, **arrays)
+            write(f)
         os.replace(tmp, path)
         return True
     except OSError as err:

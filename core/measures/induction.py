@@ -13,15 +13,26 @@ engine's `ablate`) and measuring the second copy's loss again says how much of t
 The tokens are drawn with numpy's generator from `seed`, so a link or a command line reproduces
 them. As TransformerLens' induction test does, there is no start token unless the caller adds one.
 
+The head atlas runs this test on every decoder (core/measures/atlas.py, measure_induction); its result
+is kept on disk beside the atlas (load_or_measure: keyed by model key, model fingerprint, length and
+seed), so the atlas of a user's sentence does not run it again in each new server process.
+
 Letters: L layers, H heads, n one copy's length, T = 2 n positions, V vocabulary.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+
+from core.measures.cache_files import cache_dir, write_npz_atomically
+
+LOG = logging.getLogger(__name__)
 
 __all__ = [
     "INDUCTION_MIN",
@@ -29,6 +40,8 @@ __all__ = [
     "copy_losses",
     "induction",
     "induction_heads",
+    "induction_path",
+    "load_or_measure",
     "prefix_matching_scores",
     "repeated_random_tokens",
 ]
@@ -110,3 +123,43 @@ def induction(engine, length: int = 50, seed: int = 0, ablate: Iterable[tuple[in
     logits = engine.unembed(out.hidden_states[-1])  # (T, V)
     first, repeat = copy_losses(logits, ids, length)
     return Induction(length, seed, ids, prefix_matching_scores(out.attentions, length), first, repeat, ablate)
+
+
+# ---- the disk cache (the atlas's test: no heads ablated) ----------------------------------------
+
+
+def induction_path(
+    model: str, length: int, seed: int, *, fingerprint: str, directory: Path | None = None
+) -> Path:
+    key = f"induction v1\n{model}\n{fingerprint}\n{length}\n{seed}".encode("utf-8", "surrogatepass")
+    return (directory or cache_dir()) / f"induction-{hashlib.sha256(key).hexdigest()[:32]}.npz"
+
+
+def load_or_measure(
+    engine, model: str, length: int, seed: int, *, fingerprint: str, directory: Path | None = None
+) -> Induction:
+    """induction(engine, length, seed) from the disk cache, or measured now and saved. A file that
+    cannot be read, or that is not this test's, is ignored (logged) and measured again."""
+    path = induction_path(model, length, seed, fingerprint=fingerprint, directory=directory)
+    found = _read(path, length, seed) if path.is_file() else None
+    if found is None:
+        found = induction(engine, length, seed)
+        arrays = {"token_ids": found.token_ids, "scores": found.scores}
+        losses = {"loss_first": found.loss_first, "loss_repeat": found.loss_repeat}
+        write_npz_atomically(path, {**arrays, **losses})
+    return found
+
+
+def _read(path: Path, length: int, seed: int) -> Induction | None:
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            ids, scores = np.array(data["token_ids"]), np.array(data["scores"], dtype=np.float64)
+            losses = float(data["loss_first"]), float(data["loss_repeat"])
+        if ids.shape != (2 * length,) or scores.ndim != 2:
+            raise ValueError("damaged arrays")
+        if not (np.isfinite(scores).all() and np.isfinite(losses).all()):
+            raise ValueError("not finite")
+        return Induction(length, seed, ids, scores, *losses)
+    except Exception as err:  # a damaged file of any kind
+        LOG.warning("ignoring the induction test %s (%s: %s); measuring again", path, type(err).__name__, err)
+        return None

@@ -9,8 +9,11 @@ vector; the answer is the k corpus words with the largest cosine at that layer. 
 of it, so "bank" the lender can find other lenders.
 
 The disk cache sits beside the head atlas's (core/measures/atlas.py) and is keyed the same way: model key,
-model fingerprint, corpus hash and VECTORS_VERSION. A file that cannot be read is ignored and
-recomputed; a folder that cannot be written leaves the vectors in memory only (logged).
+model fingerprint, corpus hash and VECTORS_VERSION. Two files: a small .npz index (tokens, words, where
+each sits) and an .npy of the vectors, which a reader maps (np.load(mmap_mode="r")) so that only the
+layers it reads become resident. A file that cannot be read is ignored and recomputed; a folder that
+cannot be written leaves the vectors in memory only (logged). `python -m core prepare` (core/prepare.py)
+writes them ahead of time.
 
 Letters: L layers, N corpus tokens, M corpus words, D hidden size.
 """
@@ -19,20 +22,23 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from core.measures.analysis import piece_text, word_spans
-from core.measures.atlas import cache_dir, corpus_hash, write_npz_atomically
+from core.measures.cache_files import cache_dir, corpus_hash, write_npy_atomically, write_npz_atomically
 
 LOG = logging.getLogger(__name__)
 
-__all__ = ["VECTORS_VERSION", "CorpusVectors", "collect", "load_or_compute_vectors", "nearest"]
+__all__ = ["VECTORS_VERSION", "CorpusVectors", "collect", "counted", "hidden_path", "load_or_compute_vectors"]
+__all__ += ["load_vectors", "nearest", "save_vectors", "vectors_path"]
 
-VECTORS_VERSION = 1  # bump when what is stored changes: old files then match no key
+# Bump when what is stored changes: old files then match no key. 2: the vectors in an .npy of their own.
+VECTORS_VERSION = 2
+Progress = Callable[[int, int], None]  # (sentences done, sentences in all)
 
 
 @dataclass(frozen=True)
@@ -105,39 +111,52 @@ def nearest(corpus: CorpusVectors, query: np.ndarray, layer: int, k: int = 10) -
 
 
 def vectors_path(model: str, corpus: str, *, fingerprint: str, directory: Path | None = None) -> Path:
+    """The index file (.npz) of (model key, model fingerprint, corpus hash, VECTORS_VERSION); the
+    vectors themselves are beside it, in hidden_path(it)."""
     key = f"vectors v{VECTORS_VERSION}\n{model}\n{fingerprint}\n{corpus}".encode("utf-8", "surrogatepass")
     return (directory or cache_dir()) / f"vectors-{hashlib.sha256(key).hexdigest()[:32]}.npz"
 
 
+def hidden_path(index: Path) -> Path:
+    """The .npy of the (L + 1, N, D) vectors beside an index file: np.load maps it (mmap_mode="r"),
+    so a reader holds only the layers it touches, not all of them (SmolLM2's: 137 MB)."""
+    return index.with_suffix(".npy")
+
+
 def save_vectors(found: CorpusVectors, path: Path) -> bool:
-    """Write atomically; False, logged, when the folder cannot be written."""
-    return write_npz_atomically(
-        path,
-        {
-            "version": np.asarray(VECTORS_VERSION),
-            "hidden": found.hidden,
-            "tokens": np.asarray(found.tokens, dtype=str),
-            "token_sentence": found.token_sentence,
-            "special": found.special,
-            "word_start": found.word_start,
-            "word_stop": found.word_stop,
-            "words": np.asarray(found.words, dtype=str),
-            "model": np.asarray(found.model),
-            "corpus_hash": np.asarray(found.corpus_hash),
-        },
+    """Write the vectors, then the index (so an index on disk means its vectors are whole), each
+    atomically; False, logged, when the folder cannot be written."""
+    return write_npy_atomically(hidden_path(path), np.asarray(found.hidden, dtype=np.float16)) and (
+        write_npz_atomically(
+            path,
+            {
+                "version": np.asarray(VECTORS_VERSION),
+                "shape": np.asarray(found.hidden.shape),
+                "tokens": np.asarray(found.tokens, dtype=str),
+                "token_sentence": found.token_sentence,
+                "special": found.special,
+                "word_start": found.word_start,
+                "word_stop": found.word_stop,
+                "words": np.asarray(found.words, dtype=str),
+                "model": np.asarray(found.model),
+                "corpus_hash": np.asarray(found.corpus_hash),
+            },
+        )
     )
 
 
 def load_vectors(path: Path, *, model: str, corpus: str) -> CorpusVectors | None:
-    """The cached vectors if readable, whole, and of this model, corpus and version; else None."""
+    """The cached vectors if readable, whole, and of this model, corpus and version; else None. The
+    vectors come as a read-only memory map of hidden_path(path)."""
     if not path.is_file():
         return None
     try:
         with np.load(path, allow_pickle=False) as data:
             if int(data["version"]) != VECTORS_VERSION:
                 raise ValueError(f"version {int(data['version'])}")
+            shape = tuple(int(n) for n in data["shape"])
             found = CorpusVectors(
-                hidden=np.array(data["hidden"], dtype=np.float16),
+                hidden=np.load(hidden_path(path), mmap_mode="r", allow_pickle=False),
                 tokens=tuple(str(t) for t in data["tokens"]),
                 token_sentence=np.array(data["token_sentence"], dtype=np.int32),
                 special=np.array(data["special"], dtype=bool),
@@ -147,20 +166,40 @@ def load_vectors(path: Path, *, model: str, corpus: str) -> CorpusVectors | None
                 model=str(data["model"].item()),
                 corpus_hash=str(data["corpus_hash"].item()),
             )
-        n, m = len(found.tokens), len(found.words)
-        if found.model != model or found.corpus_hash != corpus:
-            raise ValueError("another model or corpus")
-        if found.hidden.ndim != 3 or found.hidden.shape[1] != n or not np.isfinite(found.hidden).all():
-            raise ValueError("damaged arrays")
-        if not (len(found.token_sentence) == len(found.special) == n and len(found.word_start) == m):
-            raise ValueError("damaged index")
-        inside = m == 0 or (found.word_start.min() >= 0 and found.word_stop.max() <= n)
-        if len(found.word_stop) != m or not inside:
-            raise ValueError("damaged word index")
+        _check(found, shape, model=model, corpus=corpus)
+        if not _all_finite(hidden_path(path), found.hidden):
+            raise ValueError("not finite")
         return found
     except Exception as err:  # a damaged file of any kind
         LOG.warning("ignoring the corpus vectors %s (%s: %s); recomputing", path, type(err).__name__, err)
         return None
+
+
+def _check(found: CorpusVectors, shape: tuple[int, ...], *, model: str, corpus: str) -> None:
+    """Raise ValueError unless the index and the vectors agree with each other and the key."""
+    n, m = len(found.tokens), len(found.words)
+    if found.model != model or found.corpus_hash != corpus:
+        raise ValueError("another model or corpus")
+    hidden = found.hidden
+    if hidden.dtype != np.float16 or hidden.shape != shape or hidden.ndim != 3 or hidden.shape[1] != n:
+        raise ValueError("damaged arrays")
+    if not (len(found.token_sentence) == len(found.special) == n and len(found.word_start) == m):
+        raise ValueError("damaged index")
+    inside = m == 0 or (found.word_start.min() >= 0 and found.word_stop.max() <= n)
+    if len(found.word_stop) != m or not inside:
+        raise ValueError("damaged word index")
+
+
+def _all_finite(path: Path, hidden: np.memmap) -> bool:
+    """Every vector finite, read layer by layer into one buffer: checking the map itself would make
+    every layer resident in this process, which the map is there to avoid."""
+    layer = np.empty(hidden.shape[1:], dtype=hidden.dtype)
+    with open(path, "rb") as f:
+        f.seek(hidden.offset)
+        for _ in range(hidden.shape[0]):
+            if f.readinto(layer) != layer.nbytes or not np.isfinite(layer).all():
+                return False
+    return True
 
 
 def load_or_compute_vectors(
@@ -170,13 +209,29 @@ def load_or_compute_vectors(
     *,
     fingerprint: str,
     directory: Path | None = None,
+    progress: Progress | None = None,
 ) -> tuple[CorpusVectors, str]:
-    """The corpus vectors from the disk cache, or computed with `run` (an engine's run) and saved.
-    Returns (vectors, where from): "disk", "computed" or "computed, not saved"."""
+    """The corpus vectors from the disk cache, or computed with `run` (an engine's run) and saved,
+    calling progress(sentences done, sentences in all) after each sentence. Returns (vectors, where
+    from): "disk", "computed" or "computed, not saved". Saved vectors are returned mapped from the
+    file, so the computed copy is let go."""
     corpus = corpus_hash(sentences)
     path = vectors_path(model, corpus, fingerprint=fingerprint, directory=directory)
     cached = load_vectors(path, model=model, corpus=corpus)
     if cached is not None:
         return cached, "disk"
-    found = collect((run(s) for s in sentences), model=model, corpus=corpus)
-    return found, "computed" if save_vectors(found, path) else "computed, not saved"
+    found = collect(counted(run, sentences, progress), model=model, corpus=corpus)
+    if not save_vectors(found, path):
+        return found, "computed, not saved"
+    return load_vectors(path, model=model, corpus=corpus) or found, "computed"
+
+
+def counted(run: Callable[[str], object], sentences: Sequence[str], progress: Progress | None) -> Iterator:
+    """run(s) for each sentence in turn, calling progress(0, total) first (the work begins) and
+    progress(done, total) after each."""
+    if progress is not None:
+        progress(0, len(sentences))
+    for done, sentence in enumerate(sentences, start=1):
+        yield run(sentence)
+        if progress is not None:
+            progress(done, len(sentences))

@@ -16,7 +16,11 @@ exception at the next bar update) leaves its partial sums in the store; the next
 
 A decoder's atlas also holds each head's induction score (core.measures.atlas.measure_induction).
 That test feeds token ids, not text, so it runs on the NumPy engine (loaded beside the torch one when
-the torch engine is chosen; the two agree within 1e-5).
+the torch engine is chosen; the two agree within 1e-5); its result is kept on disk beside the atlas,
+for the atlas of a user's sentence.
+
+`python -m core prepare` (core/prepare.py) writes the same files ahead of time. For a view that asks
+before long work: atlas_ready says whether corpus_atlas would return without computing.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ import streamlit as st
 from core.measures.atlas import (
     AtlasAccumulator,
     HeadAtlas,
+    Progress,
+    cache_path,
     compute_atlas,
     corpus_hash,
     load_or_compute,
@@ -39,9 +45,10 @@ from core.measures.atlas import (
 )
 from core.measures.induction import Induction
 from core.models.architectures import is_decoder
+from core.models.errors import ModelError
 from core.models.result import AttentionResult
 from dashboard.content import atlas as content
-from dashboard.engines import compute_attention, engine_fingerprint, load_engine
+from dashboard.engines import compute_attention, engine_fingerprint, files_fingerprint, load_engine
 from dashboard.hosted import count_new_text
 
 MEMORY_ENTRIES = 4  # atlases (and partial sums) kept in memory (each is a few kB: 9 arrays of L x H)
@@ -107,9 +114,28 @@ class Measured:
     resumed_at: int = 0  # sentences a previous, interrupted run had already measured
 
 
-def corpus_atlas(model_key: str, engine: str, sentences: tuple[str, ...] | None = None) -> Measured:
+def atlas_ready(model_key: str, engine: str = "numpy", sentences: tuple[str, ...] | None = None) -> bool:
+    """Whether corpus_atlas(model_key, engine) has nothing to compute: the atlas is in this process's
+    memory or its file is on disk. Loads no model and reads no file (it asks whether it exists),
+    keyed by the fingerprint of the model's files now. Either engine finds the same atlas (the key
+    has no engine). False for a model whose files cannot be found."""
+    sentences = content.corpus() if sentences is None else sentences
+    try:
+        fingerprint = files_fingerprint(model_key)
+    except (ModelError, OSError):
+        return False
+    digest = corpus_hash(sentences)
+    in_memory = memory_store().get((model_key, fingerprint, digest)) is not None
+    return in_memory or cache_path(model_key, digest, fingerprint=fingerprint).is_file()
+
+
+def corpus_atlas(
+    model_key: str, engine: str, sentences: tuple[str, ...] | None = None, progress: Progress | None = None
+) -> Measured:
     """The atlas of `model_key` on the built-in corpus (or `sentences`), from memory, the disk cache,
-    or computed now with a progress bar in the page (resuming an interrupted computation)."""
+    or computed now (resuming an interrupted computation), calling progress(done, total) with the
+    sentences done (where it starts first, then after each), or with a progress bar in the page
+    when no `progress` is given."""
     sentences = content.corpus() if sentences is None else sentences  # looked up here: tests swap it
     start = time.perf_counter()
     store = memory_store()
@@ -126,7 +152,7 @@ def corpus_atlas(model_key: str, engine: str, sentences: tuple[str, ...] | None 
 
         def compute() -> HeadAtlas:
             test = induction_test(model_key, engine) if decoder else None
-            return _compute(engine_obj.run, model_key, engine, sentences, acc, test)
+            return _compute(engine_obj.run, model_key, engine, sentences, acc, test, progress)
 
         atlas, source = load_or_compute(
             model_key, sentences, compute, fingerprint=fingerprint, decoder=decoder
@@ -142,21 +168,27 @@ def _compute(
     sentences: tuple[str, ...],
     acc: AtlasAccumulator,
     induction: Induction | None,
+    progress: Progress | None,
 ) -> HeadAtlas:
     n = len(sentences)
-    first = f"Measuring every head on {n} sentences (once per model)…"
-    if acc.seen:
-        first = f"Measuring every head: resuming at sentence {acc.seen + 1} of {n}…"
-    bar = st.progress(acc.seen / n, text=first)
+    bar = None
+    if progress is None:  # the page's own bar
+        first = f"Measuring every head on {n} sentences (once per model)…"
+        if acc.seen:
+            first = f"Measuring every head: resuming at sentence {acc.seen + 1} of {n}…"
+        bar = st.progress(acc.seen / n, text=first)
 
-    def progress(done: int, total: int) -> None:
-        if done == total or done % PROGRESS_EVERY == 0:
-            bar.progress(done / total, text=f"Measuring every head: sentence {done} of {total}…")
+        def progress(done: int, total: int) -> None:
+            if done == total or done % PROGRESS_EVERY == 0:
+                bar.progress(done / total, text=f"Measuring every head: sentence {done} of {total}…")
 
+    else:
+        progress(acc.seen, n)
     atlas = measure_sentences(
         run, sentences, model=model_key, engine=engine, progress=progress, partial=acc, induction=induction
     )
-    bar.empty()
+    if bar is not None:
+        bar.empty()
     return atlas
 
 
@@ -170,8 +202,9 @@ def induction_test(model_key: str, engine: str) -> Induction:
 
 @st.cache_resource(max_entries=4, show_spinner=False)
 def _induction(model_key: str, fingerprint: str, _engine_obj) -> Induction:
-    """Kept per model files (the fingerprint), so a folder retrained in place is measured again."""
-    return measure_induction(_engine_obj)
+    """Kept per model files (the fingerprint), so a folder retrained in place is measured again; on
+    disk too (core.measures.induction.load_or_measure), so a new server process reads it."""
+    return measure_induction(_engine_obj, model=model_key, fingerprint=fingerprint)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
