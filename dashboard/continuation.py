@@ -15,7 +15,7 @@ import logging
 import numpy as np
 import streamlit as st
 
-from core.measures.choice import Option, choose
+from core.measures.choice import Option, choose_each
 from core.models.bert import TextError
 from dashboard.content import continuation as text
 from dashboard.content.continuation import PROBES, Probe
@@ -43,10 +43,24 @@ def as_continuation(prefix: str, option: str) -> str:
 
 
 @st.cache_data(max_entries=32, show_spinner="Asking the model…")
-def scored(model_key: str, prefix: str, options: tuple[str, ...]) -> list[Option]:
-    """The options scored after the prefix by the model's NumPy engine (cached: a rerun does not run
-    the model again)."""
-    return choose(load_engine(model_key, "numpy"), prefix, options)[1]
+def scored(model_key: str, prefixes: tuple[str, ...], options: tuple[str, ...]) -> list[list[Option]]:
+    """The options scored after each prefix by the model's NumPy engine, prefixes of one length in
+    one batched pass (core.measures.choice.choose_each; cached: a rerun does not run the model
+    again)."""
+    return [found for _tokens, found in choose_each(load_engine(model_key, "numpy"), prefixes, options)]
+
+
+def _n_tokens(engine, text: str) -> int:
+    """The text's tokens, those past the model's context (cut, kept in `overflowing`) counted too."""
+    encoding = engine.encode(text)
+    return len(encoding.ids) + sum(len(piece.ids) for piece in encoding.overflowing)
+
+
+def _fits(engine, text: str, most: int) -> bool:
+    try:
+        return _n_tokens(engine, text) <= most
+    except TextError:
+        return False
 
 
 def verdict(options: list[Option], reader: str | None = None) -> str:
@@ -93,24 +107,31 @@ def _fill(place: str, sentence: str) -> Probe:
 
 
 def ask(
-    place: str, model_key: str, limits: Limits, prefix: str, typed: tuple[str, str]
+    place: str,
+    model_key: str,
+    limits: Limits,
+    prefix: str,
+    typed: tuple[str, str],
+    together: tuple[str, ...] = (),
 ) -> list[Option] | None:
     """Score the two typed continuations after `prefix` (`place` counts it as a new text in hosted
-    mode); None after saying why on the page."""
+    mode); None after saying why on the page. `together`: the prefixes of a pair's other sentences,
+    asked next with the same continuations: those within the page's limit are scored in the same
+    batched pass, so their own ask finds them in the cache."""
     options = tuple(as_continuation(prefix, option) for option in typed)
     if not prefix.strip() or not all(o.strip() for o in options):
         st.info(text.EMPTY, icon=":material/edit_note:")
         return None
     try:
         engine = load_engine(model_key, "numpy")
-        encoding = engine.encode(prefix)  # cut at the model's context; what was cut is in `overflowing`
-        n_tokens = len(encoding.ids) + sum(len(piece.ids) for piece in encoding.overflowing)
+        n_tokens = _n_tokens(engine, prefix)  # cut at the model's context; what was cut counts too
         most = min(limits.max_tokens, engine.max_tokens - 1)  # room for the continuation's first token
         if n_tokens > most:
             st.warning(text.TOO_LONG.format(n=n_tokens, most=most), icon=":material/content_cut:")
             return None
         count_new_text(f"{place}_choice", (model_key, prefix, options), limits.max_texts_per_minute)
-        return scored(model_key, prefix, options)
+        batch = tuple(sorted({prefix, *(other for other in together if _fits(engine, other, most))}))
+        return scored(model_key, batch, options)[batch.index(prefix)]
     except TooManyTexts:
         st.info(TOO_MANY_TEXTS.format(limit=limits.max_texts_per_minute), icon=":material/hourglass_top:")
     except TextError as err:
@@ -165,21 +186,26 @@ def continuation_ui(place: str, model_key: str, sentence: str) -> None:
     st.caption(text.INTRO)
     probe = boxes_ui(place, sentence)
     prefix, *typed = asked(place)
-    if (options := ask(place, model_key, limits, prefix, tuple(typed))) is None:
-        return
     reader = reader_of(place, probe)
+    partner = PROBES[probe.partner] if reader and probe.partner else None
+    together = (partner.prefix,) if partner and partner.options == tuple(typed) else ()
+    if (options := ask(place, model_key, limits, prefix, tuple(typed), together)) is None:
+        return
     st.markdown(verdict(options, reader))
     table_ui(options)
-    if reader and probe.partner:
-        _partner_ui(place, model_key, limits, probe, options)
+    if partner:
+        _partner_ui(place, model_key, limits, (probe, partner), options)
     st.caption(text.CAPTION)
 
 
-def _partner_ui(place: str, model_key: str, limits: Limits, probe: Probe, options: list[Option]) -> None:
+def _partner_ui(
+    place: str, model_key: str, limits: Limits, probes: tuple[Probe, Probe], options: list[Option]
+) -> None:
     """The same question after the minimal pair's other sentence: only both answers together say
     whether the model's choice follows the meaning."""
-    partner = PROBES[probe.partner]
-    other = ask(f"{place}_partner", model_key, limits, partner.prefix, partner.options)
+    probe, partner = probes
+    together = (probe.prefix,) if partner.options == probe.options else ()  # scored with it: cached
+    other = ask(f"{place}_partner", model_key, limits, partner.prefix, partner.options, together)
     if other is None:
         return
     said = text.PARTNER.format(label=md(partner.label)) + verdict(other, partner.reader)
@@ -224,7 +250,8 @@ def pair_ui(place: str, model_key: str, sentences: tuple[str, str]) -> None:
         with col:
             st.markdown(f"**{n}.** {md(probe.prefix)} …")
             typed = (ss[f"{place}_choice_a"], ss[f"{place}_choice_b"])
-            if (options := ask(f"{place}{n}", model_key, limits, probe.prefix, typed)) is None:
+            others = tuple(p.prefix for p in probes if p.prefix != probe.prefix)  # one batched pass
+            if (options := ask(f"{place}{n}", model_key, limits, probe.prefix, typed, others)) is None:
                 return
             st.markdown(verdict(options, probe.reader if kept else None))
             table_ui(options)

@@ -56,17 +56,26 @@ def bert_trace(text: str, layer: int) -> tuple[LayerTrace, int]:
     return engine.trace(text, layer), total
 
 
+def block_steps(engine, ids: Sequence[int], layer: int) -> dict[str, np.ndarray]:
+    """Block `layer`'s steps on token ids, as forward(ids, trace_layers=[layer]).steps[layer] holds
+    them, from the blocks up to it only: the blocks after it change nothing it shows (on SmolLM2,
+    layer 1 is one block's work, not thirty)."""
+    ids = np.asarray(ids)
+    engine.check_ids(ids, 0)
+    return engine.layers_from(0, engine.embed(ids), stop=layer + 1, trace_layers=[layer]).steps[layer]
+
+
 # cache_resource, as bert_trace: the trace holds the layer's weights, shared rather than copied
 @st.cache_resource(max_entries=8, show_spinner=False)
 def decoder_trace(model_key: str, text: str, layer: int) -> tuple[LayerTrace, int]:
     """One block (0-indexed) of the GPT-2 `model_key` (loaded on the NumPy engine beforehand) on the
     first MAX_BERT_TOKENS tokens of text, and the text's full count of tokens. Every array is the
     engine's own: forward(ids, trace_layers=[layer]).steps, the block's weights, and for the first
-    block the two embedding tables' rows that X sums."""
+    block the two embedding tables' rows that X sums. Only the blocks up to `layer` run (block_steps)."""
     engine = load_engine(model_key, "numpy")
     ids = list(engine.encode(text).ids)
     total, ids = len(ids), ids[:MAX_BERT_TOKENS]
-    steps = dict(engine.forward(ids, trace_layers=[layer]).steps[layer])
+    steps = dict(block_steps(engine, ids, layer))
     # the engine's "normed" is LayerNorm_2 (the MLP's input), not BERT's post-LN result of step 7
     steps["ln2"] = steps.pop("normed")
     weights = engine.layers[layer]
@@ -96,14 +105,15 @@ def decoder_trace(model_key: str, text: str, layer: int) -> tuple[LayerTrace, in
 @st.cache_resource(max_entries=8, show_spinner=False)
 def llama_trace(model_key: str, text: str, layer: int) -> tuple[LayerTrace, int]:
     """One block (0-indexed) of the Llama `model_key` (SmolLM2), as decoder_trace: every array is the
-    engine's own (forward(ids, trace_layers=[layer]).steps). Steps 2 to 6 draw one query head, so
-    "key" and "value" are its group's, shared over the query heads (share_kv_heads); step 2 shows
-    them before RoPE, and the RoPE stop shows the turned ones ("query_rot", "key_rot") that step 3
-    multiplies. The key/value heads themselves are kept as "key_kv" / "key_kv_rot" / "value_kv"."""
+    engine's own (block_steps: forward's traced steps, from the blocks up to it). Steps 2 to 6 draw
+    one query head, so "key" and "value" are its group's, shared over the query heads
+    (share_kv_heads); step 2 shows them before RoPE, and the RoPE stop shows the turned ones
+    ("query_rot", "key_rot") that step 3 multiplies. The key/value heads themselves are kept as
+    "key_kv" / "key_kv_rot" / "value_kv"."""
     engine = load_engine(model_key, "numpy")
     ids = list(engine.encode(text).ids)
     total, ids = len(ids), ids[:MAX_BERT_TOKENS]
-    steps = engine.forward(ids, trace_layers=[layer]).steps[layer]
+    steps = block_steps(engine, ids, layer)
     heads, weights = engine.n_heads, engine.block_weights(layer)
     arrays = {name: steps[name] for name in ("x", "scores", "scaled", "masked", "probs", "context")}
     arrays |= {name: steps[name] for name in ("concat", "output", "residual", "ffn", "layer_output")}
