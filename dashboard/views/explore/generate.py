@@ -1,5 +1,6 @@
-"""The explore page's generate view: the text grows one token at a time (core GPT2Numpy.generate, with
-its KV cache), and a step control walks through it: at each step the token taken, the likeliest
+"""The explore page's generate view: the text grows one token at a time (the engine's generation, with
+its KV cache, taken a step at a time so a progress bar counts the tokens as they come), and a step
+control walks through it: at each step the token taken, the likeliest
 tokens the model weighed, and that step's attention from the predicting position over every token
 so far (one row per head of the chosen layer).
 
@@ -10,9 +11,15 @@ hosted mode. Letters: L layers, H heads, S tokens so far.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+
+import numpy as np
 import streamlit as st
 
-from core.models.gpt2 import Generation
+from core.lesson.attention import softmax
+from core.models.decoder import Generation, GenerationStep
 from core.models.result import AttentionResult
 from dashboard.charts.decoder import next_token_bars, shown_token, step_attention
 from dashboard.content import decoder as text
@@ -33,12 +40,78 @@ LAST_LAYER_KEY = "explore_gen_last_layer"
 SHOWN_CHARS = 240  # of the text before the step's token, on a projector: the end of it
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
+KEPT = 4  # generations kept for every session (their arrays are small: S ≤ 1024)
+TOP = 5  # the tokens each step shows, as the engine's generate keeps them
+
+
+class Kept:
+    """The generations made, shared by every session of the process, the newest KEPT (st.cache_data
+    cannot hold them: the progress bar is drawn while one is made, outside any cached function)."""
+
+    def __init__(self) -> None:
+        self.lock, self.found = threading.Lock(), OrderedDict()
+
+    def get(self, key: tuple) -> Generation | None:
+        with self.lock:
+            return self.found.get(key)
+
+    def put(self, key: tuple, generation: Generation) -> None:
+        with self.lock:
+            self.found[key] = generation
+            while len(self.found) > KEPT:
+                self.found.popitem(last=False)
+
+
+@st.cache_resource(show_spinner=False)
+def shared_generations() -> Kept:
+    return Kept()
+
+
+def generation_steps(
+    engine, prompt: str, n_tokens: int, temperature: float | None, seed: int
+) -> Iterator[GenerationStep]:
+    """The engine's generation (DecoderNumpy.generate: greedy, or sampled with numpy's generator
+    seeded by `seed`, on the KV cache), one step at a time so the page can count them: the same
+    steps as generate(prompt, n_tokens, temperature=temperature, seed=seed).steps."""
+    ids = list(engine.encode(prompt).ids)
+    if len(ids) + n_tokens - 1 > engine.max_tokens:  # the engine's own check, said the same way
+        most = engine.max_tokens
+        raise ValueError(
+            f"the prompt has {len(ids)} tokens; with {n_tokens} more the context would pass "
+            f"{most}: shorten it or generate at most {most - len(ids) + 1}"
+        )
+    rng, scale = np.random.default_rng(seed), 1.0 if temperature is None else temperature
+    out = engine.forward(ids)
+    for n in range(n_tokens):
+        logits = engine.unembed(out.hidden_states[-1, -1]).astype(np.float64)  # (V,)
+        if temperature is None:
+            chosen = int(np.argmax(logits))
+        else:
+            chosen = int(rng.choice(len(logits), p=softmax(logits / scale)))
+        row = out.attentions[:, :, -1, :]  # (L, H, S): what the predicting position looked at
+        yield GenerationStep(engine.decode(chosen), chosen, engine.top_tokens(logits, TOP, scale), row)
+        if n + 1 < n_tokens:
+            out = engine.forward([chosen], past=out.cache)
+
+
 def generation_of(
     model_key: str, prompt: str, n_tokens: int, temperature: float | None, seed: int
 ) -> Generation:
-    """The NumPy engine's generation, shared by every session (its arrays are small: S ≤ 1024)."""
-    return load_engine(model_key, "numpy").generate(prompt, n_tokens, temperature=temperature, seed=seed)
+    """The NumPy engine's generation, shared by every session; made now, with a bar that counts the
+    tokens, when no session has made it yet."""
+    key = (model_key, prompt, n_tokens, temperature, seed)
+    if (found := shared_generations().get(key)) is not None:
+        return found
+    engine = load_engine(model_key, "numpy")
+    bar = st.progress(0.0, text=text.GEN_PROGRESS.format(done=0, total=n_tokens))
+    steps = []
+    for step in generation_steps(engine, prompt, n_tokens, temperature, seed):
+        steps.append(step)
+        bar.progress(len(steps) / n_tokens, text=text.GEN_PROGRESS.format(done=len(steps), total=n_tokens))
+    bar.empty()
+    found = Generation([engine.decode(i) for i in engine.encode(prompt).ids], steps, temperature, seed)
+    shared_generations().put(key, found)
+    return found
 
 
 def fitting_tokens(n_prompt: int, asked: int, context: int) -> int:
@@ -95,8 +168,7 @@ def _generate(limits: Limits, n: int, temperature: float | None, seed: int, cont
     key = (model_key, sentence, kept, temperature, seed)
     try:
         count_new_text("generate", key, limits.max_texts_per_minute)
-        with st.spinner(f"Generating {kept} tokens…"):
-            return generation_of(*key)
+        return generation_of(*key)
     except TooManyTexts:
         st.warning(TOO_MANY_TEXTS.format(limit=limits.max_texts_per_minute))
     except ValueError as err:  # the engine's own checks (a prompt it cannot read)
