@@ -87,7 +87,7 @@ def core_rows(quick: bool) -> list[Row]:
             "s",
             note="once per model, NumPy engine; then kept beside the atlas's cache",
         ),
-        Row("corpus vectors read from the disk cache", read, "s", note="float16 .npz, checked on reading"),
+        Row("corpus vectors read from the disk cache", read, "s", note="float16 .npy, mapped; checked on reading"),
         Row(
             "corpus vectors size: on disk / in memory",
             on_disk / MB,
