@@ -20,7 +20,9 @@ def linear(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndar
     """x @ W (+ b) with W shaped (d_in, d_out), as in Q = X W^Q. x (..., d_in): every row is multiplied
     in one matrix product (NumPy multiplies a stacked x, B runs at once, slice by slice: half as fast)."""
     y = (x.reshape(-1, x.shape[-1]) @ w).reshape(*x.shape[:-1], w.shape[-1])
-    return y if b is None else y + b
+    if b is not None:
+        y += b  # y is this product's own array: adding in place spares a copy of it
+    return y
 
 
 def layer_norm(
@@ -75,20 +77,33 @@ def gelu(x: np.ndarray) -> np.ndarray:
     """GELU(x) = x Phi(x) = x/2 (1 + erf(x / sqrt 2)), BERT's "gelu", for whole arrays at once.
 
     Phi comes from the approximation above: within 7.5e-8 of the exact Phi (so GELU(x) within
-    7.5e-8 |x|), about float32's own rounding. Its smaller tail Phi(-|x|) is computed directly, and
-    Phi(x) = 1 - Phi(-x) for x >= 0, so GELU(-x) = GELU(x) - x holds and nothing cancels for x < 0.
+    7.5e-8 |x|), about float32's own rounding. Only the smaller tail Phi(-|x|) is computed, and
+    x Phi(x) = max(x, 0) - |x| Phi(-|x|) (for x >= 0 as Phi(x) = 1 - Phi(-x)), so GELU(-x) = GELU(x) - x
+    holds and nothing cancels for x < 0.
     """
     x = np.asarray(x)
     x = x.astype(np.result_type(x, np.float32), copy=False)  # float32 stays float32; ints become floats
-    t = 1 / (1 + _P * np.abs(x))
-    lower = _A[4] * t  # Horner's rule, in place: t (a1 + t (a2 + t (a3 + t (a4 + t a5))))
+    if x.ndim == 0:  # a single number: as an array of one, since the steps below write into arrays
+        return gelu(x.reshape(1)).reshape(())
+    # Every step works in place on one of three arrays the size of x: a feed-forward's (T, I) is
+    # megabytes, and each new array of that size is fresh memory the system hands over page by page.
+    size = np.abs(x)
+    t = size * _P
+    t += 1
+    np.reciprocal(t, out=t)  # t = 1 / (1 + p |x|)
+    tail = _A[4] * t  # Horner's rule, in place: t (a1 + t (a2 + t (a3 + t (a4 + t a5))))
     for a in _A[3::-1]:
-        lower += a
-        lower *= t
+        tail += a
+        tail *= t
     with np.errstate(over="ignore", under="ignore"):  # e^(-x²/2) -> 0 for large |x|: the right limit
-        lower *= np.exp(-0.5 * x * x)  # Phi(-|x|)
-    lower *= x  # x Phi(-|x|)
-    return np.where(x < 0, lower, x - lower)  # x Phi(x), as Phi(x) = 1 - Phi(-x)
+        gauss = np.multiply(size, -0.5, out=t)  # into t, no longer needed
+        gauss *= size
+        tail *= np.exp(gauss, out=gauss)  # Phi(-|x|)
+    tail *= size  # |x| Phi(-|x|)
+    # max(x, 0) - |x| Phi(-|x|): no branch per element, where a masked np.where costs as much as the rest
+    result = np.maximum(x, 0, out=size)
+    result -= tail
+    return result
 
 
 def gelu_tanh(x: np.ndarray) -> np.ndarray:

@@ -138,6 +138,7 @@ def encoder_layer(
     ablate_heads: Iterable[int] = (),
     variant=None,
     patch_heads: Mapping[int, np.ndarray] | None = None,
+    probs_out: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """One encoder layer on its input x (T, D), step by step. Returns every intermediate under
     core.lesson.trace's names, plus "ffn" (the feed-forward's output) and "layer_output" (the next x).
@@ -148,7 +149,8 @@ def encoder_layer(
     variant: a core.cost.variants.Variant that replaces steps 3-6 in every head (None: full attention);
     its steps give only probs (the effective weights) and context. patch_heads: {head: (T, d_k)}, the
     weighted sums to merge instead of those computed (activation patching; an ablated head stays
-    zero). The returned "context" is the computed one, "concat" what entered W^O."""
+    zero). The returned "context" is the computed one, "concat" what entered W^O. probs_out: an
+    (H, T, T) array the probs are written into (the layer's slice of the model's attentions)."""
     heads, eps = config.num_attention_heads, config.layer_norm_eps
     # 2) project: one product for all heads, then each head takes its d_k columns
     query = split_heads(linear(x, w.w_q, w.b_q), heads)  # (T, D) -> (H, T, d_k)
@@ -156,11 +158,16 @@ def encoder_layer(
     value = split_heads(linear(x, w.w_v, w.b_v), heads)  # (H, T, d_k)
     # 3) scores Q K^T, 4) scaled by 1/sqrt(d_k), 5) softmax, 6) the weighted sum of the values
     if variant is None:
-        steps = attention_steps(query, key, value)  # scores, scaled, probs (H, T, T); context (H, T, d_k)
+        # scores, scaled, probs (H, T, T); context (H, T, d_k)
+        steps = attention_steps(query, key, value, probs_out=probs_out)
     else:  # an efficient variant instead of 3-6, head by head (core/cost/variants.py)
         per_head = [variant(query[h], key[h], value[h]) for h in range(heads)]
+        probs = np.stack([probs for _, probs in per_head]).astype(x.dtype)  # (H, T, T)
+        if probs_out is not None:  # where the softmax would have written them
+            probs_out[...] = probs
+            probs = probs_out
         steps = {
-            "probs": np.stack([probs for _, probs in per_head]).astype(x.dtype),  # (H, T, T)
+            "probs": probs,
             "context": np.stack([context for context, _ in per_head]).astype(x.dtype),  # (H, T, d_k)
         }
     # 7) merge the heads (a patched head brings its given sum, an ablated one zeros), W^O, residual, LN
@@ -274,18 +281,23 @@ class BertNumpy:
         does a patch (`patch`, read here: a patched input is what hidden_states holds for its layer)."""
         ablate, cfg = check_heads(ablate, self.n_layers, self.n_heads), self.config
         patch = check_patch(patch, self.n_layers, self.n_heads, (len(x), cfg.d_k, cfg.hidden_size), first)
-        trace_layers, hidden, attentions, steps = set(trace_layers), [x], [], {}
+        trace_layers, hidden, steps = set(trace_layers), [x], {}
+        # each layer's softmax writes its probs straight into its slice: at 512 tokens the stack is
+        # 75 MB, which stacking the layers' own probs would copy once more into fresh memory
+        shape, dtype = (self.n_layers - first, self.n_heads, len(x), len(x)), np.result_type(x, np.float32)
+        attentions = np.empty(shape, dtype)  # float32, as the weights, unless x is wider
         for i in range(first, self.n_layers):
             cut = [head for layer, head in ablate if layer == i]
             if patch is not None:
                 hidden[-1] = patch.residual.get(i, hidden[-1])  # (T, D): the input layer i reads
             given = None if patch is None else patch.heads_of(i)
-            layer = encoder_layer(hidden[-1], self.layers[i], self.config, cut, variant, given)
+            layer = encoder_layer(
+                hidden[-1], self.layers[i], self.config, cut, variant, given, probs_out=attentions[i - first]
+            )
             hidden.append(layer["layer_output"])
-            attentions.append(layer["probs"])
             if i in trace_layers:
                 steps[i] = layer
-        return np.stack(hidden), np.stack(attentions), steps
+        return np.stack(hidden), attentions, steps
 
     def hidden_states(self, input_ids, token_type_ids=None, *, ablate=(), patch=None) -> np.ndarray:
         """(L + 1, T, D) float32 for token ids as they are (no tokenizer): leave-one-out drops ids."""
