@@ -91,6 +91,62 @@ def current_limits() -> Limits:
     return replace(HOSTED, more_models=more) if more else HOSTED
 
 
+# ---- a classroom on SmolLM2: what was measured ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RoomMeasured:
+    """The classroom benchmark's figures for a room on one hosted server (bench/classroom.py,
+    `python -m bench.classroom --llm`; bench/README.md). The hosted demo's line about rooms is
+    written from these, so a new measurement changes it here only."""
+
+    students: int
+    peak_mb: float  # the server's peak resident memory
+    own_p95_s: float  # a student's own sentence on SmolLM2 (explore and compare), 95th percentile
+    preset_p95_s: float  # the teacher's example and preset pair, 95th percentile
+    errors: int
+    memory_mb: float = 690  # Community Cloud's guaranteed memory
+    own_target_s: float = 15.0  # the issue's bounds (issue 49)
+    preset_target_s: float = 3.0
+
+    def holds(self) -> bool:
+        return (
+            self.peak_mb <= self.memory_mb
+            and self.errors == 0
+            and self.own_p95_s <= self.own_target_s
+            and self.preset_p95_s <= self.preset_target_s
+        )
+
+
+SMOLLM2_ROOM = RoomMeasured(students=30, peak_mb=1230, own_p95_s=24.3, preset_p95_s=24.3, errors=0)
+
+
+def room_note(room: RoomMeasured = SMOLLM2_ROOM) -> str | None:
+    """The line the hosted demo shows where SmolLM2 is picked when the measured room does not fit
+    this server, with the figures; None when it does."""
+    if room.holds():
+        return None
+    missed = [
+        f"memory peaked at {room.peak_mb:,.0f} MB of the demo's {room.memory_mb:,.0f} MB"
+        if room.peak_mb > room.memory_mb
+        else "",
+        f"one in twenty of their own sentences took over {room.own_p95_s:.0f} s"
+        if room.own_p95_s > room.own_target_s
+        else "",
+        f"one in twenty opened the teacher's example after over {room.preset_p95_s:.0f} s"
+        if room.preset_p95_s > room.preset_target_s
+        else "",
+        f"{room.errors} of their clicks failed" if room.errors else "",
+    ]
+    said = [m for m in missed if m]
+    return (
+        f"A whole class on SmolLM2 is too much for this public demo: with {room.students} students at "
+        f"once, {', '.join(said[:-1]) + ' and ' if len(said) > 1 else ''}{said[-1]} "
+        "(bench/classroom.py). A few visitors at a time are fine; for a class, run the app on the "
+        "classroom's own machine (docs/hosting.md)."
+    )
+
+
 # ---- new texts a minute ---------------------------------------------------------------------------
 
 

@@ -42,7 +42,7 @@ from dashboard.engines import (
     offered_models,
     torch_hint,
 )
-from dashboard.hosted import Limits
+from dashboard.hosted import Limits, room_note
 from dashboard.state import Parsed, UrlParam, choice_param
 from dashboard.widgets import error_md, md
 
@@ -118,10 +118,13 @@ def _forget_failures(page: str) -> None:
 
 def showing_ui(label: str, engine_key: str, engine_obj: object) -> None:
     """The sidebar's line naming the model and the engine shown, and on the hosted demo how a
-    compact engine (SmolLM2 there) holds its weights."""
+    compact engine (SmolLM2 there) holds its weights and, when the measured classroom did not fit
+    the demo, that a whole class is too much for it (hosted.room_note)."""
     st.sidebar.caption(f"Showing **{md(label)}** · engine: {md(ENGINES[engine_key].label)}")
-    if getattr(engine_obj, "compact", False):
+    if getattr(engine_obj, "compact", False):  # held compact on the hosted demo only
         st.sidebar.caption(BFLOAT16_NOTE)
+        if note := room_note():
+            st.sidebar.caption(note)
 
 
 def _engines(limits: Limits, engines: list[str] | None) -> list[str]:

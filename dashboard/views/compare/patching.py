@@ -45,6 +45,7 @@ from dashboard.continuation import as_continuation, probe_for
 from dashboard.engines import load_engine, session_result
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text
 from dashboard.presenter import presenting
+from dashboard.shared_results import trim_to_budget
 from dashboard.state import signature
 from dashboard.views.compare.patch_said import (
     Link,
@@ -59,7 +60,9 @@ from dashboard.widgets import chart, chart_filename, csv_download, error_md, md
 
 AUTO_RUNS = 100  # heads patched without asking (the bundled BERT's 72, the letter model's)
 TOP = 5  # heads in the table under the grid
-KEPT = 8  # grids kept per session
+# the grids one session keeps ("compare_patched"), by their arrays' bytes, the oldest dropped first: a
+# SmolLM2 grid is a few kilobytes, so this is about a hundred of them
+KEPT_BYTES = 2**20
 
 
 @dataclass(frozen=True)
@@ -246,9 +249,8 @@ def _grid(
     except (ModelError, ValueError) as err:  # nothing to restore: both give the same answer
         st.info(text.UNPATCHABLE.format(reason=md(str(err))))
         return None
-    if len(kept) >= KEPT:
-        kept.pop(next(iter(kept)))
     kept[(kind, sig)] = found
+    trim_to_budget(kept, KEPT_BYTES)
     return found
 
 
