@@ -25,8 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.measures.ablation import model_output, output_effect
+from core.measures.ablation import Progress, model_output, next_token_probs, output_effect, total_variation
 from core.measures.flow import attention_norms, attention_rollout, value_output_vectors
+from core.measures.sweep import batched, in_batches
 from core.models.architectures import is_decoder
 from core.models.errors import ModelError
 
@@ -35,17 +36,43 @@ __all__ = ["MEASURES", "Attribution", "attention_columns", "attribution", "leave
 MEASURES = ("attention", "rollout", "norms")  # what attention would say, in the page's order
 
 
-def leave_one_out(engine, result) -> np.ndarray:
-    """(T,) float64: how far the output moves without token j (output_effect); NaN at special tokens."""
+def leave_one_out(engine, result, progress: Progress | None = None) -> np.ndarray:
+    """(T,) float64: how far the output moves without token j (output_effect); NaN at special tokens.
+    progress(done, total) is called as the runs finish."""
+    scored = np.flatnonzero(~np.asarray(result.special_mask, dtype=bool))
+    scores = np.full(result.n_tokens, np.nan)
+    if batched(engine):
+        for done, (j, score) in enumerate(_decoder_runs(engine, result, scored), start=1):
+            scores[j] = score
+            if progress is not None:
+                progress(done, len(scored))
+        return scores
     reference = model_output(engine, result.hidden_states[-1])
     ids, types = np.asarray(result.input_ids), result.token_type_ids
     types = np.zeros_like(ids) if types is None else np.asarray(types)
-    scores = np.full(result.n_tokens, np.nan)
-    for j in np.flatnonzero(~np.asarray(result.special_mask, dtype=bool)):
+    for done, j in enumerate(scored, start=1):
         keep = np.arange(result.n_tokens) != j
         hidden = engine.hidden_states(ids[keep], types[keep])  # (L + 1, T - 1, D)
         scores[j] = output_effect(engine, model_output(engine, hidden[-1]), reference)
+        if progress is not None:
+            progress(done, len(scored))
     return scores
+
+
+def _decoder_runs(engine, result, scored: np.ndarray):
+    """(j, total variation without token j) for each j of `scored`, on a NumPy decoder: the runs, all
+    T - 1 tokens long at positions 0 .. T - 2, go through the blocks together, (B, T - 1, D), in
+    batches of about BATCH_ROWS rows (core/measures/sweep.py)."""
+    reference = model_output(engine, result.hidden_states[-1])
+    ids, positions = np.asarray(result.input_ids), np.arange(result.n_tokens)
+    for batch in in_batches(scored, result.n_tokens - 1):
+        kept = [ids[positions != j] for j in batch]
+        for run in kept:
+            engine.check_ids(run, 0)
+        x = np.stack([engine.embed(run) for run in kept])  # (B, T - 1, D)
+        final = engine.layers_from(0, x).hidden_states[-1, :, -1]  # (B, D): each run's last position
+        for j, probs in zip(batch, next_token_probs(engine, final), strict=True):
+            yield j, total_variation(probs, reference)
 
 
 def attention_columns(result, layer_weights=None, *, last_row=False) -> dict[str, np.ndarray]:
@@ -98,14 +125,14 @@ class Attribution:
     rho: dict[str, float | None]  # MEASURES -> Spearman's ρ against loo
 
 
-def attribution(engine, result) -> Attribution:
+def attribution(engine, result, progress: Progress | None = None) -> Attribution:
     """Leave-one-out on `engine` for `result`'s input, beside attention, rollout and norms (norms only
-    when the engine can give its last layer's weights)."""
+    when the engine can give its last layer's weights). progress: leave_one_out's."""
     try:
         weights = engine.layer_weights(result.n_layers - 1)
     except (ModelError, ValueError, AttributeError):  # no norms here (a GPT-2): the page says so
         weights = None
-    loo = leave_one_out(engine, result)
+    loo = leave_one_out(engine, result, progress)
     columns = attention_columns(result, weights, last_row=is_decoder(engine))
     rho = {name: spearman(values, loo) for name, values in columns.items()}
     return Attribution(tokens=list(result.tokens), loo=loo, columns=columns, rho=rho)

@@ -24,10 +24,10 @@ Metrics m, functions of a run's hidden states (L + 1, T, D) on the clean tokens:
 
 Patching component c of layer l changes nothing before layer l, so the NumPy engines restart from the
 clean run's hidden state entering layer l (layers_from); the torch references rerun. A NumPy decoder
-runs layer l's patches through block l one by one, then through the later blocks together, a batch
-(B, T, D) (on SmolLM2, 9 runs of 20 tokens take 3/4 of the time of 9 in turn: each block's weights are
-fetched once). A patch whose values equal the clean run's exactly (a decoder's positions before the
-first differing token) changes nothing: its metric is the clean one without a run.
+runs layer l's patches through the later blocks together, a batch (B, T', D), of the positions from
+the first differing token on, after the clean run's KV cache (core/measures/sweep.py). A patch whose
+values equal the clean run's exactly (a decoder's positions before the first differing token) changes
+nothing: its metric is the clean one without a run.
 
 References: Vig et al. 2020, "Causal Mediation Analysis for Interpreting Neural NLP"; Meng et al.
 2022, "Locating and Editing Factual Associations in GPT" (causal tracing); Wang et al. 2022,
@@ -49,6 +49,7 @@ from core.measures.ablation import total_variation
 from core.measures.analysis import piece_text, word_spans
 from core.measures.choice import log_softmax, option_ids
 from core.measures.referent import closeness
+from core.measures.sweep import Clean, patched_runs
 from core.models.architectures import is_decoder
 from core.models.bert import TextError
 from core.models.interventions import Patch
@@ -58,7 +59,6 @@ __all__ += ["patch_residual", "pronoun_metric"]
 
 Metric = Callable[[np.ndarray], float]  # a run's hidden states (L + 1, T, D) -> its answer, a number
 Progress = Callable[[int, int], None]  # (runs done, runs in all)
-BATCH_ROWS = 256  # at most about this many rows (runs x T) through a NumPy decoder's blocks at once
 
 
 @dataclass(frozen=True)
@@ -166,20 +166,6 @@ def pronoun_metric(result, focus: str | int, target: str, rival: str, layer: int
 # ---- the sweeps ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Clean:
-    """The clean run every patched run restarts from: its tokens, its hidden states (L + 1, T, D) and,
-    on a NumPy decoder, its KV cache and the first position where the pair differs. A causal model's
-    positions before that one are the same in both runs and in every patched run, so those runs
-    compute only the positions from it on, the earlier ones read from the cache."""
-
-    ids: Sequence[int]
-    types: list[int] | None
-    hidden: np.ndarray
-    cache: list | None = None  # [(keys, values)] per layer, each (H_kv, T, d_k)
-    start: int = 0
-
-
 def _components(engine, ids, types) -> tuple[np.ndarray, np.ndarray, list | None]:
     """(hidden states (L + 1, T, D), every head's weighted sum (L, H, T, d_k), a NumPy decoder's KV
     cache or None) of one run."""
@@ -201,54 +187,13 @@ def _states(engine, ids, types) -> tuple[np.ndarray, list | None]:
     return engine.hidden_states(ids, types), None
 
 
-def _clean_run(ids, types, corrupt_ids, hidden: np.ndarray, cache: list | None) -> _Clean:
-    """The clean run's _Clean; with a cache, its runs start at the first position the pair differs at."""
+def _clean_run(ids, types, corrupt_ids, hidden: np.ndarray, cache: list | None) -> Clean:
+    """The clean run's Clean; with a cache, its runs start at the first position the pair differs at."""
     start = check_pair(list(ids), list(corrupt_ids))[0] if cache is not None else 0
-    return _Clean(ids, types, hidden, cache, start)
+    return Clean(ids, types, hidden, cache, start)
 
 
-def _patched_hidden(engine, clean: _Clean, patch: Patch) -> np.ndarray:
-    """(L + 1, T, D) of the clean run with `patch`: the NumPy engines restart at its layer."""
-    if not hasattr(engine, "layers_from"):
-        return engine.hidden_states(clean.ids, clean.types, patch=patch)
-    first = patch.first_layer
-    out = engine.layers_from(first, clean.hidden[first], patch=patch)
-    return np.concatenate([clean.hidden[:first], out.hidden_states if is_decoder(engine) else out[0]])
-
-
-def _batched_runs(engine, clean: _Clean, layer: int, patches: list[Patch]):
-    """Each patch's (L + 1, T, D), for B patches of `layer` on a NumPy decoder. Only the positions from
-    clean.start on are run, after the clean run's cached ones (shared by the B runs); block `layer`
-    runs once per patch (each its own patch), then the B runs go through the later blocks together,
-    (B, T', D)."""
-    s = clean.start
-    past = [(keys[:, :s], values[:, :s]) for keys, values in clean.cache]
-    x = clean.hidden[layer, s:]
-    starts = [engine.layers_from(layer, x, past=past, patch=p.rows_from(s), stop=layer + 1) for p in patches]
-    starts = np.stack([out.hidden_states for out in starts])  # (B, 2, T', D): block `layer`'s in and out
-    later = np.empty((len(patches), 0, *x.shape), x.dtype)
-    if layer + 1 < engine.n_layers:  # at the last layer, its output is already after the final norm
-        later = np.swapaxes(
-            engine.layers_from(layer + 1, starts[:, 1].copy(), past=past).hidden_states[1:], 0, 1
-        )
-    for start, rest in zip(starts, later, strict=True):
-        hidden = clean.hidden.copy()
-        hidden[layer:, s:] = np.concatenate([start, rest])
-        yield hidden
-
-
-def _patched_runs(engine, clean: _Clean, layer: int, patches: list[Patch]):
-    """Each patch's (L + 1, T, D), all of them patches of `layer`: a NumPy decoder's in batches of
-    about BATCH_ROWS rows (B runs of T' positions), the others' one at a time."""
-    if clean.cache is None:
-        yield from (_patched_hidden(engine, clean, patch) for patch in patches)
-        return
-    size = max(1, BATCH_ROWS // (len(clean.ids) - clean.start))  # a long text: fewer runs at once (memory)
-    for at in range(0, len(patches), size):
-        yield from _batched_runs(engine, clean, layer, patches[at : at + size])
-
-
-def _sweep(engine, clean: _Clean, corrupt_hidden, metric: Metric, patches, shape, progress) -> Patching:
+def _sweep(engine, clean: Clean, corrupt_hidden, metric: Metric, patches, shape, progress) -> Patching:
     """Run every (cell, Patch or None) of `patches` on the clean input; None: the clean values. The
     cells come a layer (their first index) at a time, each patch changing that layer first."""
     m_clean, m_corrupt = metric(clean.hidden), metric(corrupt_hidden)
@@ -258,7 +203,7 @@ def _sweep(engine, clean: _Clean, corrupt_hidden, metric: Metric, patches, shape
     for layer, group in itertools.groupby(patches, key=lambda item: item[0][0]):
         group = list(group)
         made = [patch for _, patch in group if patch is not None]
-        runs = _patched_runs(engine, clean, layer, made)  # in order, as asked for
+        runs = patched_runs(engine, clean, layer, made)  # in order, as asked for
         for cell, patch in group:
             if patch is not None:
                 patched[cell] = metric(next(runs))

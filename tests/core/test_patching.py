@@ -423,12 +423,12 @@ def test_progress_is_reported_for_every_cell(gpt2):
 @pytest.mark.parametrize("family", ["gpt2", "llama"])
 @pytest.mark.parametrize("runs_at_once", [4, 3])  # a layer's 4 heads as one batch, or as 3 + 1
 def test_a_decoders_batched_grids_are_the_runs_one_at_a_time(family, runs_at_once, request, monkeypatch):
-    from core.measures import patching
+    from core.measures import sweep
 
     engine = request.getfixturevalue(family)[0]
     clean_ids, corrupt_ids, differ = _pair(engine)
     # runs compute the positions from the first difference on: that many rows each
-    monkeypatch.setattr(patching, "BATCH_ROWS", runs_at_once * (len(clean_ids) - differ))
+    monkeypatch.setattr(sweep, "BATCH_ROWS", runs_at_once * (len(clean_ids) - differ))
     clean_hidden, clean_ctx = contexts_of(engine, clean_ids)
     corrupt_hidden, corrupt_ctx = contexts_of(engine, corrupt_ids)
     seen = []
