@@ -9,6 +9,10 @@ How each is measured (medians over different 32-token sentences; bundled model, 
   core.measures.attribution.attribution (30 leave-one-out runs plus attention, rollout and norms columns) on
   a result already computed, as the page calls them when the view opens on a new sentence. The torch
   engine's grid (a full rerun per head, no restart) is given for comparison.
+- SmolLM2 (issue 49), when its GGUF is installed: the 270-head grid and attribution on 20-token
+  sentences, float32 as `make run` holds it and bfloat16 as the hosted demo does, with the BLAS
+  threads and the load average in the note (targets: grid 6 s, attribution 3 s). Each a median of
+  a few, after a warm-up; the NumPy decoder batches both sweeps (core/measures/sweep.py).
 - page: Streamlit's AppTest runs the explore page in-process (as bench/explore_server.py does),
   opening the view on a new sentence each time: forward pass, the view's whole computation, its
   charts and their serialisation; the model is loaded once before timing.
@@ -29,6 +33,11 @@ explore.render()
 """
 N_TOKENS = 32
 GRID_TARGET_S, ATTRIBUTION_TARGET_S = 2.0, 1.0
+LLM_GRID_TARGET_S, LLM_ATTRIBUTION_TARGET_S = 6.0, 3.0  # issue 49, SmolLM2 at 20 tokens
+LLM_TEXTS = (  # 20 tokens each in SmolLM2's tokenizer
+    "The trophy would not fit in the suitcase because it was too big. The big one was the",
+    "The trophy would not fit in the suitcase because it was too small. The big one was the",
+)
 
 
 def core_rows(quick: bool) -> list[Row]:
@@ -89,6 +98,45 @@ def core_rows(quick: bool) -> list[Row]:
     return rows
 
 
+def smollm2_rows(quick: bool) -> list[Row]:
+    """The ablation grid and attribution on SmolLM2 at 20 tokens, float32 and bfloat16 as hosted."""
+    from bench.bert_speed import blas_threads, load_average
+    from core.measures.ablation import head_effects
+    from core.measures.attribution import attribution
+    from core.models import smollm2
+    from core.models.llama import LlamaNumpy
+
+    if smollm2.packaged_gguf() is None:
+        return []
+    rows, repeats = [], 1 if quick else 3
+    for compact, label in ((False, "float32"), (True, "bfloat16 as hosted")):
+        engine = LlamaNumpy.from_pretrained(smollm2.smollm2_model_dir(), compact=compact)
+        results = [engine.run(text) for text in LLM_TEXTS]
+        assert all(r.n_tokens == 20 for r in results)
+        head_effects(engine, results[0])  # warm-up
+        inputs = [results[i % len(results)] for i in range(repeats)]
+        grid = median_over(lambda r, e=engine: head_effects(e, r), inputs)
+        found = median_over(lambda r, e=engine: attribution(e, r), inputs)
+        note = f"median of {repeats}, {blas_threads()} BLAS threads, load {load_average()}"
+        rows += [
+            Row(
+                f"ablation grid, SmolLM2-135M {label}, 270 heads, 20 tokens, NumPy",
+                grid,
+                "s",
+                target=None if compact else LLM_GRID_TARGET_S,
+                note=f"a layer's 9 runs batched through the later blocks; {note}",
+            ),
+            Row(
+                f"attribution, SmolLM2-135M {label}, 20 tokens, NumPy",
+                found,
+                "s",
+                target=None if compact else LLM_ATTRIBUTION_TARGET_S,
+                note=f"20 leave-one-out runs of 19 tokens batched, plus the columns; {note}",
+            ),
+        ]
+    return rows
+
+
 def page_seconds(view: str, n: int) -> float:
     """Median seconds of an explore page run that opens `view` on a new 32-token sentence."""
     at = AppTest.from_string(SCRIPT, default_timeout=300)
@@ -125,4 +173,4 @@ def page_rows(quick: bool) -> list[Row]:
 
 
 def run(quick: bool = False) -> list[Row]:
-    return core_rows(quick) + page_rows(quick)
+    return core_rows(quick) + smollm2_rows(quick) + page_rows(quick)
