@@ -28,6 +28,7 @@ BENCHMARKS = [
     "explore_server",
     "explore_browser",
     "explore_flow",
+    "first_open",
     "neuron",
     "behaviour",
     "representations",

@@ -35,17 +35,18 @@ def logit_lens(engine, hidden_states: np.ndarray) -> LogitLens:
     and its probability. Every reading is unembedded in one matrix product per LENS_ROWS of them
     (SmolLM2's 31 x 16 readings: 8 products, not 31 small ones), and only what the grid shows is
     kept: the top token's probability is 1 / sum(exp(logits - top logit)), the softmax at its
-    maximum, so no (T, V) softmax is stored (GPT-2's 50,257 tokens at 512 positions are 0.2 GB)."""
+    maximum (the exponentials in float32, at most 1, summed in float64), so no (T, V) softmax is
+    stored (GPT-2's 50,257 tokens at 512 positions are 0.2 GB)."""
     n_rows, n_positions, width = hidden_states.shape
     readings = np.concatenate([engine.final_normed(hidden_states[:-1]), hidden_states[-1:]])
     readings = readings.reshape(n_rows * n_positions, width)
     top_ids, top_probs = [], []
     for start in range(0, len(readings), LENS_ROWS):
-        logits = engine.unembed(readings[start : start + LENS_ROWS])  # (rows, V)
+        logits = engine.unembed(readings[start : start + LENS_ROWS])  # (rows, V), float32
         top = logits.argmax(-1)
-        best = logits[np.arange(len(top)), top].astype(np.float64)[:, None]
+        logits -= logits[np.arange(len(top)), top][:, None]  # in place: the exponent, at most 0
         top_ids.append(top)
-        top_probs.append(1.0 / np.exp(logits.astype(np.float64) - best).sum(-1))
+        top_probs.append(1.0 / np.exp(logits, out=logits).sum(-1, dtype=np.float64))
     shape = (n_rows, n_positions)
     return LogitLens(np.concatenate(top_ids).reshape(shape), np.concatenate(top_probs).reshape(shape))
 
