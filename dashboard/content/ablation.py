@@ -47,6 +47,12 @@ TOP_CAPTION = (
 TOP_BUTTON = "{rank}. layer {layer}, head {head}: {effect:.3f}"
 TOP_HELP = "Open layer {layer}, head {head} in the head view."
 
+# ---- asking first, counting (dashboard/long_work.py) ------------------------------------------------
+
+ASK_WHAT = "Switching off each of the {runs} heads in turn"
+BUTTON = "Switch off each head ({runs} runs)"
+PROGRESS = "Switched off {done} of {total} heads"
+
 # ---- several heads at once -------------------------------------------------------------------------
 
 SET_HEADING = "Switch off several heads at once"

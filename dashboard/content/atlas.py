@@ -266,3 +266,9 @@ INTRO_SOURCE_DECODER = (
 )
 PRESENTER_CONTROLS = "Controls: what is measured, the grid, the role filter"
 EXPLAIN_LABEL = "What the numbers mean, and how roles are named"
+
+# ---- the corpus atlas, asked for first when it would take long (dashboard/long_work.py) -------------
+ASK_WHAT = "Measuring every head on the {n} corpus sentences (once on this machine)"
+BUTTON = "Measure every head ({n} runs)"
+PREPARE = "`{command}` prepares it before class."
+PROGRESS = "Measured every head on {done} of {total} sentences"

@@ -91,3 +91,8 @@ ABOUT = (
     "Zuidema 2020) and the norms (Kobayashi et al. 2020) are shown beside it. A low ρ here means the "
     "bars above do not rank words the way the output needs them; it does not mean attention is noise."
 )
+
+# ---- asking first, counting (dashboard/long_work.py) ------------------------------------------------
+ASK_WHAT = "Running the model again without each of the {n} tokens in turn"
+BUTTON = "Leave out each token ({n} runs)"
+PROGRESS = "Left out {done} of {total} tokens"

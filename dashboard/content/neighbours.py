@@ -19,3 +19,10 @@ NONE_SAME = "None of the {k} is “{word}” itself: the nearest vectors belong 
 LINE = "{rank}. **{cosine:.3f}** · {sentence}"
 SPECIAL = "\\[CLS\\] and \\[SEP\\] are not words of the corpus: pick a word to search for it."
 UNAVAILABLE = "The corpus search needs the NumPy engine, which cannot read this model: {reason}"
+
+# ---- the corpus vectors, asked for first (dashboard/views/explore/corpus_work.py) ----------------------
+# also the query/key space's, which reads the same vectors
+ASK_WHAT = "Reading the {n} corpus sentences with this model (once on this machine)"
+BUTTON = "Read the corpus ({n} runs)"
+PREPARE = "`{command}` prepares them before class."
+PROGRESS = "Read {done} of {total} corpus sentences"

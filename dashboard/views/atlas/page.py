@@ -21,11 +21,13 @@ from dashboard.model_pick import load_choice, model_choice_ui
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text
 from dashboard.views.atlas import links, translator
-from dashboard.views.atlas.compute import NoWords, TooShort, corpus_atlas, sentence_atlas
+from dashboard.views.atlas.compute import NoWords, TooShort, sentence_atlas
 from dashboard.views.atlas.widgets import (
+    atlas_may_start,
     explain_ui,
     grid_ui,
     pick_link_ui,
+    read_atlas,
     roles_ui,
     sentence_ui,
     source_ui,
@@ -64,7 +66,9 @@ def _measure(
     """The atlas to show and the line that says what it was measured on; None after saying why not."""
     if on == "corpus":
         try:
-            measured = corpus_atlas(spec.key, engine)
+            if not atlas_may_start(spec.key, engine):
+                return None
+            measured = read_atlas(spec.key, engine)
         except ModelError as err:  # the model's files went missing after it loaded
             st.error(f"Could not measure this model: {error_md(err)}")
             return None

@@ -12,11 +12,14 @@ import pandas as pd
 import streamlit as st
 
 from core.measures.atlas import ALL_ROLES, DECODER_STATS, STATS, HeadAtlas
+from dashboard import long_work
 from dashboard.charts.atlas import role_grid, stat_grid
 from dashboard.charts.explore import escape_label
 from dashboard.charts.heatmap import PAGE, PRESENTER
 from dashboard.content import atlas as text
+from dashboard.engines import load_engine
 from dashboard.presenter import presenting
+from dashboard.views.atlas.compute import Measured, atlas_ready, corpus_atlas
 from dashboard.widgets import chart, chart_filename
 
 EXPLORE_TEXT_CHARS = 2000  # a sentence carried to the explore page is cut to this many characters
@@ -252,3 +255,29 @@ def explain_ui(atlas: HeadAtlas) -> None:
         rules = text.DECODER_ROLE_RULE_LINES if atlas.decoder else text.ROLE_RULE_LINES
         st.markdown("\n".join(f"- {line}" for line in rules))
         st.caption(text.INTRO_SOURCE_DECODER if atlas.decoder else text.INTRO_SOURCE)
+
+
+# ---- the corpus atlas, asked for first when it would take long (dashboard/long_work.py) -------------
+
+
+def atlas_work(model_key: str, engine: str) -> long_work.Work:
+    """One pass per corpus sentence (a decoder's induction test, one pass more, is within the prior)."""
+    return long_work.Work.over("atlas", model_key, load_engine(model_key, engine), text.corpus())
+
+
+def atlas_may_start(model_key: str, engine: str) -> bool:
+    """Whether the corpus atlas may be read now: ready, short to measure here, or asked for."""
+    if atlas_ready(model_key, engine):
+        return True
+    work = atlas_work(model_key, engine)
+    note = text.PREPARE.format(command=long_work.prepare_command(model_key))
+    ask = text.ASK_WHAT.format(n=work.runs)
+    return long_work.may_start(work, model_key, ask, text.BUTTON.format(n=work.runs), note)
+
+
+def read_atlas(model_key: str, engine: str) -> Measured:
+    """The corpus atlas, with a counting bar when it is measured now (atlas_may_start first)."""
+    if atlas_ready(model_key, engine):
+        return corpus_atlas(model_key, engine)
+    with long_work.counting(atlas_work(model_key, engine), text.PROGRESS) as progress:
+        return corpus_atlas(model_key, engine, progress=progress)

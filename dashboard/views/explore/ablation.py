@@ -7,8 +7,9 @@ vector moves (core/measures/referent.py), as grouped bars and one sentence namin
 
 State: the set is session key "explore_ablate", a sorted tuple of (layer, head) pairs, 0-indexed (in
 the link as `ablate=2.3,5.11`, see links.py); how it was chosen is "explore_ablate_preset". The grid
-is cached per input in st.cache_resource, the set's last hidden states per input and set. In hosted
-mode a new grid counts as one new text against the per-minute bound.
+is kept per input for every session (long_work.shelf), the set's last hidden states per input and set
+in st.cache_resource. A grid that would take long here asks first and counts (dashboard/long_work.py).
+In hosted mode a new grid counts as one new text against the per-minute bound.
 Letters: L layers, H heads, T tokens, D hidden size, W words.
 """
 
@@ -21,9 +22,11 @@ from core.measures.ablation import ablated_last_hidden, head_effects, model_outp
 from core.measures.analysis import TokenView, word_spans
 from core.measures.claims import may_claim
 from core.measures.referent import Closeness, closeness
+from core.models.architectures import is_decoder
 from core.models.errors import ModelError
 from core.models.registry import BUNDLED_KEY
 from core.models.result import AttentionResult
+from dashboard import long_work
 from dashboard.charts.ablation import before_after_bars, effect_grid
 from dashboard.charts.decoder import shown_token
 from dashboard.charts.heatmap import PAGE, PRESENTER
@@ -48,6 +51,7 @@ SET_KEY, PRESET_KEY, LAYER_KEY = "explore_ablate", "explore_ablate_preset", "exp
 PRESET_WIDGET = "explore_w_ablate_preset"
 PART_KEY = "explore_ablate_part"  # presenter mode's choice of what fills the screen
 TOP = 10  # heads in the ranked list
+GRIDS = 4  # grids kept per server
 SET_SIZE = 5  # heads in the two "top 5" presets
 
 Heads = tuple[tuple[int, int], ...]
@@ -56,13 +60,24 @@ Heads = tuple[tuple[int, int], ...]
 # ---- cached arrays ---------------------------------------------------------------------------------
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
-def effect_grid_of(model_key: str, engine: str, sentence: str, max_tokens: int) -> np.ndarray:
-    """(L, H) each head's effect on the shown input's embedding, read-only."""
-    result = compute_attention(model_key, engine, sentence, max_tokens)
-    grid = head_effects(load_engine(model_key, engine), result)
-    grid.setflags(write=False)
+def effect_grid_of(model_key: str, engine: str, sentence: str, max_tokens: int, progress=None) -> np.ndarray:
+    """(L, H) each head's effect on the shown input's embedding, read-only: kept for every session
+    (the last GRIDS), computed the first time with progress(done, total) over the heads."""
+    kept = long_work.shelf("ablation", GRIDS)
+    source = (model_key, engine, sentence, max_tokens)
+    if (grid := kept.get(source)) is None:
+        result = compute_attention(*source)
+        grid = head_effects(load_engine(model_key, engine), result, progress=progress)
+        grid.setflags(write=False)
+        kept.put(source, grid)
     return grid
+
+
+def grid_work(result: AttentionResult, source: tuple) -> long_work.Work:
+    """The grid's work: a run per head over the input (a decoder's output: one next-token distribution)."""
+    engine = load_engine(*source[:2])
+    runs = result.n_layers * result.n_heads
+    return long_work.Work.on("ablation", source[0], result, engine, runs, outputs=int(is_decoder(engine)))
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -225,14 +240,20 @@ def controls_ui(result: AttentionResult, view: TokenView, sig: str, tokens: tupl
 # ---- drawing ---------------------------------------------------------------------------------------
 
 
-def _grid(limits: Limits, n_heads: int) -> np.ndarray | None:
+def _grid(limits: Limits, result: AttentionResult) -> np.ndarray | None:
     """The grid for the shown input (a new one counts as one new text in hosted mode), or None with
-    the reason shown."""
+    the reason shown; when it would take long, only after its button (long_work.may_start)."""
     source = shown_source()
     try:
+        if (grid := long_work.shelf("ablation", GRIDS).get(source)) is not None:
+            return grid
+        work = grid_work(result, source)
+        what, button = text.ASK_WHAT.format(runs=work.runs), text.BUTTON.format(runs=work.runs)
+        if not long_work.may_start(work, source, what, button):
+            return None
         count_new_text("ablation", source, limits.max_texts_per_minute)
-        with st.spinner(f"Switching off each of the {n_heads} heads of every layer in turn…"):
-            return effect_grid_of(*source)
+        with long_work.counting(work, text.PROGRESS) as progress:
+            return effect_grid_of(*source, progress=progress)
     except TooManyTexts:
         st.warning(TOO_MANY_TEXTS.format(limit=limits.max_texts_per_minute))
     except (ModelError, ValueError) as err:  # an engine that cannot switch this model's heads off
@@ -352,7 +373,7 @@ def ablation_view(
     `tokens`: the resolved (focus, target) token indices or None; `controls`: where pickers go."""
     for note in check_link_heads(result):
         st.info(note)
-    grid = _grid(limits, result.n_heads)
+    grid = _grid(limits, result)
     if grid is None:
         return
     with controls or st.container():

@@ -2,8 +2,9 @@
 attention would say (last layer's attention, rollout, norms), and how far their orders agree
 (Spearman's ρ). The math is core/measures/attribution.py; this module caches, states and draws.
 
-The measurement is cached per input in st.cache_resource (one model run per scored token); in hosted
-mode a new one counts as one new text against the per-minute bound, as the ablation grid does.
+The measurement is kept per input for every session (long_work.shelf; one model run per scored
+token), asked for first when it would take long here, and counted with a bar (dashboard/long_work.py);
+in hosted mode a new one counts as one new text against the per-minute bound, as the ablation grid does.
 Letters: T tokens, W scored tokens (all but [CLS] and [SEP]).
 """
 
@@ -18,6 +19,7 @@ from core.measures.attribution import MEASURES, Attribution, attribution
 from core.models.errors import ModelError
 from core.models.registry import BUNDLED_KEY
 from core.models.result import AttentionResult
+from dashboard import long_work
 from dashboard.charts.attribution import attribution_bars
 from dashboard.content import ablation as ablation_text
 from dashboard.content import attribution as text
@@ -32,24 +34,38 @@ from dashboard.widgets import chart, chart_filename, md
 # model takes ~5 s at 128 tokens and over a minute at 512 on this project's 2-core machine
 # (bench/behaviour.py). Past this, the page asks for a shorter text (the CLI has no cap).
 MAX_TOKENS = 128
+KEPT = 4  # attributions kept per server
 PRESENTER_HEIGHT = 700  # the bars at 1920x1080 in presenter mode: on the first screen with the ρ line
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
-def attribution_of(model_key: str, engine: str, sentence: str, max_tokens: int) -> Attribution:
-    """Leave-one-out and attention's columns for the shown input (shared, not to be changed)."""
-    result = compute_attention(model_key, engine, sentence, max_tokens)
-    return attribution(load_engine(model_key, engine), result)
+def attribution_of(model_key: str, engine: str, sentence: str, max_tokens: int, progress=None) -> Attribution:
+    """Leave-one-out and attention's columns for the shown input (shared, not to be changed): kept
+    for every session (the last KEPT), computed the first time with progress(done, total) over the
+    tokens left out."""
+    kept = long_work.shelf("attribution", KEPT)
+    source = (model_key, engine, sentence, max_tokens)
+    if (found := kept.get(source)) is None:
+        result = compute_attention(*source)
+        found = attribution(load_engine(model_key, engine), result, progress=progress)
+        kept.put(source, found)
+    return found
 
 
-def _measure(limits: Limits, n_tokens: int) -> Attribution | None:
+def _measure(limits: Limits, result: AttentionResult, n_tokens: int) -> Attribution | None:
     """The attribution for the shown input (a new one counts as one new text in hosted mode), or
-    None with the reason shown."""
+    None with the reason shown; when it would take long, only after its button (long_work.may_start)."""
     source = shown_source()
     try:
+        if (found := long_work.shelf("attribution", KEPT).get(source)) is not None:
+            return found
+        engine = load_engine(*source[:2])
+        work = long_work.Work.on("attribution", source[0], result, engine, n_tokens, int(result.decoder))
+        what, button = text.ASK_WHAT.format(n=n_tokens), text.BUTTON.format(n=n_tokens)
+        if not long_work.may_start(work, source, what, button):
+            return None
         count_new_text("attribution", source, limits.max_texts_per_minute)
-        with st.spinner(f"Running the model again without each of the {n_tokens} tokens in turn…"):
-            return attribution_of(*source)
+        with long_work.counting(work, text.PROGRESS) as progress:
+            return attribution_of(*source, progress=progress)
     except TooManyTexts:
         st.warning(TOO_MANY_TEXTS.format(limit=limits.max_texts_per_minute))
     except (ModelError, ValueError) as err:
@@ -96,7 +112,7 @@ def attribution_view(result: AttentionResult, view, limits: Limits, controls=Non
     if result.n_tokens > MAX_TOKENS:
         st.info(text.TOO_LONG.format(limit=MAX_TOKENS, n=result.n_tokens))
         return
-    found = _measure(limits, int(scored.size))
+    found = _measure(limits, result, int(scored.size))
     if found is None:
         return
     # a decoder's byte-level tokens carry their space as "Ġ": shown as the reader would write them

@@ -16,7 +16,7 @@ from core.models.errors import ModelError
 from core.models.result import AttentionResult
 from dashboard.content import neighbours as text
 from dashboard.content.atlas import corpus
-from dashboard.corpus_vectors import corpus_vectors
+from dashboard.views.explore.corpus_work import corpus_may_start, read_corpus
 from dashboard.views.explore.results import shown_source
 from dashboard.widgets import error_md, md
 
@@ -51,7 +51,9 @@ def neighbours_ui(result: AttentionResult, view: TokenView, item: int, layer: in
         return
     model_key, _, sentence, _ = shown_source()
     try:
-        found = corpus_vectors(model_key)
+        if not corpus_may_start(model_key):
+            return
+        found = read_corpus(model_key)
     except (ModelError, ValueError) as err:
         st.info(text.UNAVAILABLE.format(reason=error_md(err)))
         return

@@ -12,8 +12,9 @@ from core.models.result import AttentionResult
 from dashboard.charts.qk_space import qk_figure
 from dashboard.content import qk_space as text
 from dashboard.content.atlas import corpus
-from dashboard.corpus_vectors import corpus_qk, corpus_vectors, head_weights
+from dashboard.corpus_vectors import corpus_qk, head_weights
 from dashboard.presenter import presenting
+from dashboard.views.explore.corpus_work import corpus_may_start, read_corpus
 from dashboard.views.explore.results import shown_source
 from dashboard.views.explore.widgets import layer_head_ui
 from dashboard.widgets import chart, chart_filename, error_md
@@ -27,8 +28,10 @@ def qk_view(result: AttentionResult, controls=None) -> None:
         layer, head = layer_head_ui(result)
     model_key = shown_source()[0]
     try:
-        found, fitted = corpus_vectors(model_key), corpus_qk(model_key, layer, head)
-        weights = head_weights(model_key, layer)
+        if not corpus_may_start(model_key):
+            return
+        found = read_corpus(model_key)
+        fitted, weights = corpus_qk(model_key, layer, head), head_weights(model_key, layer)
     except (ModelError, ValueError) as err:
         st.info(text.UNAVAILABLE.format(reason=error_md(err)))
         return
