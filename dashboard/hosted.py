@@ -69,10 +69,11 @@ HOSTED = Limits(
     max_train_steps=1500,  # under a minute of NumPy training (30 ms a step) with the CPU to itself
     max_train_heads=4,
     max_trainers=2,  # the demo's cores: thirty students take turns in slices of half a second
-    # the demo's 690 MB less both shipped models (about 580 MB resident) and two passes at once: a
-    # dozen SmolLM2 results of 30 tokens for the room, one for each session (bench/classroom.py)
+    # the demo's 690 MB less both shipped models (about 580 MB resident) and two passes at once leave
+    # about 50 MB: fifteen SmolLM2 results of 30 tokens (3 MB) for the room, and one for each
+    # session of its own (thirty of them are already more than the 690 MB hold: bench/classroom.py)
     shared_result_bytes=48 * MB,
-    session_result_bytes=6 * MB,
+    session_result_bytes=4 * MB,
 )
 
 
