@@ -193,29 +193,38 @@ def _prepared_page_rows(repeats: int) -> list[Row]:
 
     mark_loaded("smollm2", "numpy")  # loaded above: the page does not show its loading stages
 
-    def page(script: str, params: dict) -> float:
+    def page(script: str, params: dict) -> tuple[float, float]:
+        """(a new session's first run, the median rerun with the memory stores emptied: from disk)."""
         memory_store.clear()
         vectors_store.clear()
         at = AppTest.from_string(script, default_timeout=300)
         at.query_params.update(params)
         start = time.perf_counter()
         _page_run(at)
-        elapsed = time.perf_counter() - start
+        first = time.perf_counter() - start
         shown = " ".join(m.value for m in (*at.markdown, *at.caption))
         assert "opened from the cache on disk" in shown or any(
             m.value.startswith("1. **") for m in at.markdown
         )
-        return elapsed
 
-    atlas_s = statistics.median(page(SCRIPT, {"model": "smollm2"}) for _ in range(repeats))
-    similar = {"model": "smollm2", "view": "similarity", "text": sentence(20, 4)}
-    similarity_s = statistics.median(page(EXPLORE_SCRIPT, similar) for _ in range(repeats))
-    note = f"AppTest page run in a new session, model loaded, files prepared, median of {repeats}"
+        def again() -> None:
+            memory_store.clear()
+            vectors_store.clear()
+            _page_run(at)
+
+        return first, _median(again, repeats)
+
+    atlas_s = page(SCRIPT, {"model": "smollm2"})
+    similarity_s = page(EXPLORE_SCRIPT, {"model": "smollm2", "view": "similarity", "text": sentence(20, 4)})
+    note = (
+        f"AppTest, model loaded, files prepared: the page rerun with the memory stores emptied, median of "
+        f"{repeats}; a new session's first run took %.2f s (AppTest's own setup included)"
+    )
     return [
-        Row("SmolLM2: atlas page, first open once prepared", atlas_s, "s", PREPARED_ATLAS_TARGET_S,
-            note=note),
-        Row("SmolLM2: similarity view (20 tokens), first open once prepared", similarity_s, "s",
-            PREPARED_SIMILARITY_TARGET_S, note=note + "; the sentence's run included"),
+        Row("SmolLM2: atlas page, opened once prepared (from disk)", atlas_s[1], "s", PREPARED_ATLAS_TARGET_S,
+            note=note % atlas_s[0]),
+        Row("SmolLM2: similarity view (20 tokens), opened once prepared (from disk)", similarity_s[1], "s",
+            PREPARED_SIMILARITY_TARGET_S, note=note % similarity_s[0]),
     ]  # fmt: skip
 
 

@@ -11,6 +11,8 @@ ahead of time.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import hashlib
 import logging
 import os
@@ -23,7 +25,8 @@ import numpy as np
 
 LOG = logging.getLogger(__name__)
 
-__all__ = ["cache_dir", "corpus_hash", "model_fingerprint", "write_npy_atomically", "write_npz_atomically"]
+__all__ = ["cache_dir", "corpus_hash", "model_fingerprint", "release_freed_memory", "write_npy_atomically"]
+__all__ += ["write_npz_atomically"]
 
 
 def corpus_hash(sentences: Sequence[str]) -> str:
@@ -81,3 +84,12 @@ def _write_atomically(path: Path, write: Callable[[IO[bytes]], None]) -> bool:
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
         return False
+
+
+def release_freed_memory() -> None:
+    """Give the memory a computation freed back to the system (glibc's malloc_trim). Arrays of under
+    32 MB come from the heap, and glibc keeps what is freed there: after the corpus vectors are
+    computed in half-megabyte pieces per sentence and saved, a server would otherwise stay 137 MB
+    larger on SmolLM2 although it now reads them mapped from disk. Elsewhere (no glibc): nothing."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).malloc_trim(0)

@@ -29,7 +29,13 @@ from pathlib import Path
 import numpy as np
 
 from core.measures.analysis import piece_text, word_spans
-from core.measures.cache_files import cache_dir, corpus_hash, write_npy_atomically, write_npz_atomically
+from core.measures.cache_files import (
+    cache_dir,
+    corpus_hash,
+    release_freed_memory,
+    write_npy_atomically,
+    write_npz_atomically,
+)
 
 LOG = logging.getLogger(__name__)
 
@@ -223,7 +229,12 @@ def load_or_compute_vectors(
     found = collect(counted(run, sentences, progress), model=model, corpus=corpus)
     if not save_vectors(found, path):
         return found, "computed, not saved"
-    return load_vectors(path, model=model, corpus=corpus) or found, "computed"
+    mapped = load_vectors(path, model=model, corpus=corpus)
+    if mapped is None:
+        return found, "computed"
+    del found
+    release_freed_memory()  # the pieces the vectors were computed in
+    return mapped, "computed"
 
 
 def counted(run: Callable[[str], object], sentences: Sequence[str], progress: Progress | None) -> Iterator:

@@ -151,6 +151,8 @@ def corpus_atlas(
         resumed_at = acc.seen
 
         def compute() -> HeadAtlas:
+            if progress is not None:  # the work begins (a decoder's induction test first)
+                progress(acc.seen, len(sentences))
             test = induction_test(model_key, engine) if decoder else None
             return _compute(engine_obj.run, model_key, engine, sentences, acc, test, progress)
 
@@ -182,8 +184,6 @@ def _compute(
             if done == total or done % PROGRESS_EVERY == 0:
                 bar.progress(done / total, text=f"Measuring every head: sentence {done} of {total}…")
 
-    else:
-        progress(acc.seen, n)
     atlas = measure_sentences(
         run, sentences, model=model_key, engine=engine, progress=progress, partial=acc, induction=induction
     )
