@@ -1,16 +1,22 @@
 """What the first opens on SmolLM2 run instead of the engine's whole pass (issue 49), equal to it on
 tiny GPT-2 and Llama checkpoints built here: learn's decoder mode runs the blocks up to the traced one
 only (compute.block_steps), and the generate view takes the engine's generation a step at a time so
-its bar counts the tokens (generate.generation_steps)."""
+its bar counts the tokens (generate.generation_steps); on a machine where generating would be long
+(dashboard/long_work.py, its speed patched) the view asks first and counts after the button."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
 
 from core.models.architectures import load_engine
+from dashboard import long_work
 from dashboard.views.explore.generate import generation_steps
 from dashboard.views.learn.compute import block_steps
+from tests.dashboard.harness import assert_no_crash, messages, n_charts, page_script
+from tests.deadline import APPTEST_DEADLINE
 from tests.tiny_gpt2 import make_tiny_gpt2
 from tests.tiny_llama import make_tiny_llama
 
@@ -52,3 +58,32 @@ def test_a_prompt_past_the_context_is_refused_as_the_engine_refuses_it(engine):
     with pytest.raises(ValueError) as its:
         engine.generate(TEXT, n)
     assert str(mine.value) == str(its.value)
+
+
+def test_on_a_slow_machine_the_generate_view_asks_first_then_counts_the_tokens(tmp_path, monkeypatch):
+    model = make_tiny_gpt2(tmp_path / "gpt2", n_layer=2, n_head=2, n_embd=16)
+    long_work.shelf.clear()
+    monkeypatch.setattr(long_work, "machine_speed", lambda: 1.0)  # multiply-adds a second: all long
+    monkeypatch.setattr(long_work, "_ratios", {})
+    monkeypatch.setattr(long_work, "record", lambda work, seconds: None)
+    monkeypatch.setenv("ATTENTION_EXPLORER_ASK_AFTER", str(long_work.DEFAULT_ASK_AFTER))
+    bars, real = [], st.progress
+
+    def counted(value, text=None):  # every text a bar shows, first and moved
+        bars.append(text)
+        bar = real(value, text=text)
+        moved = bar.progress
+        bar.progress = lambda v, text=None: (bars.append(text), moved(v, text=text))
+        return bar
+
+    monkeypatch.setattr(st, "progress", counted)
+    at = AppTest.from_string(page_script("explore"), default_timeout=APPTEST_DEADLINE)
+    at.query_params.update({"model": str(model), "text": TEXT, "view": "generate", "tokens": "4"})
+    at.run()
+    assert_no_crash(at)
+    (line,) = [c.value for c in at.caption if "on this machine" in c.value]
+    assert line.startswith("Generating 4 tokens takes about") and "(4 runs of the model)" in line
+    assert n_charts(at) == 0 and not bars  # nothing generated before the button
+    at.button(key="long_work_generate").click().run()
+    assert not at.error, messages(at)
+    assert n_charts(at) == 2 and "Generated 4 of 4 tokens" in bars

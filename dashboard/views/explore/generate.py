@@ -11,8 +11,7 @@ hosted mode. Letters: L layers, H heads, S tokens so far.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
+import math
 from collections.abc import Iterator
 
 import numpy as np
@@ -21,6 +20,7 @@ import streamlit as st
 from core.lesson.attention import softmax
 from core.models.decoder import Generation, GenerationStep
 from core.models.result import AttentionResult
+from dashboard import long_work
 from dashboard.charts.decoder import next_token_bars, shown_token, step_attention
 from dashboard.content import decoder as text
 from dashboard.engines import load_engine
@@ -40,31 +40,8 @@ LAST_LAYER_KEY = "explore_gen_last_layer"
 SHOWN_CHARS = 240  # of the text before the step's token, on a projector: the end of it
 
 
-KEPT = 4  # generations kept for every session (their arrays are small: S ≤ 1024)
+KEPT = 4  # generations kept for every session (long_work.shelf; their arrays are small: S ≤ 1024)
 TOP = 5  # the tokens each step shows, as the engine's generate keeps them
-
-
-class Kept:
-    """The generations made, shared by every session of the process, the newest KEPT (st.cache_data
-    cannot hold them: the progress bar is drawn while one is made, outside any cached function)."""
-
-    def __init__(self) -> None:
-        self.lock, self.found = threading.Lock(), OrderedDict()
-
-    def get(self, key: tuple) -> Generation | None:
-        with self.lock:
-            return self.found.get(key)
-
-    def put(self, key: tuple, generation: Generation) -> None:
-        with self.lock:
-            self.found[key] = generation
-            while len(self.found) > KEPT:
-                self.found.popitem(last=False)
-
-
-@st.cache_resource(show_spinner=False)
-def shared_generations() -> Kept:
-    return Kept()
 
 
 def generation_steps(
@@ -94,23 +71,32 @@ def generation_steps(
             out = engine.forward([chosen], past=out.cache)
 
 
+def generation_work(model_key: str, engine, n_prompt: int, n_tokens: int) -> long_work.Work:
+    """A generation as long_work estimates it: n_tokens passes (the first over the prompt, the others
+    over one new token each, on the cache) and a next-token distribution after each."""
+    layers, width, vocab = long_work.model_shape(engine)
+    positions = math.ceil((n_prompt + n_tokens - 1) / n_tokens)  # the positions read, per pass
+    return long_work.Work("generate", model_key, n_tokens, positions, layers, width, vocab, outputs=1)
+
+
 def generation_of(
-    model_key: str, prompt: str, n_tokens: int, temperature: float | None, seed: int
+    model_key: str,
+    prompt: str,
+    n_tokens: int,
+    temperature: float | None,
+    seed: int,
+    work: long_work.Work | None = None,
 ) -> Generation:
-    """The NumPy engine's generation, shared by every session; made now, with a bar that counts the
-    tokens, when no session has made it yet."""
-    key = (model_key, prompt, n_tokens, temperature, seed)
-    if (found := shared_generations().get(key)) is not None:
-        return found
+    """The NumPy engine's generation, made now with a bar that counts the tokens (and times `work`),
+    and kept for every session (long_work.shelf)."""
     engine = load_engine(model_key, "numpy")
-    bar = st.progress(0.0, text=text.GEN_PROGRESS.format(done=0, total=n_tokens))
     steps = []
-    for step in generation_steps(engine, prompt, n_tokens, temperature, seed):
-        steps.append(step)
-        bar.progress(len(steps) / n_tokens, text=text.GEN_PROGRESS.format(done=len(steps), total=n_tokens))
-    bar.empty()
+    with long_work.counting(work, text.GEN_PROGRESS) as progress:
+        for step in generation_steps(engine, prompt, n_tokens, temperature, seed):
+            steps.append(step)
+            progress(len(steps), n_tokens)
     found = Generation([engine.decode(i) for i in engine.encode(prompt).ids], steps, temperature, seed)
-    shared_generations().put(key, found)
+    long_work.shelf("generate", KEPT).put((model_key, prompt, n_tokens, temperature, seed), found)
     return found
 
 
@@ -159,16 +145,23 @@ def step_ui(n: int) -> int:
     return int(ss[STEP_KEY])
 
 
-def _generate(limits: Limits, n: int, temperature: float | None, seed: int, context: int, n_prompt: int):
-    """The generation for the shown text (cut to what fits, with a note), or None with the reason."""
+def _generate(limits: Limits, n: int, temperature: float | None, seed: int, engine, n_prompt: int):
+    """The generation for the shown text (cut to what fits, with a note), or None with the reason;
+    when it would take long here, only after its button (long_work.may_start)."""
     model_key, _engine, sentence, _most = shown_source()
-    kept = fitting_tokens(n_prompt, n, context)
+    kept = fitting_tokens(n_prompt, n, engine.max_tokens)
     if kept < n:
-        st.info(text.GEN_CUT.format(prompt=n_prompt, context=context, asked=n, kept=kept))
+        st.info(text.GEN_CUT.format(prompt=n_prompt, context=engine.max_tokens, asked=n, kept=kept))
     key = (model_key, sentence, kept, temperature, seed)
     try:
+        if (found := long_work.shelf("generate", KEPT).get(key)) is not None:
+            return found
+        work = generation_work(model_key, engine, n_prompt, kept)
+        what, button = text.GEN_ASK_WHAT.format(n=kept), text.GEN_BUTTON.format(n=kept)
+        if not long_work.may_start(work, key, what, button):
+            return None
         count_new_text("generate", key, limits.max_texts_per_minute)
-        return generation_of(*key)
+        return generation_of(*key, work=work)
     except TooManyTexts:
         st.warning(TOO_MANY_TEXTS.format(limit=limits.max_texts_per_minute))
     except ValueError as err:  # the engine's own checks (a prompt it cannot read)
@@ -219,7 +212,7 @@ def generate_view(result: AttentionResult, limits: Limits, controls=None) -> Non
         layer = _layer_ui(result.n_layers)
     ss["explore_layer"] = layer  # the link says the layer shown
     n_prompt = len(engine.encode(shown_source()[2]).ids)
-    found = _generate(limits, n, temperature, seed, engine.max_tokens, n_prompt)
+    found = _generate(limits, n, temperature, seed, engine, n_prompt)
     if found is None:
         return
     k = step_ui(len(found.steps))
