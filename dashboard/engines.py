@@ -294,6 +294,8 @@ def compute_attention(model_key: str, engine: str, text: str, max_tokens: int = 
     below the model's own limit: the text is cut at a token boundary before the forward pass). Shared
     by every session; a page waiting for its turn says its place in line."""
     key = (model_key, engine, text, max_tokens)
+    if (held := _held(key)) is not None:  # the views look up the page's result here too
+        return held
     budget = current_limits().shared_result_bytes
     return RESULTS.get(key, lambda: _attention(*key), budget, reader=_session_id(), show=place_line())
 
@@ -308,6 +310,14 @@ def _attention(model_key: str, engine: str, text: str, max_tokens: int) -> Atten
     for array in (result.attentions, result.hidden_states, result.special_mask):
         array.setflags(write=False)
     return result
+
+
+def _held(key: tuple) -> AttentionResult | None:
+    """This session's own result for `key` (session_result), when it holds one: found without the
+    shared cache, which may have let it go."""
+    if get_script_run_ctx(suppress_warning=True) is None:  # a worker thread, or no Streamlit run
+        return None
+    return next((result for kept, result in st.session_state.get(HELD, {}).values() if kept == key), None)
 
 
 def _session_id() -> str:

@@ -143,6 +143,7 @@ st.session_state["held"] = sorted(st.session_state["results_held"])
 st.session_state.setdefault("seen", []).append(id(result))
 st.session_state["tokens"] = result.tokens
 st.session_state["one_result_bytes"] = nbytes_of(result)
+st.session_state["views_find_it"] = compute_attention("bundled", "numpy", text, 128) is result
 if st.session_state.get("push_out"):  # other texts, as other students' clicks would add
     for i in range(4):
         RESULTS.get(("other", i), lambda: compute_attention("bundled", "numpy", f"Another sentence {{i}}.", 128), 1)
@@ -167,6 +168,7 @@ def test_a_session_keeps_its_result_when_other_texts_push_it_out_of_the_shared_c
     assert not at.session_state["kept"], "the shared cache still held the text"
     at.run()
     assert at.session_state["seen"][-1] == first, "the session's own result, not a recomputation"
+    assert at.session_state["views_find_it"], "a view's compute_attention finds the session's result"
     at.session_state["text"] = "We sat on the river bank."
     at.run()
     assert at.session_state["seen"][-1] != first
