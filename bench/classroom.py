@@ -15,9 +15,9 @@ five times each; open compare with its own pair; open the atlas. N sessions (def
 spread over the first 20 s, against a real `streamlit run` in hosted mode.
 
 With SmolLM2 (`llm_rows`; alone: `python -m bench.classroom --llm`), each student also picks SmolLM2
-for its own sentence and reads its next word, opens the teacher's example on SmolLM2 (the same link
-for everyone: `TEACHER_EXAMPLE`) and the teacher's preset pair on compare (`TEACHER_PRESET`), then
-compares its own pair on SmolLM2. The teacher's inputs and the students' own are reported apart: the
+for its own sentence and reads its next word, picks the teacher's example (`TEACHER_EXAMPLE`, the
+same input for the whole room), compares its own pair on SmolLM2, then picks the teacher's preset
+pair there (`TEACHER_PRESET`). The teacher's inputs and the students' own are reported apart: the
 first are one computation shared by the room, the second thirty passes that queue for two cores
 (`floor_row` states what that costs at best).
 
@@ -44,7 +44,8 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from bench.common import Row, format_table
 from core.models.smollm2 import SMOLLM2_KEY
-from dashboard.content.explore import VIEWS
+from dashboard.content.compare import PRESET_TITLES
+from dashboard.content.explore import EXAMPLES, VIEWS
 from dashboard.model_pick import model_label
 
 TIMEOUT_S = 60.0
@@ -228,30 +229,38 @@ async def student(
                     wid, proto = client.widget_id(f"explore_w_{name}_")
                     value = rng.choice(list(proto.options))
                     await client.rerun("explore: change layer or head", widget=_strings(wid, [value]))
-            if llm:  # the same sentence on SmolLM2 (picked in the sidebar), then its next word
-                await think()
-                wid, _ = client.widget_id("explore_model_choice")
-                picked = WidgetState(id=wid, string_value=model_label(SMOLLM2_KEY))  # a selectbox's value
-                await client.rerun("explore: pick SmolLM2, own sentence", widget=picked)
-                await think()
-                wid, _ = client.widget_id("explore_view")
-                await client.rerun(
-                    "explore on SmolLM2: the next word", widget=_strings(wid, [VIEWS["nextword"]])
-                )
-                await think()  # the teacher's links: the same input for the whole room
-                query = urlencode({"example": TEACHER_EXAMPLE, "model": SMOLLM2_KEY})
-                await client.rerun(TEACHER_KINDS[0], page="explore", query=query)
-                await think()
-                query = urlencode({"preset": TEACHER_PRESET, "model": SMOLLM2_KEY})
-                await client.rerun(TEACHER_KINDS[1], page="compare", query=query)
+            if llm:
+                await explore_on_smollm2(client, think)
             await think()
             await client.rerun(
                 "open compare, own pair", page="compare", query=urlencode({"text": own, "text2": pair})
             )
+            if llm:  # the teacher's preset pair, picked on the page (the model stays SmolLM2)
+                await think()
+                wid, _ = client.widget_id("compare_preset")
+                preset = _strings(wid, [PRESET_TITLES[TEACHER_PRESET]])
+                await client.rerun(TEACHER_KINDS[1], widget=preset)
             await think()
             await client.rerun("open atlas", page="atlas")
     except Exception as err:  # a refused or dropped connection, a page without its widgets
         measured.errors.append(f"session {mine}: {type(err).__name__}: {err}")
+
+
+async def explore_on_smollm2(client: Client, think) -> None:
+    """The student's sentence on SmolLM2 (picked in the sidebar), its next word, then the teacher's
+    example, picked on the page as the teacher says (a second link to a page it has open is not read
+    again: the page reads its link once a session)."""
+    await think()
+    wid, _ = client.widget_id("explore_model_choice")
+    picked = WidgetState(id=wid, string_value=model_label(SMOLLM2_KEY))  # a selectbox's value
+    await client.rerun("explore: pick SmolLM2, own sentence", widget=picked)
+    await think()
+    wid, _ = client.widget_id("explore_view")
+    await client.rerun("explore on SmolLM2: the next word", widget=_strings(wid, [VIEWS["nextword"]]))
+    await think()
+    wid, _ = client.widget_id("explore_example")
+    example = _strings(wid, [EXAMPLES[TEACHER_EXAMPLE].title])
+    await client.rerun(TEACHER_KINDS[0], widget=example)
 
 
 async def teacher_prepares(url: str, measured: Measured) -> None:

@@ -104,8 +104,8 @@ class RoomMeasured:
     students: int
     peak_mb: float  # the server's peak resident memory
     own_p95_s: float  # a student's own sentence on SmolLM2 (explore and compare), 95th percentile
-    preset_p95_s: float  # the teacher's example and preset pair, 95th percentile
     errors: int
+    preset_p95_s: float | None = None  # the teacher's example and preset pair, 95th percentile
     memory_mb: float = 690  # Community Cloud's guaranteed memory
     own_target_s: float = 15.0  # the issue's bounds (issue 49)
     preset_target_s: float = 3.0
@@ -115,11 +115,13 @@ class RoomMeasured:
             self.peak_mb <= self.memory_mb
             and self.errors == 0
             and self.own_p95_s <= self.own_target_s
-            and self.preset_p95_s <= self.preset_target_s
+            and (self.preset_p95_s is None or self.preset_p95_s <= self.preset_target_s)
         )
 
 
-SMOLLM2_ROOM = RoomMeasured(students=30, peak_mb=1230, own_p95_s=24.3, preset_p95_s=24.3, errors=0)
+# bench/README.md, "SmolLM2: the small LLM that ships" (a quiet machine, before the queue and the shared
+# results; the teacher's inputs were not measured apart then): compare on an own pair, p95 24.3 s
+SMOLLM2_ROOM = RoomMeasured(students=30, peak_mb=1230, own_p95_s=24.3, errors=0)
 
 
 def room_note(room: RoomMeasured = SMOLLM2_ROOM) -> str | None:
@@ -135,7 +137,7 @@ def room_note(room: RoomMeasured = SMOLLM2_ROOM) -> str | None:
         if room.own_p95_s > room.own_target_s
         else "",
         f"one in twenty opened the teacher's example after over {room.preset_p95_s:.0f} s"
-        if room.preset_p95_s > room.preset_target_s
+        if room.preset_p95_s is not None and room.preset_p95_s > room.preset_target_s
         else "",
         f"{room.errors} of their clicks failed" if room.errors else "",
     ]
