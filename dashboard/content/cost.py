@@ -27,7 +27,10 @@ DECODER_PARTS = ("price", "next")  # and for a decoder (GPT-2): the variants run
 PRICE_HEADER = "1 · The price, measured on this machine"
 PRICE_TITLE = "Time of steps 3–6 and of the projections, d = {d_model}, {n_heads} heads"
 MEMORY_TITLE = "Peak memory"
-MEASURING = "Measuring attention at n = {n} tokens ({done} of {total} lengths; once per server)…"
+# asking first (dashboard/long_work.py): "<PRICE_ASK> takes about 20 s on this machine."
+PRICE_ASK = "Timing attention at {n} lengths, n = {first:,} … {last:,} tokens (once per server)"
+PRICE_BUTTON = "Measure the price ({n} lengths)"
+PRICE_PROGRESS = "Timed {done} of {total} lengths"
 CURVE_LABELS = {
     "one head": "steps 3–6, one head",
     "heads": "steps 3–6, a layer's {n_heads} heads",

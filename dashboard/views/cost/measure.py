@@ -1,13 +1,15 @@
 """The cost page's measurements, shared by every session of a server.
 
 The price curves are measured once per server and shape (model width, heads, length cap), one length
-at a time under a lock with a progress bar; each length is kept as it is measured, so a rerun in the
-middle (any click: Streamlit stops the script at the next bar update) resumes where it stopped, and
-a second session waits for the first instead of measuring at the same time (two measurements at
-once would time each other). Variant timings and the whole-model sweeps are cached too
-(st.cache_resource, bounded). For a decoder, one more token at each context n with the KV cache and
-without it is measured the same way (kept per model and n, resumable, under the same lock): a first
-visit times the short contexts within a couple of seconds, the rest on request.
+at a time under a lock with a bar that counts, asked for first when that would be long on this
+machine (price_first, dashboard/long_work.py: SmolLM2's took about a minute on a busy laptop); each
+length is kept as it is measured, so a rerun in the middle (any click: Streamlit stops the script
+at the next bar update) resumes where it stopped, and a second session waits for the first instead
+of measuring at the same time (two measurements at once would time each other). Variant timings and
+the whole-model sweeps are cached too (st.cache_resource, bounded). For a decoder, one more token at
+each context n with the KV cache and without it is measured the same way (kept per model and n,
+resumable, under the same lock): a first visit times the short contexts within a couple of seconds,
+the rest on request.
 """
 
 from __future__ import annotations
@@ -23,12 +25,14 @@ from core.cost.generation import next_token_curves
 from core.cost.price import LENGTHS, Curve, Row, curves_from, measure_length, variant_curves
 from core.cost.variant_model import Sweep, first_of_the_rest, sweep, sweep_radii, variant_effect
 from core.cost.variants import Variant
+from dashboard import long_work
 from dashboard.content import cost as text
 from dashboard.engines import compute_attention, load_engine
 from dashboard.hosted import Limits
 
 ENGINE = "numpy"  # the variants are an argument of the NumPy engine's forward pass
 PERFORMER_M = (4, 16, 64, 256, 1024)
+TIMED_CALLS = 6  # core.cost.price.measure_length calls each step once untimed, then 5 times
 
 
 @dataclass(frozen=True)
@@ -59,22 +63,51 @@ def price_store() -> PriceStore:
     return PriceStore()
 
 
-def price_curves(shape: PriceShape) -> list[Curve]:
-    """The measured curves of `shape`, measuring the lengths not yet measured on this server with a
-    progress bar in the page."""
+def price_curves(shape: PriceShape, progress=None) -> list[Curve]:
+    """The measured curves of `shape`, measuring the lengths not yet measured on this server, calling
+    progress(done, total) over them (price_first draws its bar)."""
     store = price_store()
     with store.lock:
         missing = [n for n in shape.lengths if (shape, n) not in store.rows]
-        if missing:
-            bar = st.progress(0.0, text=text.MEASURING.format(n=missing[0], done=0, total=len(missing)))
-            for done, n in enumerate(missing):
-                bar.progress(
-                    done / len(missing), text=text.MEASURING.format(n=n, done=done, total=len(missing))
-                )
-                row: Row = measure_length(n, shape.d_model, shape.n_heads, heads_up_to=shape.max_heads)
-                store.rows[(shape, n)] = row
-            bar.empty()
+        for done, n in enumerate(missing):
+            if progress is not None:
+                progress(done, len(missing))
+            row: Row = measure_length(n, shape.d_model, shape.n_heads, heads_up_to=shape.max_heads)
+            store.rows[(shape, n)] = row
+        if missing and progress is not None:
+            progress(len(missing), len(missing))
         return curves_from([(n, store.rows[(shape, n)]) for n in shape.lengths])
+
+
+def _price_missing(shape: PriceShape) -> list[int]:
+    rows = price_store().rows
+    return [n for n in shape.lengths if (shape, n) not in rows]
+
+
+def price_work(model_key: str, shape: PriceShape) -> long_work.Work:
+    """Timing the lengths not yet measured: each step's multiply-adds (Q Kᵀ and the weights times V,
+    for one head and, up to max_heads, a layer's; the four projections), TIMED_CALLS times each."""
+    d_k, width, total = shape.d_model // shape.n_heads, shape.d_model, 0.0
+    for n in _price_missing(shape):
+        heads = shape.n_heads if n <= shape.max_heads else 0
+        total += TIMED_CALLS * ((1 + heads) * 2 * n * n * d_k + 4 * n * width**2) + 3 * n * width**2
+    return long_work.Work("price", model_key, runs=1, positions=0, layers=0, width=width, other=total)
+
+
+def price_first(model_key: str, shape: PriceShape) -> bool:
+    """The price curves of `shape` measured now when they are not yet: at once when that is short
+    here, else after the button the ask draws (long_work.may_start), with a bar that counts. False
+    while the page waits for the button."""
+    missing = _price_missing(shape)
+    if not missing:
+        return True
+    work = price_work(model_key, shape)
+    what = text.PRICE_ASK.format(n=len(missing), first=missing[0], last=missing[-1])
+    if not long_work.may_start(work, shape, what, text.PRICE_BUTTON.format(n=len(missing))):
+        return False
+    with long_work.counting(work, text.PRICE_PROGRESS) as progress:
+        price_curves(shape, progress)
+    return True
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

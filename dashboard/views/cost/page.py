@@ -36,6 +36,7 @@ from dashboard.views.cost.measure import (
     NextTiming,
     in_every_head,
     price_curves,
+    price_first,
     price_shape,
     sweeps,
     variant_timing,
@@ -80,11 +81,11 @@ def _render(limits: Limits) -> None:
         st.warning(note)
     # Measured before anything is drawn: while this run's charts are being sent, the server's other
     # threads take turns with the timed code (Python's GIL), and the clock would count their time.
-    timing = _measure_first(spec.key, engine, decoder, limits)
+    priced, timing = _measure_first(spec.key, engine, decoder, limits)
     present = presenting()
     sizing = PRESENTER if present else PAGE_SIZING
     part = _part(decoder, limits) if present else None
-    if part in (None, "price"):
+    if part in (None, "price") and priced:  # not priced: the ask above waits for its button
         _price(spec, engine, limits, sizing)
     if decoder:
         if part is None:
@@ -130,17 +131,18 @@ def _width(engine) -> int:
     return engine.width if is_decoder(engine) else engine.layer_weights(0).w_q.shape[0]
 
 
-def _measure_first(model_key: str, engine, decoder: bool, limits: Limits) -> NextTiming | None:
-    """Fill the caches of this run's timings: the price curves, then a decoder's one more token or
-    an encoder's chosen variant (its widgets' values are in session state before they are drawn)."""
-    price_curves(price_shape(_width(engine), engine.n_heads, limits))
+def _measure_first(model_key: str, engine, decoder: bool, limits: Limits) -> tuple[bool, NextTiming | None]:
+    """Fill the caches of this run's timings: the price curves (asked for first when that is long
+    here: whether they are measured), then a decoder's one more token or an encoder's chosen variant
+    (its widgets' values are in session state before they are drawn)."""
+    priced = price_first(model_key, price_shape(_width(engine), engine.n_heads, limits))
     if decoder:
-        return measure_next(model_key, engine, limits)
+        return priced, measure_next(model_key, engine, limits)
     ss = st.session_state
     name = ss.get("cost_variant") if ss.get("cost_variant") in VARIANTS else "window"
     params = {p: int(ss.get(f"cost_{p}", default)) for p, default in links.DEFAULTS.items()}
     variant_timing(_timed(Variant(name, **params)), engine.layer_weights(0).d_k)
-    return None
+    return priced, None
 
 
 def _timed(variant: Variant) -> Variant:
