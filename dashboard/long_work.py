@@ -4,10 +4,10 @@ machine asks first, at the top of the view, saying how long, and then counts it 
 The estimate: the multiply-adds of the work (per token position a transformer layer does about 12·D²
 of them: Q, K, V and the output projection 4·D², the feed-forward 8·D²; a next-token distribution
 V·D more), over this machine's speed, measured once per process on a float32 matrix product of a
-transformer block's shape, times the ratio between what such work of this model took here the last
-time and its multiply-adds' share (PRIOR until it has been timed: conservative, so a long work is
-never estimated short). A pass also pays fixed costs (reading the weights, the per-layer steps),
-counted as PASS_POSITIONS positions more.
+transformer block's shape (the median of a few), times the ratio between what such work of this
+model took here the last time and its multiply-adds' share (PRIOR until it has been timed:
+conservative, so a long work is not estimated short). A pass on its own also pays fixed costs
+(reading the weights, the per-layer steps), counted as PASS_POSITIONS positions more.
 
 A view calls `may_start(work, sig, ...)`: True when the work is short or was asked for this input in
 this session, else it draws the ask line and its button and returns False (the view then draws
@@ -23,7 +23,6 @@ Letters: L layers, D width, V vocabulary.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import threading
@@ -40,7 +39,10 @@ from dashboard.content import long_work as text
 from dashboard.work_queue import in_turn, place_line
 
 DEFAULT_ASK_AFTER = 3.0
-PRIOR = 6.0  # seconds taken per second estimated, before this model's work of a kind has been timed
+# seconds taken per second estimated, before this model's work of a kind has been timed: measured
+# 0.6-2.2 for SmolLM2's batched sweeps and corpus pass, 6-10 for the small bundled model's single
+# passes (Python's own steps weigh more there) on a 2-core machine under load (bench/README.md)
+PRIOR = 3.0
 PASS_POSITIONS = 32  # a pass's fixed costs, in token positions' worth of multiply-adds
 SPEED_SHAPE = (128, 768, 3072)  # the product timed: 128 positions through a 768-wide block's W1
 SPEED_TRIES = 5
@@ -75,11 +77,14 @@ class Work:
     width: int
     vocab: int = 0
     outputs: int = 0
+    other: float = 0.0  # multiply-adds besides the passes (the cost page times bare products)
+    batched: bool = False  # the runs go through the model together: no pass pays its fixed costs alone
 
     def multiply_adds(self) -> float:
         per_position = 12 * self.layers * self.width**2
-        per_run = (self.positions + PASS_POSITIONS) * per_position + self.outputs * self.vocab * self.width
-        return float(self.runs) * per_run
+        positions = self.positions + (0 if self.batched else PASS_POSITIONS)
+        per_run = positions * per_position + self.outputs * self.vocab * self.width
+        return float(self.runs) * per_run + self.other
 
     @classmethod
     def on(cls, kind: str, model_key: str, result, engine, runs: int, outputs: int = 0) -> Work:
@@ -125,18 +130,19 @@ _lock = threading.Lock()
 
 
 def measure_speed() -> float:
-    """Multiply-adds per second of a float32 product of SPEED_SHAPE, the best of SPEED_TRIES (a few
-    tens of ms in all)."""
+    """Multiply-adds per second of a float32 product of SPEED_SHAPE, the median of SPEED_TRIES (a few
+    tens of ms in all): on a busy machine the median sees the share of the cores a long work gets,
+    where the best would catch a quiet moment."""
     rows, width, wide = SPEED_SHAPE
     rng = np.random.default_rng(0)
     a = rng.standard_normal((rows, width), dtype=np.float32)
     b = rng.standard_normal((width, wide), dtype=np.float32)
-    best = math.inf
+    times = []
     for _ in range(SPEED_TRIES):
         start = time.perf_counter()
         a @ b
-        best = min(best, time.perf_counter() - start)
-    return rows * width * wide / max(best, 1e-9)
+        times.append(time.perf_counter() - start)
+    return rows * width * wide / max(float(np.median(times)), 1e-9)
 
 
 def machine_speed() -> float:

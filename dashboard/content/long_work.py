@@ -17,3 +17,8 @@ LEFT = " · about {about} left"
 # How a number of seconds is written ("about 6 s", "about 2 min").
 SECONDS = "{n} s"
 MINUTES = "{n} min"
+
+# ---- explore's induction view (its own text is in dashboard/content/decoder.py) ----------------------
+INDUCTION_ASK = "Running {n} random tokens, then again with up to {top} induction heads off,"
+INDUCTION_BUTTON = "Run the induction test (2 runs)"
+INDUCTION_PROGRESS = "Ran {done} of {total} runs"

@@ -155,3 +155,29 @@ def test_the_atlas_asks_on_a_slow_machine_then_counts(tiny, machine):
     assert not bars and not charts(at)
     press(at, "atlas")
     assert charts(at) and any(t and t.startswith("Measured every head on ") for t in bars), bars
+
+
+def fake_length(n: int, d_model: int, n_heads: int, heads_up_to: int | None = None) -> dict:
+    """A price row without timing anything: the page's work is what is tested here, not the clock."""
+    from core.cost.price import heads_curve
+
+    row = {"one head": (1e-9 * n * n, 4 * n * n), "projections": (1e-7 * n, 4 * n * d_model)}
+    if heads_up_to is None or n <= heads_up_to:
+        row[heads_curve(n_heads)] = (1e-9 * n * n * n_heads, 4 * n * n * n_heads)
+    return row
+
+
+def test_the_cost_page_asks_before_timing_the_price(tiny, machine, monkeypatch):
+    from dashboard.views.cost import measure
+
+    monkeypatch.setattr(measure, "measure_length", fake_length)
+    measure.price_store.clear()
+    bars = machine(SLOW)
+    at = AppTest.from_string(page_script("cost"), default_timeout=APPTEST_DEADLINE)
+    at.query_params["model"] = tiny
+    at.run()
+    assert_no_crash(at)
+    assert ask_line(at).startswith("Timing attention at 9 lengths, n = 16 … 4,096 tokens")
+    assert not bars and not any("cost_price" in c for c in charts(at))
+    press(at, "price")
+    assert any("cost_price" in c for c in charts(at)) and "Timed 9 of 9 lengths" in bars, bars

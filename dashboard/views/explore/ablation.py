@@ -15,6 +15,8 @@ Letters: L layers, H heads, T tokens, D hidden size, W words.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import streamlit as st
 
@@ -76,8 +78,13 @@ def effect_grid_of(model_key: str, engine: str, sentence: str, max_tokens: int, 
 def grid_work(result: AttentionResult, source: tuple) -> long_work.Work:
     """The grid's work: a run per head over the input (a decoder's output: one next-token distribution)."""
     engine = load_engine(*source[:2])
-    runs = result.n_layers * result.n_heads
-    return long_work.Work.on("ablation", source[0], result, engine, runs, outputs=int(is_decoder(engine)))
+    runs, decoder = result.n_layers * result.n_heads, is_decoder(engine)
+    work = long_work.Work.on("ablation", source[0], result, engine, runs, outputs=int(decoder))
+    if hasattr(engine, "layers_from"):  # NumPy: a run starts at its head's layer (half of them on average)
+        work = replace(
+            work, layers=(result.n_layers + 1) // 2, batched=decoder
+        )  # a decoder's: a layer's at once
+    return work
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)

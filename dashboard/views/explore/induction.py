@@ -19,10 +19,12 @@ import streamlit as st
 from core.measures.induction import INDUCTION_MIN, Induction, induction, induction_heads
 from core.models.result import AttentionResult
 from core.train.data import CYCLE
+from dashboard import long_work
 from dashboard.charts.ablation import effect_grid
 from dashboard.charts.decoder import copy_losses_bars
 from dashboard.charts.heatmap import PAGE, PRESENTER
 from dashboard.content import decoder as text
+from dashboard.content import long_work as long_work_text
 from dashboard.engines import load_engine
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text
 from dashboard.presenter import presenting
@@ -31,6 +33,7 @@ from dashboard.trained_models import reads_letters
 from dashboard.views.explore.results import shown_source
 from dashboard.widgets import chart, chart_filename, csv_download
 
+KEPT = 8  # tests kept per server (each as it is and with heads off)
 LENGTH_KEY, SEED_KEY, TOP_KEY = "explore_ind_length", "explore_gen_seed", "explore_ind_top"
 MAX_LENGTH = 256  # one copy; two must also fit the model's context
 DEFAULT_LENGTH, DEFAULT_TOP, MAX_TOP = 50, 5, 10
@@ -44,10 +47,34 @@ MIN_GAIN = 0.05
 GRID_PRESENTER_PX = 680
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
 def induction_of(model_key: str, length: int, seed: int, ablate: tuple) -> Induction:
-    """core.measures.induction.induction on the NumPy engine, shared by every session."""
-    return induction(load_engine(model_key, "numpy"), length, seed, ablate)
+    """core.measures.induction.induction on the NumPy engine, kept for every session (the last KEPT)."""
+    kept, key = long_work.shelf("induction", KEPT), (model_key, length, seed, ablate)
+    if (found := kept.get(key)) is None:
+        found = induction(load_engine(model_key, "numpy"), length, seed, ablate)
+        kept.put(key, found)
+    return found
+
+
+def _both(model_key: str, length: int, seed: int, top: int) -> tuple[Induction, Induction] | None:
+    """The test as it is and with the top induction heads off; asked for first when the two passes
+    would take long here (dashboard/long_work.py), then counted; None while waiting for the button."""
+    kept = long_work.shelf("induction", KEPT)
+    found = kept.get((model_key, length, seed, ()))
+    if found is not None and (cut := kept.get((model_key, length, seed, top_scoring(found.scores, top)))):
+        return found, cut
+    layers, width, vocab = long_work.model_shape(load_engine(model_key, "numpy"))
+    work = long_work.Work("induction", model_key, 2, 2 * length, layers, width, vocab, 2 * length)
+    what = long_work_text.INDUCTION_ASK.format(n=2 * length, top=top)
+    if not long_work.may_start(work, (model_key, length, seed, top), what, long_work_text.INDUCTION_BUTTON):
+        return None
+    with long_work.counting(work, long_work_text.INDUCTION_PROGRESS) as progress:
+        progress(0, 2)
+        found = induction_of(model_key, length, seed, ())
+        progress(1, 2)
+        cut = induction_of(model_key, length, seed, top_scoring(found.scores, top))
+        progress(2, 2)
+    return found, cut
 
 
 def top_scoring(scores: np.ndarray, k: int) -> tuple[tuple[int, int], ...]:
@@ -131,12 +158,13 @@ def induction_view(result: AttentionResult, limits: Limits, controls=None) -> No
         length, seed, top = _options_ui(result.n_layers * result.n_heads, engine.max_tokens, model_key)
     try:
         count_new_text("induction", (model_key, length, seed, top), limits.max_texts_per_minute)
-        with st.spinner(f"Running {2 * length} random tokens, then again with up to {top} heads off…"):
-            found = induction_of(model_key, length, seed, ())
-            cut = induction_of(model_key, length, seed, top_scoring(found.scores, top))
+        both = _both(model_key, length, seed, top)
     except TooManyTexts:
         st.warning(TOO_MANY_TEXTS.format(limit=limits.max_texts_per_minute))
         return
+    if both is None:
+        return
+    found, cut = both
     vocab = int(engine.config.vocab_size)
     st.markdown(summary(found, cut, vocab))
     if reads_letters(model_key) and length > CYCLE[1]:
