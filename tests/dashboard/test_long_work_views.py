@@ -181,3 +181,16 @@ def test_the_cost_page_asks_before_timing_the_price(tiny, machine, monkeypatch):
     assert not bars and not any("cost_price" in c for c in charts(at))
     press(at, "price")
     assert any("cost_price" in c for c in charts(at)) and "Timed 9 of 9 lengths" in bars, bars
+
+
+def test_the_induction_test_asks_on_a_slow_machine_then_counts(machine, tmp_path_factory):
+    from tests.tiny_llama import make_tiny_llama
+
+    llama = str(make_tiny_llama(tmp_path_factory.mktemp("long_work_llama"), positions=128))
+    bars = machine(SLOW)
+    at = open_explore(llama, "induction")
+    line = ask_line(at)
+    assert line.startswith("Running ") and "induction heads off, takes about" in line and "(2 runs" in line
+    assert not bars and not any("explore_induction" in c for c in charts(at))
+    press(at, "induction")
+    assert any("explore_induction" in c for c in charts(at)) and "Ran 2 of 2 runs" in bars, bars
