@@ -4,6 +4,7 @@ result, then one view. Each step that can fail says why in the page and stops th
 from __future__ import annotations
 
 import logging
+from importlib import import_module
 
 import streamlit as st
 
@@ -22,24 +23,37 @@ from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text, signature
 from dashboard.trained_models import is_translator_here, letters_became
 from dashboard.views.explore import links, loading
-from dashboard.views.explore.ablation import ablation_view
-from dashboard.views.explore.attribution import attribution_view
 from dashboard.views.explore.decoder import lens_view, nextword_view, sinks_view, views_for, wrong_kind_note
 from dashboard.views.explore.flow import rollout_view
-from dashboard.views.explore.focus import focus_view
 from dashboard.views.explore.generate import generate_view
 from dashboard.views.explore.induction import induction_view
 from dashboard.views.explore.masks import masks_ui
-from dashboard.views.explore.qk_space import qk_view
 from dashboard.views.explore.results import result_for, shown_token_view
-from dashboard.views.explore.similarity import similarity_view
-from dashboard.views.explore.translator import translator_view
 from dashboard.views.explore.views import head_view, lines_view, model_view
 from dashboard.views.explore.widgets import downloads_ui, max_chars, sentence_ui, view_ui
 from dashboard.widgets import copy_link_ui, md
 
 LOG = logging.getLogger(__name__)
 BERT_READING = Reading("word pieces", ("[CLS]", "[SEP]"))  # the bundled model's, while none is loaded
+
+
+def _imported_when_shown(module: str, name: str):
+    """A view whose module is imported the first time the view is shown: a server's first run on
+    the head view (the default) does not wait for the other views' modules and the measures,
+    corpora and charts they bring."""
+
+    def view(*args):
+        return getattr(import_module(f"dashboard.views.explore.{module}"), name)(*args)
+
+    return view
+
+
+ablation_view = _imported_when_shown("ablation", "ablation_view")
+attribution_view = _imported_when_shown("attribution", "attribution_view")
+focus_view = _imported_when_shown("focus", "focus_view")
+qk_view = _imported_when_shown("qk_space", "qk_view")
+similarity_view = _imported_when_shown("similarity", "similarity_view")
+translator_view = _imported_when_shown("translator", "translator_view")
 
 
 def render() -> None:
