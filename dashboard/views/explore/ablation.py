@@ -24,6 +24,7 @@ from core.measures.ablation import ablated_last_hidden, head_effects, model_outp
 from core.measures.analysis import TokenView, word_spans
 from core.measures.claims import may_claim
 from core.measures.referent import Closeness, closeness
+from core.measures.sweep import batched
 from core.models.architectures import is_decoder
 from core.models.errors import ModelError
 from core.models.registry import BUNDLED_KEY
@@ -78,12 +79,11 @@ def effect_grid_of(model_key: str, engine: str, sentence: str, max_tokens: int, 
 def grid_work(result: AttentionResult, source: tuple) -> long_work.Work:
     """The grid's work: a run per head over the input (a decoder's output: one next-token distribution)."""
     engine = load_engine(*source[:2])
-    runs, decoder = result.n_layers * result.n_heads, is_decoder(engine)
-    work = long_work.Work.on("ablation", source[0], result, engine, runs, outputs=int(decoder))
-    if hasattr(engine, "layers_from"):  # NumPy: a run starts at its head's layer (half of them on average)
-        work = replace(
-            work, layers=(result.n_layers + 1) // 2, batched=decoder
-        )  # a decoder's: a layer's at once
+    runs = result.n_layers * result.n_heads
+    work = long_work.Work.on("ablation", source[0], result, engine, runs, outputs=int(is_decoder(engine)))
+    if hasattr(engine, "layers_from"):  # NumPy: a run starts at its head's layer (half of them on
+        # average); a decoder's runs of a layer go as one batch
+        work = replace(work, layers=(result.n_layers + 1) // 2, batched=batched(engine))
     return work
 
 

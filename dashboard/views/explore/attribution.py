@@ -10,12 +10,15 @@ Letters: T tokens, W scored tokens (all but [CLS] and [SEP]).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import streamlit as st
 
 from core.export import attribution_csv
 from core.measures.analysis import piece_text
 from core.measures.attribution import MEASURES, Attribution, attribution
+from core.measures.sweep import batched
 from core.models.errors import ModelError
 from core.models.registry import BUNDLED_KEY
 from core.models.result import AttentionResult
@@ -60,6 +63,7 @@ def _measure(limits: Limits, result: AttentionResult, n_tokens: int) -> Attribut
             return found
         engine = load_engine(*source[:2])
         work = long_work.Work.on("attribution", source[0], result, engine, n_tokens, int(result.decoder))
+        work = replace(work, batched=batched(engine))  # a NumPy decoder runs them as batches
         what, button = text.ASK_WHAT.format(n=n_tokens), text.BUTTON.format(n=n_tokens)
         if not long_work.may_start(work, source, what, button):
             return None
