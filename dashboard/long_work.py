@@ -230,6 +230,13 @@ def _counted(work: Work | None, said: str) -> Iterator[Callable[[int, int], None
     bar = st.progress(0.0, text=said.format(done=0, total="…"))
     start = time.perf_counter()
     seen = {"total": 0}  # "first": the count it started at; "done": the last count
+    guess = estimate(work) if work is not None else None
+
+    def _left(elapsed: float, share: float) -> float:
+        """Seconds left: the pace so far, leaning on the estimate while little is done (a sweep's
+        first batch also pays for starting up, which would make the pace alone too slow)."""
+        by_pace = elapsed / share * (1 - share)
+        return by_pace if guess is None else share * by_pace + (1 - share) * max(guess - elapsed, 0.0)
 
     def progress(done: int, total: int) -> None:
         now = time.perf_counter()
@@ -239,7 +246,7 @@ def _counted(work: Work | None, said: str) -> Iterator[Callable[[int, int], None
             return
         line = said.format(done=done, total=total)
         if first < done < total:
-            line += text.LEFT.format(about=about((now - start) / (done - first) * (total - done)))
+            line += text.LEFT.format(about=about(_left(now - start, (done - first) / (total - first))))
         bar.progress(min(1.0, done / max(total, 1)), text=line)
 
     try:
