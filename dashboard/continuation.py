@@ -23,6 +23,7 @@ from dashboard.engines import load_engine
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text, current_limits
 from dashboard.state import clean_widget_text
 from dashboard.widgets import error_md, md
+from dashboard.work_queue import place_line, run_in_turn
 
 LOG = logging.getLogger(__name__)
 OPTION_CHARS = 60  # a continuation is a word or a few
@@ -47,7 +48,9 @@ def scored(model_key: str, prefixes: tuple[str, ...], options: tuple[str, ...]) 
     """The options scored after each prefix by the model's NumPy engine, prefixes of one length in
     one batched pass (core.measures.choice.choose_each; cached: a rerun does not run the model
     again)."""
-    return [found for _tokens, found in choose_each(load_engine(model_key, "numpy"), prefixes, options)]
+    engine = load_engine(model_key, "numpy")
+    batch = run_in_turn(lambda: choose_each(engine, prefixes, options), place_line())  # the classroom's queue
+    return [found for _tokens, found in batch]
 
 
 def _n_tokens(engine, text: str) -> int:

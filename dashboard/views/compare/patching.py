@@ -57,6 +57,7 @@ from dashboard.views.compare.patch_said import (
 from dashboard.views.compare.side import Side
 from dashboard.views.compare.widgets import bound_key, open_head
 from dashboard.widgets import chart, chart_filename, csv_download, error_md, md
+from dashboard.work_queue import in_turn, place_line
 
 AUTO_RUNS = 100  # heads patched without asking (the bundled BERT's 72, the letter model's)
 TOP = 5  # heads in the table under the grid
@@ -262,10 +263,11 @@ def _run(kind: str, engine, pair: Pair, answer: Answer) -> Patching:
             bar.progress(done / total, text=text.PROGRESS.format(done=done, total=total))
 
     clean, corrupt = pair.ids
-    if kind == "heads":
-        found = patch_heads(engine, clean, corrupt, answer.metric, progress=progress)
-    else:
-        found = patch_residual(engine, clean, corrupt, answer.metric, progress=progress)
+    with in_turn(place_line()):  # a worker of the classroom's queue for the whole sweep
+        if kind == "heads":
+            found = patch_heads(engine, clean, corrupt, answer.metric, progress=progress)
+        else:
+            found = patch_residual(engine, clean, corrupt, answer.metric, progress=progress)
     bar.empty()
     return found
 
