@@ -11,7 +11,8 @@ Every server reads compiled bytecode, as an installed app's does after its first
 ship theirs (pip compiles them); the repository's modules are compiled once, before the first round,
 into a temporary folder (PYTHONPYCACHEPREFIX). A shell with PYTHONDONTWRITEBYTECODE set (this
 project's sandbox sets it) would otherwise make every start of a page compile the app's own modules
-from source, a cost the bare app never pays.
+from source, a cost the bare app never pays. `BENCH_FROM_SOURCE=1 python -m bench --only cold_start`
+measures that condition instead (how the figures before issue 49 were taken).
 """
 
 from __future__ import annotations
@@ -79,7 +80,8 @@ def measure(rounds: int) -> dict[str, list[float]]:
     with tempfile.TemporaryDirectory() as folder, browser() as chromium:
         bare = Path(folder) / "bare_app.py"
         bare.write_text(BARE_APP)
-        env = compiled_bytecode_env(Path(folder) / "bytecode")
+        from_source = os.environ.get("BENCH_FROM_SOURCE") == "1"
+        env = {} if from_source else compiled_bytecode_env(Path(folder) / "bytecode")
         apps = {"bare": (bare, "/"), "learn": (None, "/"), "explore": (None, "/explore")}
         for _ in range(rounds):
             for name, (app, path) in apps.items():
