@@ -39,12 +39,12 @@ Progress = Callable[[int, int], None]  # (sentences done, sentences in all): 0 f
 @dataclass
 class Store:
     vectors: OrderedDict = field(default_factory=OrderedDict)  # key -> CorpusVectors
-    locks: dict = field(default_factory=dict)  # key -> threading.Lock, held while reading or computing
+    locks: dict = field(default_factory=dict)  # key -> threading.RLock, held while reading or computing
     guard: threading.Lock = field(default_factory=threading.Lock)
 
-    def lock_for(self, key: tuple) -> threading.Lock:
+    def lock_for(self, key: tuple) -> threading.RLock:
         with self.guard:
-            return self.locks.setdefault(key, threading.Lock())
+            return self.locks.setdefault(key, threading.RLock())
 
     def get(self, key: tuple) -> CorpusVectors | None:
         with self.guard:
@@ -80,6 +80,12 @@ def vectors_ready(model_key: str) -> bool:
         return True
     path = vectors_path(key[0], key[2], fingerprint=key[1])
     return path.is_file() and hidden_path(path).is_file()
+
+
+def computing(model_key: str) -> threading.RLock:
+    """The lock corpus_vectors(model_key) holds while it reads or computes (re-entrant: a caller may
+    take it first, to wait for another session's computation before anything else)."""
+    return memory_store().lock_for(_key(model_key))
 
 
 def corpus_vectors(model_key: str, progress: Progress | None = None) -> CorpusVectors:

@@ -29,7 +29,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -216,13 +216,17 @@ def may_start(work: Work, sig: Hashable, what: str, button: str, note: str = "")
 
 
 @contextmanager
-def counting(work: Work | None, said: str) -> Iterator[Callable[[int, int], None]]:
+def counting(
+    work: Work | None, said: str, *, first: AbstractContextManager | None = None
+) -> Iterator[Callable[[int, int], None]]:
     """A bar that counts: `said` ("Ablated {done} of {total} heads") and the time left at the pace
     so far. Yields the progress(done, total) callback; the bar goes when the work is done, and the
     time it took is recorded for the next estimate (`work` None: not recorded).
     The work holds one of the server's workers (dashboard.work_queue): a page waiting for one says
-    its place in line first."""
-    with in_turn(place_line()):
+    its place in line first. `first`: the lock of what is computed (a re-entrant one, which the
+    computation takes again), taken before the worker: a session waiting for another session's same
+    computation must not hold one of the room's few workers while it waits."""
+    with first or nullcontext(), in_turn(place_line()):
         yield from _counted(work, said)
 
 

@@ -75,12 +75,13 @@ class SharedResults:
                 entry.readers.add(reader)
                 return entry.value
             job = self._pending.get(key)
-            # a thread holding a turn computes itself rather than wait on a job still in line behind it
-            inline = holding_turn() and (job is None or not job.started)
-            if job is None or inline:
+            # a thread holding a turn computes itself rather than wait on a job still in line behind it:
+            # that same job, taken out of the line (its other waiters get its outcome), or a new one
+            inline = holding_turn() and (job is None or self.queue.withdraw(job))
+            if job is None:
                 job = Job(lambda: None)
                 job.fn = lambda: self._computed(job, key, compute, budget, reader)
-                self._pending.setdefault(key, job)
+                self._pending[key] = job
                 if not inline:
                     self.queue.enqueue(job)
         if inline:

@@ -25,7 +25,7 @@ URL = f"/explore?model=smollm2&view=ablation&text={quote(SENTENCE)}"
 
 @pytest.fixture(scope="module")
 def asking_server():
-    with StreamlitServer(env={"ATTENTION_EXPLORER_ASK_AFTER": "3"}) as server:
+    with StreamlitServer(env={"ATTENTION_EXPLORER_ASK_AFTER": "0"}) as server:
         yield server
 
 

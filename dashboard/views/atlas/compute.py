@@ -74,12 +74,12 @@ def _bounded_put(entries: OrderedDict, key: tuple, value: object) -> None:
 class Store:
     atlases: OrderedDict = field(default_factory=OrderedDict)  # key -> HeadAtlas
     partials: OrderedDict = field(default_factory=OrderedDict)  # key -> AtlasAccumulator, unfinished
-    locks: dict = field(default_factory=dict)  # key -> threading.Lock, held while computing
+    locks: dict = field(default_factory=dict)  # key -> threading.RLock, held while computing
     guard: threading.Lock = field(default_factory=threading.Lock)
 
-    def lock_for(self, key: tuple) -> threading.Lock:
+    def lock_for(self, key: tuple) -> threading.RLock:
         with self.guard:
-            return self.locks.setdefault(key, threading.Lock())
+            return self.locks.setdefault(key, threading.RLock())
 
     def get(self, key: tuple) -> HeadAtlas | None:
         with self.guard:
@@ -127,6 +127,13 @@ def atlas_ready(model_key: str, engine: str = "numpy", sentences: tuple[str, ...
     digest = corpus_hash(sentences)
     in_memory = memory_store().get((model_key, fingerprint, digest)) is not None
     return in_memory or cache_path(model_key, digest, fingerprint=fingerprint).is_file()
+
+
+def computing(model_key: str, engine: str, sentences: tuple[str, ...] | None = None) -> threading.RLock:
+    """The lock corpus_atlas holds while it computes (re-entrant: a caller may take it first)."""
+    sentences = content.corpus() if sentences is None else sentences
+    fingerprint = engine_fingerprint(model_key, load_engine(model_key, engine))
+    return memory_store().lock_for((model_key, fingerprint, corpus_hash(sentences)))
 
 
 def corpus_atlas(

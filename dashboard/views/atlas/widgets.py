@@ -19,7 +19,7 @@ from dashboard.charts.heatmap import PAGE, PRESENTER
 from dashboard.content import atlas as text
 from dashboard.engines import load_engine
 from dashboard.presenter import presenting
-from dashboard.views.atlas.compute import Measured, atlas_ready, corpus_atlas
+from dashboard.views.atlas.compute import Measured, atlas_ready, computing, corpus_atlas
 from dashboard.widgets import chart, chart_filename
 
 EXPLORE_TEXT_CHARS = 2000  # a sentence carried to the explore page is cut to this many characters
@@ -279,5 +279,6 @@ def read_atlas(model_key: str, engine: str) -> Measured:
     """The corpus atlas, with a counting bar when it is measured now (atlas_may_start first)."""
     if atlas_ready(model_key, engine):
         return corpus_atlas(model_key, engine)
-    with long_work.counting(atlas_work(model_key, engine), text.PROGRESS) as progress:
+    lock = computing(model_key, engine)
+    with long_work.counting(atlas_work(model_key, engine), text.PROGRESS, first=lock) as progress:
         return corpus_atlas(model_key, engine, progress=progress)

@@ -55,7 +55,7 @@ def price_shape(d_model: int, n_heads: int, limits: Limits) -> PriceShape:
 @dataclass
 class PriceStore:
     rows: dict = field(default_factory=dict)  # (shape, n) -> Row
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.RLock = field(default_factory=threading.RLock)  # re-entrant: price_first takes it first
 
 
 @st.cache_resource(show_spinner=False)
@@ -105,7 +105,7 @@ def price_first(model_key: str, shape: PriceShape) -> bool:
     what = text.PRICE_ASK.format(n=len(missing), first=missing[0], last=missing[-1])
     if not long_work.may_start(work, shape, what, text.PRICE_BUTTON.format(n=len(missing))):
         return False
-    with long_work.counting(work, text.PRICE_PROGRESS) as progress:
+    with long_work.counting(work, text.PRICE_PROGRESS, first=price_store().lock) as progress:
         price_curves(shape, progress)
     return True
 

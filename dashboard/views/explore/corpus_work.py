@@ -9,7 +9,7 @@ from core.measures.neighbours import CorpusVectors
 from dashboard import long_work
 from dashboard.content import neighbours as text
 from dashboard.content.atlas import corpus
-from dashboard.corpus_vectors import ENGINE, corpus_vectors, vectors_ready
+from dashboard.corpus_vectors import ENGINE, computing, corpus_vectors, vectors_ready
 from dashboard.engines import load_engine
 
 
@@ -32,5 +32,5 @@ def read_corpus(model_key: str) -> CorpusVectors:
     """The corpus vectors, with a counting bar when they are computed now (call corpus_may_start first)."""
     if vectors_ready(model_key):
         return corpus_vectors(model_key)
-    with long_work.counting(corpus_work(model_key), text.PROGRESS) as progress:
+    with long_work.counting(corpus_work(model_key), text.PROGRESS, first=computing(model_key)) as progress:
         return corpus_vectors(model_key, progress)
