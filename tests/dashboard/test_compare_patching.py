@@ -24,6 +24,15 @@ pytestmark = pytest.mark.usefixtures("fast_apptest")
 TROPHY, REPEAT = PRESETS["trophy"], PRESETS["repeat"]
 
 
+@pytest.fixture(autouse=True)
+def no_grid_from_another_test():
+    """The grids are kept for every session of the server (long_work.shelf): each test starts with
+    none, as a fresh server would."""
+    from dashboard.long_work import shelf
+
+    shelf.clear()
+
+
 def grid(at: AppTest, name: str) -> np.ndarray | None:
     """The z of the chart whose key ends with `name`, or None when it is not drawn."""
     for chart in at.get("plotly_chart"):
@@ -106,6 +115,20 @@ def test_positions_grid_runs_on_request_and_the_changed_word_restores_all_of_it_
     assert "Where the difference travels: embeddings" in said(at) and "at “large”" in said(at)
     at.select_slider[0].set_value(1).run()  # kept: a rerun does not patch again, and still shows it
     assert grid(at, "compare_patch_positions_chart") is not None
+
+
+def test_a_grid_one_session_computed_is_shown_to_the_next_without_asking(monkeypatch):
+    """Thirty students patching the teacher's preset cost one sweep: a second session opening the same
+    pair finds the positions grid the first one asked for, runs no layer, and shows no button."""
+    first = open_page()
+    first.button(key="compare_patch_positions").click().run()
+    shown = grid(first, "compare_patch_positions_chart")
+    bert, runs = engine("bundled"), []
+    layers_from = bert.layers_from
+    monkeypatch.setattr(bert, "layers_from", lambda *a, **k: runs.append(a[0]) or layers_from(*a, **k))
+    second = open_page()
+    np.testing.assert_array_equal(grid(second, "compare_patch_positions_chart"), shown)
+    assert runs == [] and not [b for b in second.button if b.key == "compare_patch_positions"]
 
 
 def test_letter_model_induction_flips_and_its_grid_is_the_measure():

@@ -44,6 +44,7 @@ from dashboard.content.compare import PRESETS
 from dashboard.continuation import as_continuation, probe_for
 from dashboard.engines import load_engine, session_result
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text
+from dashboard.long_work import shelf
 from dashboard.presenter import presenting
 from dashboard.shared_results import trim_to_budget
 from dashboard.state import signature
@@ -64,6 +65,7 @@ TOP = 5  # heads in the table under the grid
 # the grids one session keeps ("compare_patched"), by their arrays' bytes, the oldest dropped first: a
 # SmolLM2 grid is a few kilobytes, so this is about a hundred of them
 KEPT_BYTES = 2**20
+SHARED_GRIDS = 16  # grids kept for every session: a class patching the teacher's preset computes it once
 
 
 @dataclass(frozen=True)
@@ -230,9 +232,11 @@ def _grid(
     """The kind's grid from the session, else computed now (at once, or when the button is pressed),
     with a progress bar; None with the reason said."""
     (sig, limits), ss = where, st.session_state
-    kept = ss.setdefault("compare_patched", {})
-    if (kind, sig) in kept:
-        return kept[(kind, sig)]
+    kept, shared = ss.setdefault("compare_patched", {}), shelf("patching", SHARED_GRIDS)
+    found = kept.get((kind, sig)) or shared.get((kind, sig))  # this session's, or another's
+    if found is not None:
+        kept[(kind, sig)] = found
+        return found
     if ask:
         if kind == "heads":
             st.caption(text.HEADS_ASK.format(runs=runs))
@@ -243,7 +247,7 @@ def _grid(
             return None
     try:
         count_new_text(f"compare_patch_{kind}", (sig,), limits.max_texts_per_minute)
-        found = _run(kind, engine, pair, answer)
+        found = _run(kind, engine, pair, answer, shared, (kind, sig))
     except TooManyTexts:
         st.warning(TOO_MANY_TEXTS.format(limit=limits.max_texts_per_minute))
         return None
@@ -255,7 +259,7 @@ def _grid(
     return found
 
 
-def _run(kind: str, engine, pair: Pair, answer: Answer) -> Patching:
+def _run(kind: str, engine, pair: Pair, answer: Answer, shared, key: tuple) -> Patching:
     bar = st.progress(0.0, text=text.PROGRESS.format(done=0, total="…"))
 
     def progress(done: int, total: int) -> None:
@@ -264,10 +268,12 @@ def _run(kind: str, engine, pair: Pair, answer: Answer) -> Patching:
 
     clean, corrupt = pair.ids
     with in_turn(place_line()):  # a worker of the classroom's queue for the whole sweep
-        if kind == "heads":
+        found = shared.get(key)  # another session's, finished while this one waited its turn
+        if found is None and kind == "heads":
             found = patch_heads(engine, clean, corrupt, answer.metric, progress=progress)
-        else:
+        elif found is None:
             found = patch_residual(engine, clean, corrupt, answer.metric, progress=progress)
+        shared.put(key, found)
     bar.empty()
     return found
 
