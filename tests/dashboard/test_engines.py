@@ -146,7 +146,8 @@ st.session_state["one_result_bytes"] = nbytes_of(result)
 st.session_state["views_find_it"] = compute_attention("bundled", "numpy", text, 128) is result
 if st.session_state.get("push_out"):  # other texts, as other students' clicks would add
     for i in range(4):
-        RESULTS.get(("other", i), lambda: compute_attention("bundled", "numpy", f"Another sentence {{i}}.", 128), 1)
+        other = f"Another sentence {{i}}."
+        RESULTS.get(("other", i), lambda: compute_attention("bundled", "numpy", other, 128), 1)
     st.session_state["kept"] = (("bundled", "numpy", text, 128) in RESULTS)
     st.session_state["push_out"] = False
 """

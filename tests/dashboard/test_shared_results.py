@@ -33,7 +33,7 @@ def test_identical_requests_at_once_compute_once_and_get_the_same_object():
 
     got: list[np.ndarray] = []
     students = [
-        threading.Thread(target=lambda i=i: got.append(results.get("preset", compute, 10 * KB, reader=f"s{i}")))
+        threading.Thread(target=lambda i=i: got.append(results.get("preset", compute, 10 * KB, f"s{i}")))
         for i in range(30)
     ]
     for s in students:
