@@ -25,20 +25,18 @@ from typing import Protocol
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from core.measures.atlas import model_fingerprint
-from core.models import architectures, shipped, smollm2
-from core.models.bundled import BUNDLED_SHA256, bundled_model_dir
+from core import prepare
+from core.models import architectures, shipped
+from core.models.bundled import bundled_model_dir
 from core.models.errors import ModelError
 from core.models.reading import Reading, reading_of
 from core.models.registry import (
-    BUNDLED_KEY,
     CURATED_HUB_MODELS,
     ModelSpec,
     parse_model_choice,
     prepare_model_files,
 )
 from core.models.result import AttentionResult
-from core.models.shipped import SHIPPED_KEY
 from core.models.smollm2 import SMOLLM2_KEY
 from core.translate.engine import TRANSLATOR_DIR, TRANSLATOR_KEY, TranslatorEngine, translator_dir
 from dashboard.hosted import Limits, count_new_text, current_limits
@@ -147,12 +145,9 @@ def offline_models() -> list[str]:
     kilobytes, so the hosted demo offers it too) when this copy of the product holds it, and SmolLM2
     when its package is installed (`make run` installs it)."""
     # looked up on each call (as registry and the decks do): a test that removes the model is seen, and
-    # a module first imported while one does keeps no copy of its stand-in
-    return (
-        [BUNDLED_KEY]
-        + ([SHIPPED_KEY] if shipped.shipped_model_dir() else [])
-        + ([SMOLLM2_KEY] if smollm2.packaged_gguf() else [])
-    )
+    # a module first imported while one does keeps no copy of its stand-in; the prepare command offers
+    # the same list
+    return prepare.offline_models()
 
 
 def explore_models(limits: Limits) -> list[str]:
@@ -363,13 +358,8 @@ def session_result(
 def files_fingerprint(model_key: str) -> str:
     """A fingerprint of the model's files now: the bundled model's pinned weights sha256 (checked
     when it loads; SmolLM2's GGUF likewise), else core.measures.atlas.model_fingerprint of its
-    folder (already on disk once loaded)."""
-    spec = parse_model_choice(model_key)
-    if spec.kind == "bundled":
-        return f"sha256:{BUNDLED_SHA256}"
-    if spec.kind == "smollm2":  # converted from the pinned GGUF, checked when it loads
-        return f"sha256:{smollm2.SMOLLM2_SHA256}"
-    return model_fingerprint(prepare_model_files(spec))
+    folder (already on disk once loaded). The prepare command keys its files with the same one."""
+    return prepare.files_fingerprint(model_key)
 
 
 _FINGERPRINTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # engine object -> fingerprint

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -189,6 +190,24 @@ class DecoderNumpy:
         tokens (under the distribution it chose from) and the predicting position's attention over
         every token so far. use_cache=False recomputes the whole context at each step (the cost
         page's comparison); the tokens are the same."""
+        steps = list(
+            self.generation_steps(
+                text, n_tokens, temperature=temperature, seed=seed, top=top, use_cache=use_cache
+            )
+        )
+        return Generation([self.decode(i) for i in self.encode(text).ids], steps, temperature, seed)
+
+    def generation_steps(
+        self,
+        text: str,
+        n_tokens: int,
+        *,
+        temperature: float | None = None,
+        seed: int = 0,
+        top: int = 5,
+        use_cache: bool = True,
+    ) -> Iterator[GenerationStep]:
+        """generate's steps, each given as soon as it is made (a page counts them as they come)."""
         if n_tokens < 1:
             raise ValueError(f"n_tokens must be 1 or more, got {n_tokens}")
         if temperature is not None and not temperature > 0:
@@ -199,20 +218,16 @@ class DecoderNumpy:
                 f"the prompt has {len(ids)} tokens; with {n_tokens} more the context would pass "
                 f"{self.max_tokens}: shorten it or generate at most {self.max_tokens - len(ids) + 1}"
             )
-        rng, prompt = np.random.default_rng(seed), [self.decode(i) for i in ids]
-        out, steps = self.forward(ids), []
+        rng, scale = np.random.default_rng(seed), 1.0 if temperature is None else temperature
+        out = self.forward(ids)
         for n in range(n_tokens):
             logits = self.unembed(out.hidden_states[-1, -1]).astype(np.float64)  # (V,)
-            scale = 1.0 if temperature is None else temperature
             if temperature is None:
                 chosen = int(np.argmax(logits))
             else:
                 chosen = int(rng.choice(len(logits), p=softmax(logits / scale)))
             row = out.attentions[:, :, -1, :]  # (L, H, S): what the predicting position looked at
-            steps.append(
-                GenerationStep(self.decode(chosen), chosen, self.top_tokens(logits, top, scale), row)
-            )
+            yield GenerationStep(self.decode(chosen), chosen, self.top_tokens(logits, top, scale), row)
             ids.append(chosen)
             if n + 1 < n_tokens:
                 out = self.forward([chosen], past=out.cache) if use_cache else self.forward(ids)
-        return Generation(prompt, steps, temperature, seed)

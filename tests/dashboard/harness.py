@@ -133,6 +133,30 @@ def open_path(monkeypatch, path: str) -> None:
 CRASH_MARKERS = ("Something went wrong", "failed unexpectedly", "Could not run the model on this text (")
 
 
+def record_bars(monkeypatch) -> list:
+    """Every progress bar's texts as it is drawn and moved, "(gone)" when it is emptied: st.progress
+    wrapped for the test (the bars still draw)."""
+    import streamlit
+
+    texts, real = [], streamlit.progress
+
+    class Bar:
+        def __init__(self, value, text=None):
+            texts.append(text)
+            self.element = real(value, text=text)
+
+        def progress(self, value, text=None):
+            texts.append(text)
+            self.element.progress(value, text=text)
+
+        def empty(self):
+            texts.append("(gone)")
+            self.element.empty()
+
+    monkeypatch.setattr(streamlit, "progress", Bar)
+    return texts
+
+
 def messages(at: AppTest) -> list[str]:
     return [str(m.value) for kind in ("error", "warning", "info") for m in at.get(kind)]
 

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard import long_work
 from dashboard.long_work import Work, about, estimate, record
+from tests.dashboard.harness import record_bars
 from tests.deadline import APPTEST_DEADLINE
 
 SMALL = Work("sweep", "m", runs=10, positions=8, layers=2, width=16)
@@ -89,25 +90,7 @@ if long_work.may_start(work, sig, "Sweeping every head", "Sweep every head (12 r
 @pytest.fixture
 def bars(monkeypatch):
     """The texts of every progress bar drawn and moved."""
-    import streamlit as st
-
-    texts, real = [], st.progress
-
-    class Bar:
-        def __init__(self, value, text=None):
-            texts.append(text)
-            self.element = real(value, text=text)
-
-        def progress(self, value, text=None):
-            texts.append(text)
-            self.element.progress(value, text=text)
-
-        def empty(self):
-            texts.append("(gone)")
-            self.element.empty()
-
-    monkeypatch.setattr(long_work.st, "progress", Bar)
-    return texts
+    return record_bars(monkeypatch)
 
 
 def _page() -> AppTest:

@@ -11,7 +11,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard import long_work
-from tests.dashboard.harness import assert_no_crash, make_tiny_bundled_tokenizer_bert, messages, page_script
+from tests.dashboard.harness import (
+    assert_no_crash,
+    make_tiny_bundled_tokenizer_bert,
+    messages,
+    page_script,
+    record_bars,
+)
 from tests.deadline import APPTEST_DEADLINE
 
 pytestmark = pytest.mark.usefixtures("fast_apptest")
@@ -28,7 +34,6 @@ def tiny(tmp_path_factory) -> str:
 def machine(monkeypatch, tmp_path):
     """Set the machine's speed (`machine(SLOW)`); nothing timed, kept or prepared yet (an empty
     cache folder), the default threshold; returns the texts of every bar drawn."""
-    import streamlit as st
 
     from dashboard.corpus_vectors import memory_store as vectors_store
     from dashboard.views.atlas.compute import memory_store as atlas_store
@@ -39,21 +44,7 @@ def machine(monkeypatch, tmp_path):
     monkeypatch.setattr(long_work, "_ratios", {})
     monkeypatch.setattr(long_work, "record", lambda work, seconds: None)  # the speed set stays the truth
     monkeypatch.setenv("ATTENTION_EXPLORER_ASK_AFTER", str(long_work.DEFAULT_ASK_AFTER))
-    texts, real = [], st.progress
-
-    class Bar:
-        def __init__(self, value, text=None):
-            texts.append(text)
-            self.element = real(value, text=text)
-
-        def progress(self, value, text=None):
-            texts.append(text)
-            self.element.progress(value, text=text)
-
-        def empty(self):
-            self.element.empty()
-
-    monkeypatch.setattr(st, "progress", Bar)
+    texts = record_bars(monkeypatch)
 
     def set_speed(speed: float) -> list:
         monkeypatch.setattr(long_work, "machine_speed", lambda: speed)

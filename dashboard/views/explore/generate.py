@@ -14,10 +14,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-import numpy as np
 import streamlit as st
 
-from core.lesson.attention import softmax
 from core.models.decoder import Generation, GenerationStep
 from core.models.result import AttentionResult
 from dashboard import long_work
@@ -47,28 +45,8 @@ TOP = 5  # the tokens each step shows, as the engine's generate keeps them
 def generation_steps(
     engine, prompt: str, n_tokens: int, temperature: float | None, seed: int
 ) -> Iterator[GenerationStep]:
-    """The engine's generation (DecoderNumpy.generate: greedy, or sampled with numpy's generator
-    seeded by `seed`, on the KV cache), one step at a time so the page can count them: the same
-    steps as generate(prompt, n_tokens, temperature=temperature, seed=seed).steps."""
-    ids = list(engine.encode(prompt).ids)
-    if len(ids) + n_tokens - 1 > engine.max_tokens:  # the engine's own check, said the same way
-        most = engine.max_tokens
-        raise ValueError(
-            f"the prompt has {len(ids)} tokens; with {n_tokens} more the context would pass "
-            f"{most}: shorten it or generate at most {most - len(ids) + 1}"
-        )
-    rng, scale = np.random.default_rng(seed), 1.0 if temperature is None else temperature
-    out = engine.forward(ids)
-    for n in range(n_tokens):
-        logits = engine.unembed(out.hidden_states[-1, -1]).astype(np.float64)  # (V,)
-        if temperature is None:
-            chosen = int(np.argmax(logits))
-        else:
-            chosen = int(rng.choice(len(logits), p=softmax(logits / scale)))
-        row = out.attentions[:, :, -1, :]  # (L, H, S): what the predicting position looked at
-        yield GenerationStep(engine.decode(chosen), chosen, engine.top_tokens(logits, TOP, scale), row)
-        if n + 1 < n_tokens:
-            out = engine.forward([chosen], past=out.cache)
+    """The engine's generation (DecoderNumpy.generate), one step at a time so the page can count them."""
+    return engine.generation_steps(prompt, n_tokens, temperature=temperature, seed=seed, top=TOP)
 
 
 def generation_work(model_key: str, engine, n_prompt: int, n_tokens: int) -> long_work.Work:
