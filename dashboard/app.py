@@ -19,6 +19,7 @@ import pandas  # noqa: E402, F401
 import streamlit as st  # noqa: E402
 
 from dashboard import clicker, presenter  # noqa: E402
+from dashboard.page_style import page_style_ui  # noqa: E402
 from dashboard.decks import bar as deck_bar  # noqa: E402
 from dashboard.widgets import image_format_ui  # noqa: E402
 
@@ -115,6 +116,7 @@ SLIDE_PAGES = {
 
 page = st.navigation([LEARN, LEARN_LINK, EXPLORE, COMPARE, ATLAS, COST, TRAIN, DECK])
 shown = "learn" if page.url_path in ("", "home") else page.url_path
+page_style_ui()  # focus rings, contrast, the phone layout, charts' text (dashboard/styles/)
 keys = clicker.slot()  # → / PageDown and ← / PageUp, for whichever stepper binds them in this run
 deck_bar.deck_ui(SLIDE_PAGES)  # a deck's bar above the page, or a move to its slide's page
 with st.sidebar:

@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.export import matrix_csv
+from dashboard import screen
 
 APP_SLUG = "attention-explorer"
 # One toolbar for every chart: no Plotly logo; the camera button saves a PNG at three times the
@@ -36,6 +37,7 @@ def chart(fig: go.Figure, key: str, filename: str | None = None, **kwargs) -> No
     if st.session_state.get(IMAGE_FORMAT_KEY) == "svg":  # vector: sharp at any size, no scale needed
         image |= {"format": "svg", "scale": 1}
     config = {**PLOT_CONFIG, "toImageButtonOptions": image}
+    fig, kwargs = screen.fit_chart(fig, kwargs)  # a phone: cells wide enough to read (dashboard/screen.py)
     st.plotly_chart(fig, key=key, config=config, **kwargs)
 
 
