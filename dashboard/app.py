@@ -19,8 +19,8 @@ import pandas  # noqa: E402, F401
 import streamlit as st  # noqa: E402
 
 from dashboard import clicker, presenter  # noqa: E402
-from dashboard.page_style import page_style_ui  # noqa: E402
 from dashboard.decks import bar as deck_bar  # noqa: E402
+from dashboard.page_style import page_style_ui  # noqa: E402
 from dashboard.widgets import image_format_ui  # noqa: E402
 
 # a link with present=1 opens with the sidebar (the controls) folded away, the chart first. The tab
