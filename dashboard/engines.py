@@ -39,6 +39,7 @@ from core.models.registry import (
 from core.models.result import AttentionResult
 from core.models.smollm2 import SMOLLM2_KEY
 from core.translate.engine import TRANSLATOR_DIR, TRANSLATOR_KEY, TranslatorEngine, translator_dir
+from dashboard import engine_input
 from dashboard.hosted import Limits, count_new_text, current_limits
 from dashboard.shared_results import SharedResults, nbytes_of, trim_to_budget
 from dashboard.widgets import md
@@ -259,22 +260,6 @@ def load_with_progress(spec: ModelSpec, engine: str) -> AttentionEngine:
     return engine_obj
 
 
-def _cap_tokens(engine: AttentionEngine, text: str, max_tokens: int) -> tuple[str, int | None]:
-    """`text` cut after the token that fills `max_tokens` ([CLS] and [SEP] included) and the text's
-    full token count; (text, None) when it fits or the engine cannot tokenize on its own."""
-    encode = getattr(engine, "encode", None)
-    if encode is None or max_tokens >= getattr(engine, "max_tokens", max_tokens):
-        return text, None  # the engine's own limit applies
-    enc = encode(text)
-    n_special = sum(enc.special_tokens_mask)
-    total = len(enc.ids) + sum(len(o.ids) - n_special for o in enc.overflowing)
-    if total <= max_tokens:
-        return text, None
-    content = [i for i, special in enumerate(enc.special_tokens_mask) if not special]
-    last = content[max(max_tokens - n_special, 1) - 1]
-    return text[: enc.offsets[last][1]], total
-
-
 # Every session gets the same object (no copy): a 512-token result of a 6 x 12-head model is about
 # 80 MB, and Streamlit keeps a closed tab's session for two minutes, so per-session copies grew a server
 # past 2 GB in the 50-sentence benchmark. The kept results are bounded in bytes (Limits.
@@ -284,24 +269,51 @@ def _cap_tokens(engine: AttentionEngine, text: str, max_tokens: int) -> tuple[st
 RESULTS = SharedResults()
 
 
-def compute_attention(model_key: str, engine: str, text: str, max_tokens: int = 512) -> AttentionResult:
-    """The engine's result for `text`, read up to `max_tokens` tokens (hosted mode's cap, when it is
-    below the model's own limit: the text is cut at a token boundary before the forward pass). Shared
-    by every session; a page waiting for its turn says its place in line."""
-    key = (model_key, engine, text, max_tokens)
+def compute_attention(
+    model_key: str, engine: str, text: str | tuple[str, str], max_tokens: int = 512, pair: str | None = None
+) -> AttentionResult:
+    """The engine's result for `text` (and sentence B `pair`, when given), read up to `max_tokens`
+    tokens (hosted mode's cap, when it is below the model's own limit: the text is cut at a token
+    boundary before the forward pass). Shared by every session; a page waiting for its turn says its
+    place in line.
+
+    A pair is read the model's own way (dashboard/engine_input.py); `text` may also be the (A, B)
+    tuple, as a page keeps a pair, so a view reading the shown input again gets the same pair."""
+    key = input_key(model_key, engine, text, max_tokens, pair)
     if (held := _held(key)) is not None:  # the views look up the page's result here too
         return held
     budget = current_limits().shared_result_bytes
     return RESULTS.get(key, lambda: _attention(*key), budget, reader=_session_id(), show=place_line())
 
 
-def _attention(model_key: str, engine: str, text: str, max_tokens: int) -> AttentionResult:
+def input_key(
+    model_key: str, engine: str, text: str | tuple[str, str], max_tokens: int, pair: str | None = None
+) -> tuple:
+    """(model, engine, text, max_tokens): the text alone, or the pair as an (A, B) tuple."""
+    if isinstance(text, tuple):
+        text, pair = text
+    return (model_key, engine, text if pair is None else (text, pair), max_tokens)
+
+
+def _attention(model_key: str, engine: str, text: str | tuple[str, str], max_tokens: int) -> AttentionResult:
     engine_obj = load_engine(model_key, engine)
-    kept, total = _cap_tokens(engine_obj, text, max_tokens)
-    result = engine_obj.run(kept)
+    text, pair = text if isinstance(text, tuple) else (text, None)
+    b_chars = None  # a decoder's pair: where sentence B starts in the joined text
+    if pair is not None and architectures.is_decoder(engine_obj):
+        text, b_chars = engine_input.joined(text, pair)
+        pair = None
+    if pair is not None:  # segments: the engine joins A and B itself ([CLS] A [SEP] B [SEP])
+        engine_input.check_fits(engine_obj, text, pair, max_tokens)
+        result, total = engine_obj.run(text, pair), None
+    else:
+        kept, total = engine_input.cap_tokens(engine_obj, text, max_tokens)
+        result = engine_obj.run(kept)
     if total is not None:
         meta = {**result.meta, "max_tokens": max_tokens, "n_tokens_input": total}
         result = replace(result, truncated=True, meta=meta)
+    if b_chars is not None:
+        b_start = engine_input.first_token_after(engine_obj, kept, b_chars)
+        result = replace(result, meta={**result.meta, "pair_start": b_start})
     for array in (result.attentions, result.hidden_states, result.special_mask):
         array.setflags(write=False)
     return result
@@ -324,11 +336,19 @@ HELD = "results_held"  # the session's own results: {place: (input, result)}, th
 
 
 def session_result(
-    place: str, model_key: str, engine: str, text: str, limits: Limits, *, counted: bool = True
+    place: str,
+    model_key: str,
+    engine: str,
+    text: str,
+    limits: Limits,
+    *,
+    counted: bool = True,
+    pair: str | None = None,
 ) -> AttentionResult:
-    """compute_attention's result for a page's input, counted against the session's new texts a
-    minute (hosted.count_new_text: raises TooManyTexts; counted=False for a second reading of an
-    input the page has counted) and held by the session for `place` while it shows it.
+    """compute_attention's result for a page's input (a sentence, and sentence B `pair`), counted
+    against the session's new texts a minute (hosted.count_new_text: raises TooManyTexts;
+    counted=False for a second reading of an input the page has counted) and held by the session
+    for `place` while it shows it.
 
     The shared cache is bounded in bytes; with a classroom on one server, thirty sessions' texts take
     turns in it, and each click of a student would recompute the forward pass of a text another
@@ -338,7 +358,7 @@ def session_result(
     the least recently shown dropped first (thirty students' SmolLM2 results held on every page they
     had visited added 400 MB to a hosted server).
     """
-    key = (model_key, engine, text, limits.max_tokens)
+    key = input_key(model_key, engine, text, limits.max_tokens, pair)
     if counted:
         count_new_text(place, key, limits.max_texts_per_minute)
     held: dict = st.session_state.setdefault(HELD, {})
