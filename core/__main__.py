@@ -7,7 +7,7 @@ with it: each head's effect when ablated, and each token's importance by leave-o
     python -m core attribute TEXT [--model M] [--engine E] [--format json|csv] [--out FILE]
     python -m core fill "The [MASK] sat on the mat." [--model M] [--top 5] [--format json] [--out FILE]
     python -m core nextword TEXT --model GPT2 [--top 5] [--out FILE]
-    python -m core generate TEXT --model GPT2 [--tokens 20] [--temperature T --seed S] [--out FILE]
+    python -m core generate TEXT --model GPT2 [--tokens 20] [--temperature T [--top-k K] [--top-p P] --seed S]
     python -m core induction --model GPT2 [--length 50] [--seed 0] [--out FILE]
     python -m core choose PREFIX --options " trophy" " suitcase" --model smollm2 [--format json] [--out FILE]
     python -m core translate TEXT [--model translator|FOLDER] [--out FILE]
@@ -30,7 +30,8 @@ without one is an error.
 The decoder commands run a GPT-2 or a Llama such as smollm2 (core/models/decoder.py; tokens decoded
 to text, " Paris" not "ĠParis"). nextword's JSON: {"tokens", "next": [{"token", "prob"}]}, most
 likely first. generate's: {"tokens" (the prompt), "generated", "steps": [{"token", "top": [{"token",
-"prob"}], "attentions": [L][H][t]}]}, greedy unless a temperature is given (then sampled, seeded),
+"prob"}], "kept", "n_kept", "attentions": [L][H][t]}]}, greedy unless a temperature is given (then
+sampled, seeded, after top-k then top-p: core/models/sampling.py; kept: the distribution drawn from),
 step i's attentions being the predicting position's weights over the t tokens it saw. induction's:
 {"length", "seed", "ids", "scores": [L][H], "loss_first", "loss_repeat"} (core/measures/induction.py),
 ids being the tokens it drew. choose's: {"prefix_tokens", "options": [{"text", "tokens", "logprob"}],
@@ -65,6 +66,7 @@ from pathlib import Path
 from core.export import JSON_DECIMALS, to_csv, to_json, to_npz  # noqa: F401 (the CLI's writers)
 from core.measures.patch_cli import add_patch_command, patch_json
 from core.prepare import add_prepare_command, prepare_command
+from core.sampling_cli import add_sampling_arguments, sampling_options, sampling_usage_problem
 from core.translate.cli import add_translate_command, encoder_attention, translate_json
 from core.translate.engine import is_translator
 
@@ -139,8 +141,7 @@ def _add_decoder_commands(commands) -> None:
     )
     generate.add_argument("text", metavar="TEXT", help="the prompt")
     generate.add_argument("--tokens", type=int, default=20, metavar="N", help="how many (default 20)")
-    generate.add_argument("--temperature", type=float, metavar="T", help="sample at T > 0 (default: greedy)")
-    generate.add_argument("--seed", type=int, default=0, metavar="S", help="the sampling seed (default 0)")
+    add_sampling_arguments(generate)
     induction = commands.add_parser(
         "induction",
         help="each head's prefix-matching score on repeated random tokens",
@@ -312,8 +313,8 @@ def _decoder(args) -> tuple[str, None]:
     ):
         if not lo <= value <= hi:
             raise UsageError(f"{flag} must be in {lo}..{hi}, got {value}")
-    if (temperature := getattr(args, "temperature", None)) is not None and not temperature > 0:
-        raise UsageError(f"--temperature must be above 0 (or left out for greedy), got {temperature}")
+    if args.command == "generate" and (problem := sampling_usage_problem(args)) is not None:
+        raise UsageError(problem)
     engine = load_engine("numpy", args.model)
     if not _is_decoder(engine):
         raise UsageError(
@@ -323,7 +324,7 @@ def _decoder(args) -> tuple[str, None]:
         prompt = [engine.decode(i) for i in engine.encode(args.text).ids]
         return export.nextword_json(prompt, engine.next_tokens(args.text, args.top)), None
     if args.command == "generate":
-        found = engine.generate(args.text, args.tokens, temperature=temperature, seed=args.seed)
+        found = engine.generate(args.text, args.tokens, **sampling_options(args))
         return export.generate_json(found), None
     if args.command == "choose":
         from core.measures.choice import choose

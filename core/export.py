@@ -150,12 +150,16 @@ def nextword_json(prompt: list[str], top: list[tuple[str, float]]) -> str:
 
 def generate_json(generation) -> str:
     """{"tokens": the prompt, "generated": [str], "steps": [{"token", "top": [{"token", "prob"}],
-    "attentions": [L][H][t]}]}: step i's attentions are the predicting position's weights over the
-    t tokens it saw (core/models/gpt2.py's generate)."""
+    "kept": [{"token", "prob"}], "n_kept", "attentions": [L][H][t]}]}: step i's attentions are the
+    predicting position's weights over the t tokens it saw (core/models/decoder.py's generate); kept
+    is the distribution the token was drawn from after temperature, top-k and top-p, renormalised,
+    most likely first (its first generate's kept_limit tokens of the n_kept; greedy: the token, 1)."""
     steps = [
         {
             "token": step.token,
             "top": [{"token": t, "prob": round(p, JSON_DECIMALS)} for t, p in step.top],
+            "kept": [{"token": t, "prob": round(p, JSON_DECIMALS)} for t, p in step.kept],
+            "n_kept": step.n_kept,
             "attentions": np.round(step.attentions.astype(np.float64), JSON_DECIMALS).tolist(),
         }
         for step in generation.steps

@@ -22,6 +22,10 @@ from core.models.bert import TextError, check_text
 from core.models.errors import ModelFilesError
 from core.models.interventions import Patch, check_heads
 from core.models.result import AttentionResult, result_from_encoding
+from core.models.sampling import TOP_K_OFF, TOP_P_OFF, sampling_problem, warp
+
+# the kept tokens a step records by default: all of a vocabulary would be 49,152 decoded strings a step
+KEPT_LIMIT = 1000
 
 __all__ = ["DecoderNumpy", "Forward", "Generation", "GenerationStep", "load_tokenizer"]
 
@@ -42,6 +46,13 @@ class GenerationStep:
     token_id: int
     top: list[tuple[str, float]]  # the most likely tokens at this step and their probabilities
     attentions: np.ndarray  # (L, H, S): the predicting position's weights over the S tokens so far
+    # the distribution the token was drawn from (core/models/sampling.py), renormalised, most likely
+    # first (its first `kept_limit` tokens); greedy: the token taken, probability 1
+    kept: list[tuple[str, float]] = field(default_factory=list)
+    n_kept: int = 1  # how many tokens the cut kept (top-k, top-p), all of them
+    kept_mass: float = 1.0  # their share of the probability before the cut
+    rank: int = 0  # the token's place in `top`'s order (0: the likeliest)
+    prob: float = 1.0  # its probability in the distribution drawn from
 
 
 @dataclass(frozen=True)
@@ -50,6 +61,8 @@ class Generation:
     steps: list[GenerationStep]
     temperature: float | None  # None: greedy
     seed: int
+    top_k: int = TOP_K_OFF  # 0: off
+    top_p: float = TOP_P_OFF  # 1: off
 
     @property
     def generated(self) -> list[str]:
@@ -181,21 +194,28 @@ class DecoderNumpy:
         n_tokens: int,
         *,
         temperature: float | None = None,
+        top_k: int = TOP_K_OFF,
+        top_p: float = TOP_P_OFF,
         seed: int = 0,
         top: int = 5,
+        kept_limit: int | None = KEPT_LIMIT,
         use_cache: bool = True,
     ) -> Generation:
-        """Extend text by n_tokens, one at a time: greedy (temperature None) or sampled from
-        softmax(logits / temperature) with numpy's generator seeded by `seed`. Each step keeps its top
-        tokens (under the distribution it chose from) and the predicting position's attention over
-        every token so far. use_cache=False recomputes the whole context at each step (the cost
-        page's comparison); the tokens are the same."""
+        """Extend text by n_tokens, one at a time: greedy (temperature None) or drawn, with numpy's
+        generator seeded by `seed`, from softmax(logits / temperature) cut by top-k then top-p and
+        renormalised (core/models/sampling.py, transformers' order and arithmetic). Each step keeps its
+        top tokens (under softmax(logits / temperature)), the distribution it drew from (`kept`, its
+        first kept_limit tokens; None: all) and the predicting position's attention over every token
+        so far. use_cache=False recomputes the whole context at each step (the cost page's
+        comparison); the tokens are the same."""
+        sampling = {"temperature": temperature, "top_k": top_k, "top_p": top_p}
         steps = list(
             self.generation_steps(
-                text, n_tokens, temperature=temperature, seed=seed, top=top, use_cache=use_cache
+                text, n_tokens, **sampling, seed=seed, top=top, kept_limit=kept_limit, use_cache=use_cache
             )
         )
-        return Generation([self.decode(i) for i in self.encode(text).ids], steps, temperature, seed)
+        prompt = [self.decode(i) for i in self.encode(text).ids]
+        return Generation(prompt, steps, temperature, seed, top_k, top_p)
 
     def generation_steps(
         self,
@@ -203,31 +223,47 @@ class DecoderNumpy:
         n_tokens: int,
         *,
         temperature: float | None = None,
+        top_k: int = TOP_K_OFF,
+        top_p: float = TOP_P_OFF,
         seed: int = 0,
         top: int = 5,
+        kept_limit: int | None = KEPT_LIMIT,
         use_cache: bool = True,
     ) -> Iterator[GenerationStep]:
         """generate's steps, each given as soon as it is made (a page counts them as they come)."""
         if n_tokens < 1:
             raise ValueError(f"n_tokens must be 1 or more, got {n_tokens}")
-        if temperature is not None and not temperature > 0:
-            raise ValueError(f"the temperature must be above 0, got {temperature}")
+        if (problem := sampling_problem(temperature, top_k, top_p)) is not None:
+            raise ValueError(problem)
         ids = list(self.encode(text).ids)
         if len(ids) + n_tokens - 1 > self.max_tokens:
             raise ValueError(
                 f"the prompt has {len(ids)} tokens; with {n_tokens} more the context would pass "
                 f"{self.max_tokens}: shorten it or generate at most {self.max_tokens - len(ids) + 1}"
             )
-        rng, scale = np.random.default_rng(seed), 1.0 if temperature is None else temperature
+        rng = np.random.default_rng(seed)
         out = self.forward(ids)
         for n in range(n_tokens):
             logits = self.unembed(out.hidden_states[-1, -1]).astype(np.float64)  # (V,)
-            if temperature is None:
-                chosen = int(np.argmax(logits))
-            else:
-                chosen = int(rng.choice(len(logits), p=softmax(logits / scale)))
+            warped = warp(logits, temperature, top_k, top_p)
+            chosen = warped.draw(rng)
             row = out.attentions[:, :, -1, :]  # (L, H, S): what the predicting position looked at
-            yield GenerationStep(self.decode(chosen), chosen, self.top_tokens(logits, top, scale), row)
+            yield self._step(warped, chosen, row, top, kept_limit)
             ids.append(chosen)
             if n + 1 < n_tokens:
                 out = self.forward([chosen], past=out.cache) if use_cache else self.forward(ids)
+
+    def _step(self, warped, chosen: int, row: np.ndarray, top: int, kept_limit: int | None) -> GenerationStep:
+        """One step's record: the token, the top tokens before the cut, the kept ones after it."""
+        kept = warped.order[: warped.n_kept if kept_limit is None else min(warped.n_kept, kept_limit)]
+        return GenerationStep(
+            self.decode(chosen),
+            chosen,
+            [(self.decode(i), float(warped.before[i])) for i in warped.order[:top]],
+            row,
+            [(self.decode(i), float(warped.after[i])) for i in kept],
+            warped.n_kept,
+            warped.kept_mass,
+            int(np.flatnonzero(warped.order == chosen)[0]),
+            float(warped.after[chosen]),
+        )
