@@ -1,0 +1,157 @@
+"""Sentence B on the explore page: which views read it, how this model reads a pair (one line), the
+two sentences marked on the head, lines and model views (dashboard/charts/segments.py), and each
+head's share of attention that crosses between them (core.measures.pairs), stated for the head
+shown and ranked: "heads that read across the pair".
+
+A result holds a pair when its token type ids mark a sentence B (BERT) or when the page joined A
+and B for a decoder, which has no segment ids (meta "pair_start": B's first token; dashboard/
+engine_input.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from core.measures.analysis import TokenView
+from core.measures.pairs import (
+    B,
+    CrossShares,
+    cross_shares,
+    rank_cross,
+    segments_from_start,
+    segments_from_types,
+)
+from core.models.result import AttentionResult
+from dashboard.charts import segments
+from dashboard.content import pairs as text
+from dashboard.views.explore.results import specials_text
+from dashboard.widgets import md
+
+PAIR_VIEWS = ("head", "lines", "model")  # the views that read sentence B; the others read A alone
+
+
+@dataclass(frozen=True)
+class PairSplit:
+    segments: np.ndarray  # int (T,): 0 for A's tokens, 1 for B's, -1 for special tokens
+    causal: bool  # a decoder: A's tokens cannot read B's
+
+
+def pair_split(result: AttentionResult) -> PairSplit | None:
+    """The two sentences of this result, or None when it reads one sentence."""
+    if "pair_start" in result.meta:
+        start = min(int(result.meta["pair_start"]), result.n_tokens)
+        return PairSplit(segments_from_start(result.special_mask, start), causal=True)
+    types = result.token_type_ids
+    if types is None or not (np.asarray(types) > 0).any():
+        return None
+    return PairSplit(segments_from_types(types, result.special_mask), causal=result.decoder)
+
+
+def shares_of(result: AttentionResult, split: PairSplit) -> CrossShares:
+    return cross_shares(result.attentions, split.segments, causal=split.causal)
+
+
+def b_first_item(view: TokenView, split: PairSplit) -> int:
+    """The first shown item of sentence B (view.n_items when none is shown)."""
+    items = (i for i, (start, _stop) in enumerate(view.shown_spans) if split.segments[start] == B)
+    return next(items, view.n_items)
+
+
+def mark(fig: go.Figure, result: AttentionResult, view: TokenView, kind: str) -> go.Figure:
+    """The two sentences marked on a head heatmap (kind "heatmap") or a lines figure ("lines"); the
+    figure unchanged when the result reads one sentence."""
+    split = pair_split(result)
+    if split is None:
+        return fig
+    draw = segments.mark_heatmap if kind == "heatmap" else segments.mark_lines
+    return draw(fig, b_first_item(view, split), view.n_items)
+
+
+def cross_hover(hover: list[str], result: AttentionResult) -> list[str]:
+    """The model view's hover texts with each head's crossing share (layer-major, as the grid)."""
+    split = pair_split(result)
+    if split is None:
+        return hover
+    shares = shares_of(result, split)
+    line = text.HOVER_LINE_CAUSAL if split.causal else text.HOVER_LINE
+    lines = [
+        line.format(cross=c, a_to_b=a, b_to_a=b)
+        for c, a, b in zip(shares.cross.ravel(), shares.a_to_b.ravel(), shares.b_to_a.ravel(), strict=True)
+    ]
+    return segments.with_cross(hover, lines)
+
+
+def how_line(result: AttentionResult) -> str:
+    """One line: how this model reads a pair."""
+    split = pair_split(result)
+    return text.HOW_DECODER if (split is not None and split.causal) or result.decoder else text.HOW_SEGMENTS
+
+
+def statement_ui(result: AttentionResult, view_name: str, layer: int, head: int) -> None:
+    """The line above the view: how the model reads the pair, and the crossing share of the head
+    shown (head view), of the layer's head that crosses most (lines) or of the model's (model)."""
+    split = pair_split(result)
+    if split is None:
+        return
+    st.caption(how_line(result))
+    shares = shares_of(result, split)
+    if shares.n_b == 0:
+        st.caption(text.NO_B_TOKENS)
+        return
+    ranked = rank_cross(shares)
+    if view_name == "head":
+        rank = next(i for i, h in enumerate(ranked, start=1) if (h.layer, h.head) == (layer, head))
+        chosen, line = ranked[rank - 1], text.HEAD_STATEMENT_CAUSAL if split.causal else text.HEAD_STATEMENT
+    elif view_name == "lines":
+        chosen, line, rank = next(h for h in ranked if h.layer == layer), text.LAYER_STATEMENT, 0
+    else:
+        chosen, line, rank = ranked[0], text.MODEL_STATEMENT, 1
+    st.markdown(
+        line.format(
+            layer=chosen.layer + 1,
+            head=chosen.head + 1,
+            cross=chosen.cross,
+            a_to_b=chosen.a_to_b,
+            b_to_a=chosen.b_to_a,
+            rank=rank,
+            n=len(ranked),
+        )
+    )
+
+
+def ranking_ui(result: AttentionResult) -> None:
+    """The heads that read across the pair, the largest share first, in a closed expander."""
+    split = pair_split(result)
+    if split is None:
+        return
+    shares = shares_of(result, split)
+    if shares.n_b == 0:
+        return
+    specials = md(specials_text(result))
+    note = (text.SPECIALS_NOTE.format(specials=specials) if specials else "") + (
+        f" {text.CAUSAL_NOTE}" if split.causal else ""
+    )
+    rows = [
+        {
+            "rank": rank,
+            "layer": h.layer + 1,
+            "head": h.head + 1,
+            "cross": h.cross,
+            "a_to_b": h.a_to_b,
+            "b_to_a": h.b_to_a,
+        }
+        for rank, h in enumerate(rank_cross(shares)[: text.RANKING_TOP], start=1)
+    ]
+    percent = st.column_config.NumberColumn(format="percent")
+    with st.expander(text.RANKING_LABEL, icon=":material/compare_arrows:"):
+        st.caption(text.RANKING_CAPTION.format(specials=note.strip()))
+        st.dataframe(
+            pd.DataFrame(rows).rename(columns=text.RANKING_COLUMNS),
+            hide_index=True,
+            column_config={text.RANKING_COLUMNS[c]: percent for c in ("cross", "a_to_b", "b_to_a")},
+        )
