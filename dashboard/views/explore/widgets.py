@@ -15,6 +15,7 @@ from core.measures.analysis import TokenView
 from core.models.reading import Reading
 from core.models.result import AttentionResult
 from dashboard import clicker, state
+from dashboard.content import pairs as pairs_text
 from dashboard.content.explore import (
     EXAMPLES,
     EXAMPLES_FOLD,
@@ -32,6 +33,7 @@ from dashboard.presenter import owns_clicker, presenting
 from dashboard.widgets import md
 
 MAX_TEXT_CHARS = 10_000
+PAIR_KEY = "explore_text_b"  # sentence B's box (the link's `pair`)
 
 
 def max_chars(limits: Limits) -> int:
@@ -94,7 +96,8 @@ def on_grid_select() -> None:
 
 
 def sentence_ui(limits: Limits, reading: Reading, max_tokens: int) -> tuple[str, bool, bool]:
-    """The examples gallery, the two token toggles and the sentence box: (text, merge word pieces,
+    """The examples gallery, the two token toggles and the sentence box, with sentence B's box beside
+    it (PAIR_KEY; the page reads it: dashboard/views/explore/pairs.py): (text, merge word pieces,
     hide the special tokens). The gallery and the toggles fit the model (`reading`): no word pieces
     to merge for a model that reads letters, no toggle to hide special tokens where none are added.
     Once there is a sentence, the examples and the toggles fold into one line, so that at 1280 x 800
@@ -126,12 +129,21 @@ def sentence_ui(limits: Limits, reading: Reading, max_tokens: int) -> tuple[str,
             merge = cols[0].toggle(MERGE_LABEL, key="explore_merge", help=MERGE_HELP)
         if specials:
             hide = cols[1].toggle(HIDE_LABEL.format(specials=specials), key="explore_hide", help=HIDE_HELP)
-    st.text_area(
+    sentence_a, sentence_b = st.columns([3, 2])  # B beside A: the chart stays on the first screen
+    sentence_a.text_area(
         SENTENCE_LABEL.format(max_tokens=max_tokens),
         key="explore_text",
         height=68,
         max_chars=max_chars(limits),
         on_change=_on_text_change,
+    )
+    sentence_b.text_area(
+        pairs_text.PAIR_LABEL,
+        key=PAIR_KEY,
+        height=68,
+        max_chars=pairs_text.MAX_PAIR_CHARS,
+        placeholder=pairs_text.PAIR_PLACEHOLDER,
+        help=pairs_text.PAIR_HELP,
     )
     return ss.get("explore_text", ""), merge, hide
 
