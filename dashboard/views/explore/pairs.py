@@ -27,12 +27,33 @@ from core.measures.pairs import (
     segments_from_types,
 )
 from core.models.result import AttentionResult
+from core.text import clean_input
 from dashboard.charts import segments
 from dashboard.content import pairs as text
 from dashboard.views.explore.results import specials_text
+from dashboard.views.explore.widgets import PAIR_KEY
 from dashboard.widgets import md
 
 PAIR_VIEWS = ("head", "lines", "model")  # the views that read sentence B; the others read A alone
+
+
+def parse_pair(raw: str) -> tuple[str, str | None]:
+    """A link's `pair` (sentence B), cleaned and capped, with a note when it was cut."""
+    pair, cut = clean_input(raw, text.MAX_PAIR_CHARS)
+    return pair, text.PAIR_CUT.format(most=text.MAX_PAIR_CHARS) if cut else None
+
+
+def sentence_b(view_name: str) -> tuple[str | None, str | None]:
+    """Sentence B as the view reads it (None: A alone) and the one line to say why B is not read
+    (only spaces; a view that reads one sentence)."""
+    raw = str(st.session_state.get(PAIR_KEY) or "")
+    if not raw:
+        return None, None
+    if not raw.strip():
+        return None, text.ONLY_SPACES
+    if view_name not in PAIR_VIEWS:
+        return None, text.OTHER_VIEWS
+    return raw.strip(), None
 
 
 @dataclass(frozen=True)
