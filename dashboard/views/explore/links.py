@@ -2,12 +2,13 @@
 link asks for beyond the table (an example, a model), and the checks that wait for the model and
 the text.
 
-URL parameters: text, example, model, engine, view, layer, head, focus, target, merge, hide, measure
-(weights | norms: the head view's measure), rescale (norm rows rescaled to sum to 1), ablate (the
-ablation view's chosen heads: "layer.head" pairs, 0-indexed, joined by commas); for a decoder's
-views tokens (1–50), temperature (absent: greedy), seed and step (the generation step shown, from 1),
-length and top (the induction test's copy length and how many heads it switches off). Layers and
-heads are 0-indexed; the rollout view's "up to layer" and the generate view's layer are `layer`.
+URL parameters: text, pair (sentence B), example, model, engine, view, layer, head, focus, target,
+merge, hide, measure (weights | norms: the head view's measure), rescale (norm rows rescaled to sum
+to 1), ablate (the ablation view's chosen heads: "layer.head" pairs, 0-indexed, joined by commas);
+for a decoder's views tokens (1–50), temperature (absent: greedy), seed and step (the generation
+step shown, from 1), length and top (the induction test's copy length and how many heads it switches
+off). Layers and heads are 0-indexed; the rollout view's "up to layer" and the generate view's
+layer are `layer`.
 Focus and target name words (core.measures.analysis.word_ref: "it", "the#2" for the second "the",
 "nlp~2" for a word's second piece), so they follow the word when the sentence changes; an old
 link's whole number is read as a token position when no word of the text is that number.
@@ -26,13 +27,7 @@ from core.models.registry import BUNDLED_KEY, CURATED_HUB_MODELS, MAX_CHOICE_CHA
 from core.models.result import AttentionResult
 from core.models.smollm2 import SMOLLM2_KEY
 from core.text import clean_input
-from dashboard.content.explore import (
-    DEFAULT_EXAMPLE,
-    DEFAULT_LETTER_EXAMPLE,
-    EXAMPLES,
-    MEASURES,
-    VIEWS,
-)
+from dashboard.content.explore import DEFAULT_EXAMPLE, DEFAULT_LETTER_EXAMPLE, EXAMPLES, MEASURES, VIEWS
 from dashboard.content.focus import FOCUS_PARTS
 from dashboard.content.translator import DEFAULT_TEXT as TRANSLATOR_TEXT
 from dashboard.content.translator import KINDS as TRANSLATOR_KINDS
@@ -52,8 +47,9 @@ from dashboard.state import (
 from dashboard.trained_models import is_trained_folder, is_translator_here, reads_letters
 from dashboard.views.explore import generate, induction
 from dashboard.views.explore.decoder import DECODER_VIEWS
+from dashboard.views.explore.pairs import parse_pair
 from dashboard.views.explore.results import link_ranking
-from dashboard.views.explore.widgets import max_chars, reset_widgets
+from dashboard.views.explore.widgets import PAIR_KEY, max_chars, reset_widgets
 from dashboard.widgets import md
 
 OTHER_MODEL = "__other__"  # the picker's entry for a Hub id or folder typed by the user
@@ -65,6 +61,7 @@ LEARN_TEXT_CHARS = 2000  # the learn page keeps at most this many characters of 
 # run does not draw it (another page, or a run that stopped early), so PageLinks keeps a copy.
 KEEP = (
     "explore_text",
+    PAIR_KEY,
     "explore_example",
     "explore_view",
     "explore_merge",
@@ -164,6 +161,7 @@ def page_links(limits: Limits) -> PageLinks:
         "explore",
         (
             text_param("text", "explore_text", "", max_chars(limits)),
+            UrlParam("pair", PAIR_KEY, "", parse_pair),
             UrlParam("example", "explore_example", None, _parse_example),
             UrlParam("model", "explore_model", BUNDLED_KEY, _parse_model),
             choice_param("engine", "explore_engine", default_engine(engines), engines),
