@@ -1,0 +1,121 @@
+"""axe-core in the browser tests: WCAG 2.1 A and AA rules run on the page as it stands, and the
+violations as lines a person can read (issue 50).
+
+axe-core is the engine `axe-playwright-python` bundles (its axe.min.js); it is injected into the page
+once per page load (`axe` survives Streamlit's reruns, which never reload the document) and run with
+only the rules tagged WCAG 2.0/2.1 level A or AA. `AxeSweep` gathers what every state of one page
+(its views, models, sizes and modes) violates, so a test asserts once, naming each state that failed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import axe_playwright_python
+
+from tests.e2e.harness import wait_settled
+
+AXE_JS = Path(axe_playwright_python.__file__).parent / "axe.min.js"
+WCAG_TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa")
+DESKTOP = (1280, 800)
+PHONE = (390, 844)
+# Runs axe with the WCAG A/AA rules on the whole document; returns the violations as plain objects
+# (rule, impact, and per element its selector and axe's failure summary). Injects axe on first use.
+RUN_JS = """async ([source, tags]) => {
+  if (!window.axe) (0, eval)(source);
+  const results = await window.axe.run(document, {
+    runOnly: {type: "tag", values: tags},
+    resultTypes: ["violations"],
+  });
+  return results.violations.map((v) => ({
+    id: v.id,
+    impact: v.impact,
+    help: v.help,
+    nodes: v.nodes.map((n) => ({target: n.target.join(" "), summary: n.failureSummary || ""})),
+  }));
+}"""
+CRASHED = "[data-testid='stException']"
+MAX_NODES = 6  # elements listed per rule in a failure message; the count says how many more
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One axe rule broken in one state of a page, with the elements that break it."""
+
+    state: str
+    rule: str
+    impact: str
+    help: str
+    nodes: tuple[tuple[str, str], ...]  # (selector, failure summary)
+
+    def __str__(self) -> str:
+        lines = [f"[{self.state}] {self.rule} ({self.impact}): {self.help} — {len(self.nodes)} element(s)"]
+        for target, summary in self.nodes[:MAX_NODES]:
+            lines.append(f"    {target}\n      " + " ".join(summary.split()))
+        if len(self.nodes) > MAX_NODES:
+            lines.append(f"    ... and {len(self.nodes) - MAX_NODES} more")
+        return "\n".join(lines)
+
+
+def axe_violations(page, state: str) -> list[Violation]:
+    """The WCAG 2.1 A/AA violations axe finds on the page now, each labelled with `state`."""
+    found = page.evaluate(RUN_JS, [AXE_JS.read_text(encoding="utf-8"), list(WCAG_TAGS)])
+    return [
+        Violation(
+            state=state,
+            rule=v["id"],
+            impact=v["impact"] or "",
+            help=v["help"],
+            nodes=tuple((n["target"], n["summary"]) for n in v["nodes"]),
+        )
+        for v in found
+    ]
+
+
+@dataclass
+class AxeSweep:
+    """Every violation found on one page over its states; `check` runs axe at both sizes."""
+
+    page_name: str
+    found: list[Violation] = field(default_factory=list)
+    states: list[str] = field(default_factory=list)
+
+    def check(self, page, state: str, charts: int = 0) -> None:
+        """axe on the page as loaded (at 1280x800), then on the same page resized to a 390x844 phone
+        once it has settled there, then back to 1280x800 for whatever the test does next."""
+        for width, height in (DESKTOP, PHONE):
+            if page.viewport_size != {"width": width, "height": height}:
+                page.set_viewport_size({"width": width, "height": height})
+                page.wait_for_function("(w) => innerWidth === w", arg=width, polling="raf")
+            wait_settled(page, charts)
+            label = f"{state} @ {width}x{height}"
+            self.states.append(label)
+            self.found.extend(axe_violations(page, label))
+        page.set_viewport_size({"width": DESKTOP[0], "height": DESKTOP[1]})
+        page.wait_for_function("(w) => innerWidth === w", arg=DESKTOP[0], polling="raf")
+
+    def report(self) -> str:
+        head = f"axe (WCAG 2.1 A/AA) on {self.page_name}: {len(self.found)} violation(s) in "
+        head += f"{len({v.state for v in self.found})} of {len(self.states)} states checked"
+        return "\n".join([head, *map(str, self.found)])
+
+    def visit(self, page, url: str, state: str) -> None:
+        """Open `url` in a new session, wait until it has settled, and check it (`check`). A page
+        showing an exception fails here: axe would pass a page that never drew what it was sent."""
+        page.goto(url)
+        wait_settled(page)
+        crashed = page.locator(CRASHED)
+        assert not crashed.count(), f"{state}: {crashed.first.inner_text()}"
+        self.check(page, state)
+
+    def assert_clean(self) -> None:
+        assert not self.found, self.report()
+
+
+def sweep(page, base_url: str, page_name: str, states: list[tuple[str, str]]) -> AxeSweep:
+    """Every (state label, path) of one page visited and checked; the caller asserts."""
+    found = AxeSweep(page_name)
+    for state, path in states:
+        found.visit(page, base_url + path, f"{page_name} {state}")
+    return found

@@ -1,0 +1,57 @@
+"""axe-core (WCAG 2.1 A/AA) on the explore page: every view on every kind of model that offers it,
+at 1280x800 and 390x844, and each view once more in presenter mode (issue 50).
+
+Page mode covers each (view, model) pair: the models differ in what the page says and draws. Presenter
+mode changes the layout, not the model's content, so each view is checked in it once, on one of its
+models, taken in turn, so that presenter mode meets every kind of model too.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from core.models.registry import BUNDLED_KEY
+from core.models.shipped import SHIPPED_KEY
+from core.models.smollm2 import SMOLLM2_KEY
+from core.translate.engine import TRANSLATOR_KEY
+from dashboard.content import translator as translator_text
+from dashboard.views.explore.decoder import views_for
+from tests.e2e.axe import sweep
+
+SELF_ATTENTION = {BUNDLED_KEY: views_for(decoder=False), SHIPPED_KEY: views_for(decoder=True)}
+TRANSLATOR_VIEWS = list(translator_text.VIEWS)
+
+
+def states(models: dict[str, list[str]], presenter_turn: int = 0) -> list[tuple[str, str]]:
+    """(label, path) for each view on each model in page mode, then each view in presenter mode on
+    one of the models that offer it, taken in turn."""
+    out = [
+        (f"{view} · {model}", f"/explore?model={model}&view={view}")
+        for model, views in models.items()
+        for view in views
+    ]
+    all_views = list(dict.fromkeys(view for views in models.values() for view in views))
+    for i, view in enumerate(all_views):
+        offering = [model for model, views in models.items() if view in views]
+        model = offering[(i + presenter_turn) % len(offering)]
+        out.append((f"{view} · {model} · presenter", f"/explore?model={model}&view={view}&present=1"))
+    return out
+
+
+def test_axe_explore(page, app_server):
+    """The bundled BERT and the letter GPT-2: every view of an encoder and of a decoder."""
+    sweep(page, app_server.url, "explore", states(SELF_ATTENTION)).assert_clean()
+
+
+def test_axe_explore_translator(page, app_server):
+    states_ = states({TRANSLATOR_KEY: TRANSLATOR_VIEWS})
+    sweep(page, app_server.url, "explore", states_).assert_clean()
+
+
+@pytest.mark.slow
+def test_axe_explore_smollm2(page, app_server):
+    """SmolLM2 (a Llama): the decoder's views again, with its own tokens and sizes, in page mode
+    (the letter GPT-2 took each of them in presenter mode above), and its head view in presenter mode."""
+    states_ = [*states({SMOLLM2_KEY: views_for(decoder=True)})][: len(views_for(decoder=True))]
+    states_.append((f"head · {SMOLLM2_KEY} · presenter", f"/explore?model={SMOLLM2_KEY}&present=1"))
+    sweep(page, app_server.url, "explore", states_).assert_clean()
