@@ -14,6 +14,7 @@ from core.models.reading import Reading
 from core.models.registry import MAX_CHOICE_CHARS, ModelSpec
 from core.models.result import AttentionResult
 from core.translate.engine import is_translator
+from dashboard.content import pairs as pairs_text
 from dashboard.content.explore import HOW_TO_READ, HOW_TO_READ_LABEL, TO_LEARN
 from dashboard.engines import allowed_engines, model_reading
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, current_limits
@@ -22,7 +23,7 @@ from dashboard.on_screen import ModelOnScreen, attention_kind, counting_specials
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text, signature
 from dashboard.trained_models import is_translator_here, letters_became
-from dashboard.views.explore import links, loading
+from dashboard.views.explore import links, loading, pairs
 from dashboard.views.explore.decoder import lens_view, nextword_view, sinks_view, views_for, wrong_kind_note
 from dashboard.views.explore.flow import rollout_view
 from dashboard.views.explore.generate import generate_view
@@ -30,7 +31,7 @@ from dashboard.views.explore.induction import induction_view
 from dashboard.views.explore.masks import masks_ui
 from dashboard.views.explore.results import result_for, shown_token_view
 from dashboard.views.explore.views import head_view, lines_view, model_view
-from dashboard.views.explore.widgets import downloads_ui, max_chars, sentence_ui, view_ui
+from dashboard.views.explore.widgets import PAIR_KEY, downloads_ui, max_chars, sentence_ui, view_ui
 from dashboard.widgets import copy_link_ui, md
 
 LOG = logging.getLogger(__name__)
@@ -79,14 +80,15 @@ def _start(limits: Limits) -> None:
     # Text boxes hold user input: clean it before the widgets are drawn (see dashboard.state).
     for key, most, what in (
         ("explore_text", max_chars(limits), "sentence"),
+        (PAIR_KEY, pairs_text.MAX_PAIR_CHARS, "sentence B"),
         ("explore_model_custom", MAX_CHOICE_CHARS, "model name"),
     ):
         if note := clean_widget_text(key, most, what):
             st.warning(note)
 
 
-def _compute(spec: ModelSpec, engine: str, text: str, limits: Limits) -> AttentionResult | None:
-    """The result for the sentence, or None with the reason shown."""
+def _compute(spec: ModelSpec, engine: str, text: str | tuple, limits: Limits) -> AttentionResult | None:
+    """The result for the sentence (or the (A, B) pair), or None with the reason shown."""
     try:
         return result_for(spec.key, engine, text, limits)
     except TooManyTexts:
@@ -123,9 +125,15 @@ def _notices(result: AttentionResult, limits: Limits, reading: Reading, text: st
 
 
 def _show(
-    result: AttentionResult, screen: ModelOnScreen, text: str, limits: Limits, options: tuple, controls
+    result: AttentionResult,
+    screen: ModelOnScreen,
+    text: str | tuple,
+    limits: Limits,
+    options: tuple,
+    controls,
 ) -> None:
-    """The view picked in the options, on the tokens the toggles ask for."""
+    """The view picked in the options, on the tokens the toggles ask for; `text`: the sentence, or
+    the (A, B) pair the head, lines and model views read."""
     engine = screen.engine
     ss = st.session_state
     view_name, merge, hide = options
@@ -140,6 +148,7 @@ def _show(
     sig = signature(screen.key, engine, text, merge, hide)
     chosen = ss.get("explore_focus") and ss.get("explore_target")  # mark a pair only when chosen
     pair = tuple(view.item_of_token(t) if chosen and t is not None else None for t in tokens)
+    across = st.container()  # sentence B: the crossing share, above the chart, once the view picked its head
     if view_name == "head":
         head_view(result, view, pair, controls)
     elif view_name == "lines":
@@ -160,6 +169,10 @@ def _show(
         DECODER_VIEWS[view_name](result, limits, controls)
     else:
         focus_view(result, view, sig, tokens, screen, controls)
+    if view_name in pairs.PAIR_VIEWS:
+        with across:
+            pairs.statement_ui(result, view_name, ss.get("explore_layer", 0), ss.get("explore_head", 0))
+        pairs.ranking_ui(result)
 
 
 DECODER_VIEWS = {
@@ -215,6 +228,8 @@ def _render(limits: Limits) -> None:
     requested, engine = loading.model_ui(limits)
     if _is_translator(requested, limits):  # three kinds of attention: views of its own
         st.session_state["explore_model"] = requested
+        if str(st.session_state.get(PAIR_KEY) or "").strip():  # a link's sentence B: one line says why not
+            st.caption(pairs_text.HOW_TRANSLATOR)
         translator_view(limits, _controls(), requested)
         links.write_url(limits)
         return
@@ -231,6 +246,10 @@ def _render(limits: Limits) -> None:
         options = (view_ui(views), merge, hide)
     if note := st.session_state.pop("explore_view_note", None):
         st.info(note)
+    sentence_b, b_note = pairs.sentence_b(options[0])  # None: the view reads sentence A alone
+    if b_note:
+        st.caption(b_note)
+    source = text if sentence_b is None else (text, sentence_b)
     if loaded is None:
         st.info("No model is available; fix the problem above and reload the page.")
         return
@@ -245,16 +264,16 @@ def _render(limits: Limits) -> None:
         decoder = spec.key if is_decoder(loaded[1]) else None
         model = "this decoder" if decoder else "the bundled model"
         st.sidebar.caption(TO_LEARN.format(model=model, url=links.learn_url(text, decoder=decoder)))
-    result = _compute(spec, engine, text, limits)
+    result = _compute(spec, engine, source, limits)
     if result is None:
         return
     st.sidebar.caption(f"{result.n_layers} layers × {result.n_heads} heads · {result.n_tokens} tokens")
     with st.sidebar:
-        loading.parity_ui(spec.key, engine, text, limits, result)
+        loading.parity_ui(spec.key, engine, source, limits, result)
     if _notices(result, limits, reading, text, loaded[1].tokenizer):
         masks_ui(result, spec.key, engine, text)
         screen = ModelOnScreen(spec.key, engine, limits.max_tokens, attention_kind(result), reading)
-        _show(result, screen, text, limits, options, controls)
+        _show(result, screen, source, limits, options, controls)
     links.write_url(limits)
     with st.sidebar:  # after write_url: the link names what is on screen
         downloads_ui(result)
