@@ -21,7 +21,7 @@ from dashboard.charts.thumbnails import model_grid_figure
 from dashboard.content import explore as text
 from dashboard.on_screen import attention_kind
 from dashboard.presenter import presenting
-from dashboard.views.explore import flow, neuron
+from dashboard.views.explore import flow, neuron, pairs
 from dashboard.views.explore.decoder import sink_line
 from dashboard.views.explore.results import link_ranking, model_grid_data, specials_text
 from dashboard.views.explore.widgets import (
@@ -79,7 +79,7 @@ def head_view(
         fig.update_layout(font_size=18, title_font_size=24).update_traces(textfont_size=17)
         fig.update_xaxes(tickfont_size=17).update_yaxes(tickfont_size=17)
     clicks = neuron.click_kwargs(fig, matrix, result, view, norms=norms is not None)
-    chart(fig, "explore_head_chart", name, **clicks)
+    chart(pairs.mark(fig, result, view, "heatmap"), "explore_head_chart", name, **clicks)
     labels = number_repeats(view.labels)
     csv_download(matrix, labels, labels, name, "explore_head_csv", corner="query (from) \\ key (to)")
     step_ui(result)
@@ -200,6 +200,7 @@ def lines_view(result: AttentionResult, view: TokenView, sig: str, max_lines: in
         top_k=top_k,
         title=_titled(f"Layer {layer + 1}, " + ("all heads" if all_heads else f"head {head + 1}"), view),
     )
+    fig = pairs.mark(fig, result, view, "lines")  # sentence B's rows shaded, when there is one
     chart(fig, "explore_lines_chart", chart_filename("explore", "lines", f"layer{layer + 1}"))
     step_ui(result, "layer")
     st.caption(
@@ -257,6 +258,7 @@ def model_view(
         ss["explore_layer"], ss["explore_head"] = layer, head
         reset_widgets("layer")
         reset_widgets("head")
+    hover = pairs.cross_hover(hover, result)  # each head's share across a sentence pair, when there is one
     fig = model_grid_figure(
         png, result.n_layers, result.n_heads, cell, gap, hover=hover, selected=(layer, head)
     )
