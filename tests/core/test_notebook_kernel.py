@@ -1,5 +1,6 @@
-"""docs/notebook.ipynb runs in a real Jupyter kernel (ipykernel, driven by nbclient), started in the
-repository with this environment's Python, as docs/notebook.md tells a user to; its figures are read
+"""docs/notebook.ipynb runs in a real Jupyter kernel (ipykernel, driven by nbclient) with this
+environment's Python, started in docs/ as Jupyter and VS Code start a notebook's kernel in its own
+folder (the notebook's first cell makes the repository importable from there); its figures are read
 back from the outputs a notebook front end renders (Plotly's mime bundle) and checked against the
 engine. One run of the notebook for every check: a kernel's start and the model's load cost seconds."""
 
@@ -32,10 +33,10 @@ def stored():
 
 @pytest.fixture(scope="module")
 def ran(stored):
-    """The notebook after a run in a fresh kernel whose working directory is the repository."""
+    """The notebook after a run in a fresh kernel whose working directory is the notebook's folder."""
     notebook = nbformat.from_dict(json.loads(json.dumps(stored)))  # a copy: `stored` stays as committed
     client = nbclient.NotebookClient(
-        notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}
+        notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}}
     )
     client.execute()  # raises CellExecutionError, with the cell and its traceback, if a cell fails
     return notebook
