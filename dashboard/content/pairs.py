@@ -7,7 +7,7 @@ from __future__ import annotations
 
 MAX_PAIR_CHARS = 1000  # sentence B's box and the link's `pair`: a second sentence, not a document
 
-PAIR_LABEL = "Sentence B (optional): a second sentence, read with the first as a pair"
+PAIR_LABEL = "Sentence B (optional: read with the first as a pair)"
 PAIR_HELP = (
     "BERT was trained on pairs of sentences: it reads them as one input, [CLS] A [SEP] B [SEP], "
     "with a segment id saying which sentence each token is in. The head, lines and model views then "
@@ -57,7 +57,7 @@ CAUSAL_NOTE = "On a decoder only B's words are counted: A's cannot see B."
 
 RANKING_LABEL = "Heads that read across the pair"
 RANKING_CAPTION = (
-    "Every head ranked by its share of the words' attention that lands on the other sentence "
+    "{how} Every head ranked by its share of the words' attention that lands on the other sentence "
     "(each word of A and B counts once). {specials}"
 )
 RANKING_COLUMNS = {

@@ -114,12 +114,14 @@ def how_line(result: AttentionResult) -> str:
 
 
 def statement_ui(result: AttentionResult, view_name: str, layer: int, head: int) -> None:
-    """The line above the view: how the model reads the pair, and the crossing share of the head
-    shown (head view), of the layer's head that crosses most (lines) or of the model's (model)."""
+    """The line above the view: the crossing share of the head shown (head view), of the layer's head
+    that crosses most (lines) or of the model's (model); on a decoder first the line saying it reads
+    the pair as one text (BERT's joining is said in the ranking)."""
     split = pair_split(result)
     if split is None:
         return
-    st.caption(how_line(result))
+    if split.causal:  # not the model's own way of reading two sentences: said above the chart
+        st.caption(how_line(result))
     shares = shares_of(result, split)
     if shares.n_b == 0:
         st.caption(text.NO_B_TOKENS)
@@ -170,7 +172,7 @@ def ranking_ui(result: AttentionResult) -> None:
     ]
     percent = st.column_config.NumberColumn(format="percent")
     with st.expander(text.RANKING_LABEL, icon=":material/compare_arrows:"):
-        st.caption(text.RANKING_CAPTION.format(specials=note.strip()))
+        st.caption(text.RANKING_CAPTION.format(how=how_line(result), specials=note.strip()))
         st.dataframe(
             pd.DataFrame(rows).rename(columns=text.RANKING_COLUMNS),
             hide_index=True,
