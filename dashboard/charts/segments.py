@@ -1,8 +1,9 @@
 """A sentence pair's two segments marked on figures the other builders made: a dashed line between
 sentence A and sentence B on a heatmap's two axes, with "sentence A" and "sentence B" under its
 columns (head_heatmap); B's rows shaded in the lines view (lines_figure); and each head's crossing
-share added to the model view's hover. Figures are changed in place and returned; the builders stay
-as they are. Pure Plotly: no Streamlit.
+share added to the model view's hover, with a thin line at the boundary across each thumbnail
+(model_grid_figure). Figures are changed in place and returned; the builders stay as they are.
+Pure Plotly: no Streamlit.
 
 `b_first`: the first shown item of sentence B; `n_items`: the shown items (W).
 """
@@ -75,9 +76,40 @@ def mark_lines(fig: go.Figure, b_first: int, n_items: int) -> go.Figure:
     return fig
 
 
-def with_cross(hover: Sequence[str], lines: Sequence[str]) -> list[str]:
-    """The model view's hover texts, each with its head's line on the pair appended (same order:
-    layer-major)."""
-    if len(hover) != len(lines):
-        raise ValueError(f"{len(hover)} hover texts but {len(lines)} pair lines")
-    return [f"{text}<br>{line}" for text, line in zip(hover, lines, strict=True)]
+def mark_grid(
+    fig: go.Figure, n_layers: int, n_heads: int, cell: int, gap: int, edge: float, hover_lines: Sequence[str]
+) -> go.Figure:
+    """The model view's grid (model_grid_figure): a thin line at the A/B boundary across each
+    thumbnail, `edge` pixels into its cell, and each head's line on the pair added to its hover,
+    before the closing "click to open" (hover_lines: layer-major, as the grid)."""
+    points = next(trace for trace in fig.data if trace.name == "heads")
+    if len(points.text) != len(hover_lines):
+        raise ValueError(f"{len(points.text)} hover texts but {len(hover_lines)} pair lines")
+    points.text = [_before_last_line(old, line) for old, line in zip(points.text, hover_lines, strict=True)]
+    if edge <= 0 or edge >= cell:
+        return fig
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    step = cell + gap
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            x0, y0 = gap + head * step - 0.5, gap + layer * step - 0.5  # the cell's top-left pixel edge
+            xs += [x0 + edge, x0 + edge, None, x0, x0 + cell, None]
+            ys += [y0, y0 + cell, None, y0 + edge, y0 + edge, None]
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=ys,
+            mode="lines",
+            line={"color": "rgba(17, 17, 17, 0.6)", "width": 1},
+            hoverinfo="skip",
+            showlegend=False,
+            name="pair boundary",
+        )
+    )
+    return fig
+
+
+def _before_last_line(text: str, line: str) -> str:
+    head, sep, last = text.rpartition("<br>")
+    return f"{head}<br>{line}<br>{last}" if sep else f"{text}<br>{line}"

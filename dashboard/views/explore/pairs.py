@@ -29,6 +29,7 @@ from core.measures.pairs import (
 from core.models.result import AttentionResult
 from core.text import clean_input
 from dashboard.charts import segments
+from dashboard.charts.thumbnails import thumbnail_geometry
 from dashboard.content import pairs as text
 from dashboard.views.explore.results import specials_text
 from dashboard.views.explore.widgets import PAIR_KEY
@@ -93,18 +94,21 @@ def mark(fig: go.Figure, result: AttentionResult, view: TokenView, kind: str) ->
     return draw(fig, b_first_item(view, split), view.n_items)
 
 
-def cross_hover(hover: list[str], result: AttentionResult) -> list[str]:
-    """The model view's hover texts with each head's crossing share (layer-major, as the grid)."""
+def mark_model(fig: go.Figure, result: AttentionResult, view: TokenView, cell: int, gap: int) -> go.Figure:
+    """The model view's grid with the A/B boundary across each thumbnail and each head's crossing
+    share in its hover; unchanged when the result reads one sentence."""
     split = pair_split(result)
     if split is None:
-        return hover
+        return fig
     shares = shares_of(result, split)
     line = text.HOVER_LINE_CAUSAL if split.causal else text.HOVER_LINE
     lines = [
         line.format(cross=c, a_to_b=a, b_to_a=b)
         for c, a, b in zip(shares.cross.ravel(), shares.a_to_b.ravel(), shares.b_to_a.ravel(), strict=True)
     ]
-    return segments.with_cross(hover, lines)
+    pool, repeat = thumbnail_geometry(view.n_items)  # how the grid drew W items in a cell's pixels
+    edge = b_first_item(view, split) * repeat / pool
+    return segments.mark_grid(fig, result.n_layers, result.n_heads, cell, gap, edge, lines)
 
 
 def how_line(result: AttentionResult) -> str:

@@ -258,10 +258,10 @@ def model_view(
         ss["explore_layer"], ss["explore_head"] = layer, head
         reset_widgets("layer")
         reset_widgets("head")
-    hover = pairs.cross_hover(hover, result)  # each head's share across a sentence pair, when there is one
     fig = model_grid_figure(
         png, result.n_layers, result.n_heads, cell, gap, hover=hover, selected=(layer, head)
     )
+    fig = pairs.mark_model(fig, result, view, cell, gap)  # a sentence pair's boundary and crossing shares
     with chart_slot:
         chart(fig, "explore_model_grid", on_select=on_grid_select, selection_mode="points")
     if note := view_note(view):
