@@ -43,8 +43,9 @@ HEAD_STATEMENT_CAUSAL = (
 )
 LAYER_STATEMENT = (
     "**Across the pair:** in layer {layer}, head {head} reads across the most: {cross:.0%} of the "
-    "words' attention lands on the other sentence."
+    "words' attention lands on the other sentence{shown}."
 )
+LAYER_SHOWN = " (head {head}, drawn here: {cross:.0%})"
 MODEL_STATEMENT = (
     "**Across the pair:** layer {layer}, head {head} reads across the most ({cross:.0%} of the words' "
     "attention lands on the other sentence); hover a head for its share."

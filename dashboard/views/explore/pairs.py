@@ -130,12 +130,14 @@ def statement_ui(result: AttentionResult, view_name: str, layer: int, head: int)
     if shares.n_b == 0:
         st.caption(text.NO_B_TOKENS)
         return
-    ranked = rank_cross(shares)
+    ranked, shown = rank_cross(shares), ""
     if view_name == "head":
         rank = next(i for i, h in enumerate(ranked, start=1) if (h.layer, h.head) == (layer, head))
         chosen, line = ranked[rank - 1], text.HEAD_STATEMENT_CAUSAL if split.causal else text.HEAD_STATEMENT
     elif view_name == "lines":
         chosen, line, rank = next(h for h in ranked if h.layer == layer), text.LAYER_STATEMENT, 0
+        if chosen.head != head and not st.session_state.get("explore_lines_all_heads"):
+            shown = text.LAYER_SHOWN.format(head=head + 1, cross=shares.cross[layer, head])
     else:
         chosen, line, rank = ranked[0], text.MODEL_STATEMENT, 1
     st.markdown(
@@ -147,6 +149,7 @@ def statement_ui(result: AttentionResult, view_name: str, layer: int, head: int)
             b_to_a=chosen.b_to_a,
             rank=rank,
             n=len(ranked),
+            shown=shown,
         )
     )
 
