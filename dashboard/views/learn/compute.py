@@ -16,6 +16,7 @@ from core.lesson.toy import SaturationCurve, ToySettings, softmax_saturation
 from core.lesson.toy import trace as toy_trace
 from core.lesson.trace import LayerTrace
 from core.lesson.worked_examples import EXAMPLES, StepCheck
+from core.models.bert import TextError
 from core.models.registry import BUNDLED_KEY, BUNDLED_SPEC
 from dashboard.charts.heatmap import PAGE, PRESENTER, matrix_heatmap
 from dashboard.charts.learn import activation_figure, causal_figure, saturation_figure
@@ -23,6 +24,10 @@ from dashboard.engines import load_engine, load_with_progress
 from dashboard.presenter import presenting
 
 MAX_BERT_TOKENS = 64  # as for the toy model: every T x T matrix still fits on the screen
+PAIR_TOO_LONG = (
+    "sentences A and B together are {total} word pieces; this page shows at most {most}, so that every "
+    "matrix fits on the screen. Shorten one of them"
+)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -43,11 +48,18 @@ def bert_engine():
 
 # cache_resource: a trace holds the layer's weights (about 2 MB), shared rather than copied per run
 @st.cache_resource(max_entries=16, show_spinner=False)
-def bert_trace(text: str, layer: int) -> tuple[LayerTrace, int]:
+def bert_trace(text: str, layer: int, pair: str | None = None) -> tuple[LayerTrace, int]:
     """One layer (0-indexed) of the bundled BERT on at most MAX_BERT_TOKENS word pieces ([CLS] and
     [SEP] counted), and the text's full count of word pieces. The page loads the engine first, with
-    its progress shown (bert_engine); a cached function draws nothing, so this one only fetches it."""
+    its progress shown (bert_engine); a cached function draws nothing, so this one only fetches it.
+    `pair`: sentence B, joined as BERT joins a pair ([CLS] A [SEP] B [SEP], segment ids 0 and 1);
+    a pair is not cut (cutting B would change what it holds): TextError when it does not fit."""
     engine = load_engine(BUNDLED_KEY, "numpy")
+    if pair is not None:
+        total = len(engine.encode(text, pair).ids)
+        if total > MAX_BERT_TOKENS:
+            raise TextError(PAIR_TOO_LONG.format(total=total, most=MAX_BERT_TOKENS))
+        return engine.trace(text, layer, pair), total
     enc = engine.encode(text)
     total = len(enc.ids)
     if total > MAX_BERT_TOKENS:
