@@ -30,6 +30,10 @@ HOW_TRANSLATOR_LEARN = "This mode reads one sentence: sentence B is used only wi
 ONLY_SPACES = "Sentence B holds only spaces, so sentence A is shown alone."
 PAIR_CUT = "Sentence B was cut to its first {most:,} characters."
 OTHER_VIEWS = "Sentence B is read in the head, lines and model views; this view reads sentence A alone."
+LEARN_PAIR_TOO_LONG = (
+    "sentences A and B together are {total} word pieces; this page shows at most {most}, so that every "
+    "matrix fits on the screen. Shorten one of them"
+)
 NO_B_TOKENS = "None of sentence B's tokens fit in what this page reads, so nothing can cross."
 
 # the statements: a head's crossing share, and its rank

@@ -20,14 +20,11 @@ from core.models.bert import TextError
 from core.models.registry import BUNDLED_KEY, BUNDLED_SPEC
 from dashboard.charts.heatmap import PAGE, PRESENTER, matrix_heatmap
 from dashboard.charts.learn import activation_figure, causal_figure, saturation_figure
+from dashboard.content.pairs import LEARN_PAIR_TOO_LONG
 from dashboard.engines import load_engine, load_with_progress
 from dashboard.presenter import presenting
 
 MAX_BERT_TOKENS = 64  # as for the toy model: every T x T matrix still fits on the screen
-PAIR_TOO_LONG = (
-    "sentences A and B together are {total} word pieces; this page shows at most {most}, so that every "
-    "matrix fits on the screen. Shorten one of them"
-)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -58,7 +55,7 @@ def bert_trace(text: str, layer: int, pair: str | None = None) -> tuple[LayerTra
     if pair is not None:
         total = len(engine.encode(text, pair).ids)
         if total > MAX_BERT_TOKENS:
-            raise TextError(PAIR_TOO_LONG.format(total=total, most=MAX_BERT_TOKENS))
+            raise TextError(LEARN_PAIR_TOO_LONG.format(total=total, most=MAX_BERT_TOKENS))
         return engine.trace(text, layer, pair), total
     enc = engine.encode(text)
     total = len(enc.ids)
