@@ -1,8 +1,9 @@
 """The learn page's link: URL query parameters <-> session state, so a copied link reproduces a slide.
 
 Parameters: `example` (cat-mat, i-love-nlp, bert, decoder or its first name gpt2; none = your
-sentence), `text`, the toy model's `d_model`, `d_k`, `heads`, `seed`, `scale`, `mask`, `window`, `pe`,
-`head`, the real model's `layer` and `head`, the decoder's `model` (letters, smollm2, a Hub id or a
+sentence), `text`, `pair` (sentence B, which the real BERT reads with `text` as a pair), the toy
+model's `d_model`, `d_k`, `heads`, `seed`, `scale`, `mask`, `window`, `pe`, `head`, the real model's
+`layer` and `head`, the decoder's `model` (letters, smollm2, a Hub id or a
 folder), and `step` (1 to 7, heads, all; a GPT-2 adds ln, mask, mlp; a Llama rmsnorm, rope, gqa, mask,
 swiglu). Layers and heads are 0-indexed in links, shown from 1.
 
@@ -28,6 +29,7 @@ from dashboard.content.learn_llama import LLAMA_VIEWS
 from dashboard.content.learn_translator import DEFAULT_TEXT as TR_TEXT
 from dashboard.content.learn_translator import MODE as TR_MODE
 from dashboard.content.learn_translator import VIEWS as TR_VIEWS
+from dashboard.content.pairs import MAX_PAIR_CHARS
 from dashboard.state import (
     PageLinks,
     Parsed,
@@ -45,6 +47,7 @@ MAX_LAYERS = MAX_BERT_HEADS = 64  # a link's bounds; the model's own are checked
 DEFAULTS = {
     "learn_mode": "sentence",
     "learn_text": DEFAULT_TEXT,
+    "learn_text_b": "",  # sentence B: the real BERT reads the two as a pair
     "learn_d_model": 8,
     "learn_d_k": 0,
     "learn_heads": 2,
@@ -147,6 +150,7 @@ def _links(mode: str) -> PageLinks:
         (
             UrlParam("example", "learn_mode", "sentence", _parse_mode),
             text_param("text", "learn_text", DEFAULT_TEXT, MAX_CHARS, clean=clean_text),
+            text_param("pair", "learn_text_b", "", MAX_PAIR_CHARS),
             int_param("d_model", "learn_d_model", DEFAULTS["learn_d_model"], 1, 64),
             UrlParam("d_k", "learn_d_k", 0, _parse_d_k),
             int_param("heads", "learn_heads", DEFAULTS["learn_heads"], 1, 8),
@@ -207,12 +211,12 @@ def write_url(mode: str, text: str) -> None:
         return
     write_params(target=None)  # the translator's alone
     if mode in REAL_MODES:  # the real model reads the text; the decoder's mode names its model
-        model = {} if mode == "decoder" else {"model": None}
+        model = {"pair": None} if mode == "decoder" else {"model": None}  # only BERT reads a pair
         links.write_url(example=mode, text=text, **model, **dict.fromkeys(TOY_PARAMS))
     elif mode != "sentence":
         links.write_url(
-            example=mode, text=None, head=None, layer=None, model=None, **dict.fromkeys(TOY_PARAMS)
+            example=mode, text=None, head=None, layer=None, model=None, pair=None, **dict.fromkeys(TOY_PARAMS)
         )
     else:
         window = ss["learn_window"] if ss["learn_mask"] in ("local", "strided") else None
-        links.write_url(example=mode, text=text, window=window, layer=None, model=None)
+        links.write_url(example=mode, text=text, window=window, layer=None, model=None, pair=None)
