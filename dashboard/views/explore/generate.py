@@ -1,12 +1,13 @@
 """The explore page's generate view: the text grows one token at a time (the engine's generation, with
 its KV cache, taken a step at a time so a progress bar counts the tokens as they come), and a step
-control walks through it: at each step the token taken, the likeliest
-tokens the model weighed, and that step's attention from the predicting position over every token
-so far (one row per head of the chosen layer).
+control walks through it: at each step the token taken, the distribution it was drawn from (what
+top-k and top-p kept and cut: sampling.py), and that step's attention from the predicting position
+over every token so far (one row per head of the chosen layer).
 
-State (in the link, see links.py): tokens (1–50), temperature (absent: greedy), seed, and the step
-shown. Generation always runs on the NumPy engine; a new generation counts as one new text in
-hosted mode. Letters: L layers, H heads, S tokens so far.
+State (in the link, see links.py): tokens (1–50), temperature (absent: greedy), top_k and top_p
+(sampling.py: 0 and 1 are off), seed, and the step shown. Generation always runs on the NumPy
+engine; a new generation counts as one new text in hosted mode. Letters: L layers, H heads, S tokens
+so far.
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ import streamlit as st
 from core.models.decoder import Generation, GenerationStep
 from core.models.result import AttentionResult
 from dashboard import long_work
-from dashboard.charts.decoder import next_token_bars, shown_token, step_attention
+from dashboard.charts.decoder import shown_token, step_attention
 from dashboard.content import decoder as text
 from dashboard.engines import load_engine
 from dashboard.hosted import TOO_MANY_TEXTS, Limits, TooManyTexts, count_new_text
 from dashboard.presenter import presenting, prev_next_ui
+from dashboard.views.explore import sampling
 from dashboard.views.explore.results import shown_source
 from dashboard.widgets import chart, chart_filename, md
 
@@ -39,14 +41,22 @@ SHOWN_CHARS = 240  # of the text before the step's token, on a projector: the en
 
 
 KEPT = 4  # generations kept for every session (long_work.shelf; their arrays are small: S ≤ 1024)
-TOP = 5  # the tokens each step shows, as the engine's generate keeps them
+TOP = sampling.CANDIDATES  # the tokens each step shows, before and after the cut
+SAMPLING_OFF = (sampling.TOP_K_OFF, sampling.TOP_P_OFF)  # (top_k, top_p)
 
 
 def generation_steps(
-    engine, prompt: str, n_tokens: int, temperature: float | None, seed: int
+    engine,
+    prompt: str,
+    n_tokens: int,
+    temperature: float | None,
+    seed: int,
+    top_k: int = sampling.TOP_K_OFF,
+    top_p: float = sampling.TOP_P_OFF,
 ) -> Iterator[GenerationStep]:
     """The engine's generation (DecoderNumpy.generate), one step at a time so the page can count them."""
-    return engine.generation_steps(prompt, n_tokens, temperature=temperature, seed=seed, top=TOP)
+    cut = {"top_k": top_k, "top_p": top_p, "top": TOP, "kept_limit": TOP}
+    return engine.generation_steps(prompt, n_tokens, temperature=temperature, seed=seed, **cut)
 
 
 def generation_work(model_key: str, engine, n_prompt: int, n_tokens: int) -> long_work.Work:
@@ -63,6 +73,8 @@ def generation_of(
     n_tokens: int,
     temperature: float | None,
     seed: int,
+    top_k: int = sampling.TOP_K_OFF,
+    top_p: float = sampling.TOP_P_OFF,
     work: long_work.Work | None = None,
 ) -> Generation:
     """The NumPy engine's generation, made now with a bar that counts the tokens (and times `work`),
@@ -70,11 +82,14 @@ def generation_of(
     engine = load_engine(model_key, "numpy")
     steps = []
     with long_work.counting(work, text.GEN_PROGRESS) as progress:
-        for step in generation_steps(engine, prompt, n_tokens, temperature, seed):
+        for step in generation_steps(engine, prompt, n_tokens, temperature, seed, top_k, top_p):
             steps.append(step)
             progress(len(steps), n_tokens)
-    found = Generation([engine.decode(i) for i in engine.encode(prompt).ids], steps, temperature, seed)
-    long_work.shelf("generate", KEPT).put((model_key, prompt, n_tokens, temperature, seed), found)
+    prompt_tokens = [engine.decode(i) for i in engine.encode(prompt).ids]
+    found = Generation(prompt_tokens, steps, temperature, seed, top_k, top_p)
+    long_work.shelf("generate", KEPT).put(
+        (model_key, prompt, n_tokens, temperature, seed, top_k, top_p), found
+    )
     return found
 
 
@@ -85,7 +100,8 @@ def fitting_tokens(n_prompt: int, asked: int, context: int) -> int:
 
 
 def _options_ui() -> tuple[int, float | None, int]:
-    """Tokens, and sampling (temperature, seed) when asked for; returns (n, temperature or None, seed)."""
+    """Tokens, and sampling (temperature, seed) when asked for; returns (n, temperature or None, seed).
+    Top-k and top-p come after (sampling.cut_ui), on a row of their own."""
     ss = st.session_state
     cols = st.columns([2, 1, 1, 1])
     with cols[0]:
@@ -123,14 +139,16 @@ def step_ui(n: int) -> int:
     return int(ss[STEP_KEY])
 
 
-def _generate(limits: Limits, n: int, temperature: float | None, seed: int, engine, n_prompt: int):
+def _generate(limits: Limits, n: int, settings: tuple, seed: int, engine, n_prompt: int):
     """The generation for the shown text (cut to what fits, with a note), or None with the reason;
-    when it would take long here, only after its button (long_work.may_start)."""
+    when it would take long here, only after its button (long_work.may_start). settings:
+    (temperature or None, top_k, top_p)."""
     model_key, _engine, sentence, _most = shown_source()
     kept = fitting_tokens(n_prompt, n, engine.max_tokens)
     if kept < n:
         st.info(text.GEN_CUT.format(prompt=n_prompt, context=engine.max_tokens, asked=n, kept=kept))
-    key = (model_key, sentence, kept, temperature, seed)
+    temperature, top_k, top_p = settings
+    key = (model_key, sentence, kept, temperature, seed, top_k, top_p)
     try:
         if (found := long_work.shelf("generate", KEPT).get(key)) is not None:
             return found
@@ -187,10 +205,12 @@ def generate_view(result: AttentionResult, limits: Limits, controls=None) -> Non
     engine = load_engine(shown_source()[0], "numpy")
     with controls or st.container():
         n, temperature, seed = _options_ui()
+        cut = SAMPLING_OFF if temperature is None else sampling.cut_ui()  # greedy: nothing to cut
         layer = _layer_ui(result.n_layers)
     ss["explore_layer"] = layer  # the link says the layer shown
     n_prompt = len(engine.encode(shown_source()[2]).ids)
-    found = _generate(limits, n, temperature, seed, engine, n_prompt)
+    settings = (temperature, *cut)
+    found = _generate(limits, n, settings, seed, engine, n_prompt)
     if found is None:
         return
     k = step_ui(len(found.steps))
@@ -199,18 +219,7 @@ def generate_view(result: AttentionResult, limits: Limits, controls=None) -> Non
     big = presenting()
     left, right = st.columns([2, 3])
     with left:
-        tokens, probs = [t for t, _p in step.top], [p for _t, p in step.top]
-        title = text.GEN_TOP_TITLE if temperature is None else text.GEN_TOP_TITLE_SAMPLED
-        fig = next_token_bars(
-            tokens,
-            probs,
-            title=title.format(step=k, temperature=temperature or 1.0),
-            x_title=text.NEXT_X,
-            chosen=tokens.index(step.token) if step.token in tokens else None,
-            font=20 if big else 13,
-            height=560 if big else None,
-        )
-        chart(fig, "explore_gen_top", chart_filename("explore", "generate", f"step{k}", "top"))
+        sampling.distribution_ui(step, k, settings, engine.unembedding.shape[0], big)
     with right:
         so_far = found.prompt + found.generated[: k - 1]
         fig = step_attention(

@@ -5,7 +5,7 @@ the text.
 URL parameters: text, pair (sentence B), example, model, engine, view, layer, head, focus, target,
 merge, hide, measure (weights | norms: the head view's measure), rescale (norm rows rescaled to sum
 to 1), ablate (the ablation view's chosen heads: "layer.head" pairs, 0-indexed, joined by commas);
-for a decoder's views tokens (1–50), temperature (absent: greedy), seed and step (the generation
+for a decoder's views tokens (1–50), temperature, top_k, top_p, seed and step (the generation
 step shown, from 1), length and top (the induction test's copy length and how many heads it switches
 off). Layers and heads are 0-indexed; the rollout view's "up to layer" and the generate view's
 layer are `layer`.
@@ -181,6 +181,7 @@ def page_links(limits: Limits) -> PageLinks:
             UrlParam(
                 "temperature", generate.TEMPERATURE_KEY, None, parse_temperature, show=lambda v: f"{v:g}"
             ),
+            *generate.sampling.LINK_PARAMS,  # top_k, top_p (views/explore/sampling.py)
             clamped_int_param("seed", generate.SEED_KEY, 0, 0, 2**31 - 1),
             clamped_int_param("step", generate.STEP_KEY, 1, 1, generate.MAX_TOKENS),
             # no length in the link: the one that suits the model shown (induction.suited_length)
