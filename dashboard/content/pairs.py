@@ -25,7 +25,7 @@ HOW_DECODER = (
     "B's tokens read A but never A's read B: only B → A can cross."
 )
 HOW_TRANSLATOR = "The translator reads one sentence: sentence B is not used here."
-HOW_TRANSLATOR_LEARN = "This mode reads one sentence: sentence B is used only with the real BERT."
+ONE_SENTENCE_MODE = "This mode reads one sentence: sentence B is used only with the real BERT."
 
 ONLY_SPACES = "Sentence B holds only spaces, so sentence A is shown alone."
 PAIR_CUT = "Sentence B was cut to its first {most:,} characters."

@@ -144,3 +144,24 @@ def test_the_translator_says_it_reads_one_sentence():
     at = open_page(pair=B, model="translator")
     assert not at.exception
     assert text.HOW_TRANSLATOR in shown_text(at)
+
+
+def _learn(**params: str) -> AppTest:
+    from tests.dashboard.test_learn import SCRIPT
+
+    at = AppTest.from_string(SCRIPT, default_timeout=APPTEST_DEADLINE)
+    at.query_params.update(params)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_learn_reads_the_pair_with_the_real_bert():
+    at = _learn(example="bert", text=A, pair=B, step="1")
+    assert at.text_input(key="learn_text_b").value == B
+    pieces = " ".join(t.value for t in at.text)
+    assert pieces.count("[SEP]") == 2 and "big" in pieces
+    assert text.HOW_SEGMENTS in shown_text(at)
+    assert at.query_params["pair"] in (B, [B])
+    at = _learn(example="cat-mat", pair=B)  # the toy model reads one sentence: one line says so
+    assert text.ONE_SENTENCE_MODE in shown_text(at)

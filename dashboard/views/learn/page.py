@@ -29,6 +29,7 @@ from dashboard.content.learn import (
     SENTENCES,
     TO_EXPLORE,
 )
+from dashboard.content.pairs import HOW_SEGMENTS, ONE_SENTENCE_MODE
 from dashboard.presenter import presenting
 from dashboard.state import clean_widget_text
 from dashboard.views.learn import compute, links
@@ -44,6 +45,7 @@ from dashboard.views.learn.widgets import (
     inputs_ui,
     layer_ui,
     mode_ui,
+    pair_ui,
     past_the_end,
     reset_ui,
     sentence_ui,
@@ -78,13 +80,17 @@ def _render() -> None:
         mode = mode_ui()
         if note := clean_widget_text("learn_text", links.MAX_CHARS, "sentence"):
             st.warning(note, icon=":material/content_cut:")
-        text = st.session_state.get("learn_text") or ""
+        text, pair = st.session_state.get("learn_text") or "", None
         if mode in ("sentence", "bert", "decoder"):
             text = sentence_ui(ready_examples() if mode == "decoder" else SENTENCES)
+        if mode == "bert":
+            pair = pair_ui()
+        elif str(st.session_state.get("learn_text_b") or "").strip():  # a link's sentence B: say why not
+            st.caption(ONE_SENTENCE_MODE)
     if mode == "sentence":
         _sentence(text, controls)
     elif mode == "bert":
-        _bert(text, controls)
+        _bert(text, controls, pair)
     elif mode == "decoder":
         decoder_mode(text, controls)
     elif mode == TRANSLATOR_MODE:
@@ -159,27 +165,28 @@ def _example(ex: WorkedExample, controls) -> None:
     step_pager_ui(source.views)
 
 
-def _bert(text: str, controls) -> None:
-    """One layer of the bundled BERT on the user's sentence."""
+def _bert(text: str, controls, pair: str | None = None) -> None:
+    """One layer of the bundled BERT on the user's sentence (and sentence B, read as a pair)."""
     with controls:
-        found = _bert_controls(text)
+        found = _bert_controls(text, pair)
     if found is not None:
         trace, layer, n_layers, head = found
         draw_steps(trace, bert_source(trace, layer, n_layers, head), head)
-        _to_explore(text)
+        _to_explore(text, pair)
         step_pager_ui(BERT_VIEWS)
 
 
-def _to_explore(text: str) -> None:
-    """Under the last step: the same sentence on the explore page (user text only URL-encoded, in a
-    link button: never in markdown)."""
+def _to_explore(text: str, pair: str | None = None) -> None:
+    """Under the last step: the same sentence (and sentence B) on the explore page (user text only
+    URL-encoded, in a link button: never in markdown)."""
     if shown(7) and not presenting():
-        st.link_button(TO_EXPLORE, f"explore?text={quote(text, safe='')}", icon=":material/biotech:")
+        b = f"&pair={quote(pair, safe='')}" if pair else ""
+        st.link_button(TO_EXPLORE, f"explore?text={quote(text, safe='')}{b}", icon=":material/biotech:")
 
 
-def _bert_controls(text: str):
+def _bert_controls(text: str, pair: str | None = None):
     """The real BERT's layer and head pickers and what it read: (trace, layer, layers, head), or
-    None when it cannot run (said on the page)."""
+    None when it cannot run (said on the page). `pair`: sentence B, read with the text as a pair."""
     if not text.strip():
         st.info(BERT_EMPTY, icon=":material/edit_note:")
         return None
@@ -187,7 +194,7 @@ def _bert_controls(text: str):
         config = compute.bert_engine().config
         past_the_end("learn_layer", config.num_hidden_layers, "layer", "layers")
         layer = layer_ui(config.num_hidden_layers)
-        trace, total = compute.bert_trace(text, layer)
+        trace, total = compute.bert_trace(text, layer, pair)
     except Exception as err:  # a model that cannot load or a text it cannot read: say so, keep the page
         LOG.warning("the real BERT could not run: %s", err)
         st.error(
@@ -207,6 +214,8 @@ def _bert_controls(text: str):
     st.info(about, icon=":material/model_training:")
     st.caption(f"Word pieces (T = {len(trace.key_tokens)}), as plain text:")
     st.text(" · ".join(trace.key_tokens))
+    if pair:
+        st.caption(HOW_SEGMENTS)
     step_picker_ui(BERT_VIEWS)
     past_the_end("learn_bert_head", trace.n_heads, "head", "heads")
     head = (

@@ -12,6 +12,7 @@ from core.lesson.attention import MASK_KINDS
 from core.lesson.toy import MAX_TOKENS
 from core.lesson.worked_examples import WorkedExample
 from dashboard import clicker
+from dashboard.content import pairs as pairs_text
 from dashboard.content.learn import (
     D_K_CHOICES,
     INPUT_TITLES,
@@ -64,6 +65,21 @@ def sentence_ui(examples: dict[str, tuple[str, str]] = SENTENCES) -> str:
         help=f"Split into words and punctuation; the first {MAX_TOKENS} tokens are used.",
     )
     return text or ""
+
+
+def pair_ui() -> str | None:
+    """Sentence B's box (the real BERT's mode): sentence B stripped, or None for none. Only spaces
+    are said in one line and read as none."""
+    raw = st.text_input(
+        pairs_text.PAIR_LABEL,
+        key="learn_text_b",
+        max_chars=pairs_text.MAX_PAIR_CHARS,
+        placeholder=pairs_text.PAIR_PLACEHOLDER,
+        help=pairs_text.PAIR_HELP,
+    )
+    if raw and not raw.strip():
+        st.caption(pairs_text.ONLY_SPACES)
+    return (raw.strip() or None) if raw else None
 
 
 def settings_ui() -> dict:
