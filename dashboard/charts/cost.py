@@ -16,9 +16,20 @@ from core.cost.price import MB, Curve
 from dashboard.charts.compare import head_map
 from dashboard.charts.explore import FONT
 from dashboard.charts.heatmap import PAGE, Sizing, top_title
+from dashboard.charts.marks import CURVE_STYLES
 
 COLORS = ("#2171b5", "#08306b", "#d94801", "#6a51a3")  # one head, the layer, projections, a variant
 THRESHOLD_COLOR = "#d62728"
+
+
+def _curve_look(i: int, width: int = 3) -> dict:
+    """Curve i's line and markers: a colour, and a dash and a symbol that tell it without the colour
+    (the variant's purple and one head's blue merge under deuteranopia)."""
+    dash, symbol = CURVE_STYLES[i % len(CURVE_STYLES)]
+    return {
+        "line": {"color": COLORS[i % len(COLORS)], "width": width, "dash": dash},
+        "marker": {"symbol": symbol},
+    }
 
 
 def _log_axes(fig: go.Figure, sizing: Sizing, lengths: Sequence[int]) -> None:
@@ -55,8 +66,7 @@ def price_chart(
     fig = make_subplots(rows=1, cols=2, column_widths=[0.6, 0.4], horizontal_spacing=0.1)
     for i, curve in enumerate(curves):
         name = f"{labels.get(curve.name, curve.name)}: n^{curve.exponent:.2f}"
-        color = COLORS[i % len(COLORS)]
-        common = {"x": list(curve.lengths), "mode": "lines+markers", "line": {"color": color, "width": 3}}
+        common = {"x": list(curve.lengths), "mode": "lines+markers", **_curve_look(i)}
         fig.add_trace(
             go.Scatter(
                 **common,
@@ -88,13 +98,13 @@ def price_chart(
 def timing_chart(full: Curve, variant: Curve, label: str, *, title: str, sizing: Sizing = PAGE) -> go.Figure:
     """One head's output time under full attention and under the variant, log-log."""
     fig = go.Figure()
-    for curve, name, color in ((full, "Full attention", COLORS[0]), (variant, label, COLORS[3])):
+    for curve, name, look in ((full, "Full attention", 0), (variant, label, 3)):
         fig.add_trace(
             go.Scatter(
                 x=list(curve.lengths),
                 y=[s * 1e3 for s in curve.seconds],
                 mode="lines+markers",
-                line={"color": color, "width": 3},
+                **_curve_look(look),
                 name=f"{name}: n^{curve.exponent:.2f}",
                 hovertemplate="n = %{x}<br>%{y:.3f} ms<extra></extra>",
             )
@@ -213,13 +223,13 @@ def next_token_chart(
     fitted exponent) and the cache's size against n (right: (lengths, MB), the chosen (n, MB)
     marked), log-log."""
     fig = make_subplots(rows=1, cols=2, column_widths=[0.6, 0.4], horizontal_spacing=0.1)
-    for curve, color in zip(curves, (COLORS[0], COLORS[2]), strict=False):
+    for curve, look in zip(curves, (0, 2), strict=False):
         fig.add_trace(
             go.Scatter(
                 x=list(curve.lengths),
                 y=[s * 1e3 for s in curve.seconds],
                 mode="lines+markers",
-                line={"color": color, "width": 3},
+                **_curve_look(look),
                 name=f"{labels.get(curve.name, curve.name)}: n^{curve.exponent:.2f}",
                 hovertemplate="n = %{x}<br>%{y:.3f} ms<extra></extra>",
             ),

@@ -50,7 +50,7 @@ def next_token_bars(
     height: int | None = None,
 ) -> go.Figure:
     """The likeliest next tokens, most likely on top, the probability printed at each bar's end;
-    `chosen` (an index into tokens) is drawn in red: the token a generation step took."""
+    `chosen` (an index into tokens) is drawn in red and hatched: the token a generation step took."""
     labels = unique_labels(shown_token(t) for t in tokens)
     p = np.asarray(probs, dtype=np.float64)
     colors = [CHOSEN_COLOR if i == chosen else BAR_COLOR for i in range(len(labels))]
@@ -60,6 +60,8 @@ def next_token_bars(
             y=labels,
             orientation="h",
             marker_color=colors,
+            # the chosen bar hatched as well as red: not told by its colour alone
+            marker_pattern_shape=["/" if i == chosen else "" for i in range(len(labels))],
             text=[f"{v:.1%}" for v in p],
             textposition="outside",
             textfont={"size": font, "color": LABEL_COLOR},

@@ -27,6 +27,7 @@ from dashboard.charts.heatmap import (
     number_repeats,
     top_title,
 )
+from dashboard.charts.marks import picked_badge
 
 FONT = {"size": 14, "color": LABEL_COLOR}
 # Token labels and axis titles dark, as on the learn page. Streamlit's chart theme greys an axis' text
@@ -66,7 +67,8 @@ def head_heatmap(
 ) -> go.Figure:
     """One head's (W, W) attention; hover shows the exact weight and both tokens.
 
-    highlight=(row, col) outlines one cell, e.g. the focus token's weight on the target token.
+    highlight=(row, col) outlines one cell, e.g. the focus token's weight on the target token, and
+    pins a badge on its corner (a cue that is not a colour).
     """
     z = np.asarray(matrix, dtype=np.float32)  # (W, W), sent as float32 bytes
     names = unique_labels(labels)
@@ -99,6 +101,7 @@ def head_heatmap(
             "margin": {"l": 10, "r": 10, "t": (130 if w > 10 else 100) if title else 10, "b": 10},
             "font": FONT,
             "shapes": [] if highlight is None else [cell_outline(*highlight, width=3)],
+            "annotations": [] if highlight is None else [picked_badge(*highlight)],
             "xaxis": _key_axis(w),
             "yaxis": axis("from (query)", autorange="reversed", type="category", showgrid=False),
         },
@@ -195,6 +198,7 @@ def head_weight_grid(
             "margin": {"l": 10, "r": 10, "t": 10, "b": 10},
             "font": FONT,
             "shapes": [] if selected is None else [cell_outline(*selected, width=3)],
+            "annotations": [] if selected is None else [picked_badge(*selected)],
             "xaxis": _numbered_axis("head", n_heads, side="top"),
             "yaxis": _numbered_axis("layer", n_layers, autorange="reversed"),
         },

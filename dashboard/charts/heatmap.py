@@ -9,10 +9,18 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
+from dashboard.charts.marks import (  # noqa: F401 (re-exported: views and builders take them from here)
+    LABEL_COLOR,
+    OUTLINE_COLOR,
+    cell_outline,
+    legend_below,
+    picked_badge,
+    row_outline,
+)
+
 # Readable on a projector: a sequential scale for probabilities, a diverging one for signed values.
 SEQUENTIAL = "Blues"
 DIVERGING = "RdBu_r"
-OUTLINE_COLOR = "#d62728"  # a cell singled out: a flagged number, or the pair the user picked
 
 
 # Room for printed numbers, in pixels, for a chart that spans `share` of the page's content width
@@ -25,7 +33,6 @@ COLORBAR_PX = 90
 CHAR_EM = 0.62
 MIN_FONT, MAX_FONT = 9, 13
 BAR_FONT = 11  # the colour bar stays only while the numbers keep at least this size
-LABEL_COLOR = "#111111"  # token labels and axis titles dark: readable from the back of a room
 # Column labels that do not fit level are slanted at 60° (as the explore page's maps). Plotly prints
 # every k-th label of a crowded category axis, at least 1.2 em apart; slanted labels clear each other
 # when one em apart across the slant, which at 45° takes 1.41 em along the axis (they overlapped) and
@@ -139,31 +146,6 @@ def top_title(text: str) -> dict:
     }
 
 
-def _box(x0: float, x1: float, y0: float, y1: float, width: int) -> dict:
-    """A Plotly layout shape: an empty red rectangle in a category heatmap's cell coordinates."""
-    return {
-        "type": "rect",
-        "xref": "x",
-        "yref": "y",
-        "x0": x0,
-        "x1": x1,
-        "y0": y0,
-        "y1": y1,
-        "line": {"color": OUTLINE_COLOR, "width": width},
-        "fillcolor": "rgba(0,0,0,0)",
-    }
-
-
-def cell_outline(row: int, col: int, width: int = 4) -> dict:
-    """A red box around one cell of a category heatmap."""
-    return _box(col - 0.5, col + 0.5, row - 0.5, row + 0.5, width)
-
-
-def row_outline(row: int, n_cols: int, width: int = 3) -> dict:
-    """A red box around one whole row (of n_cols cells) of a category heatmap."""
-    return _box(-0.5, n_cols - 0.5, row - 0.5, row + 0.5, width)
-
-
 def matrix_heatmap(
     values: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], **options
 ) -> go.Figure:
@@ -201,14 +183,16 @@ def scored_grid(
 ) -> go.Figure:
     """A grid of one score per cell, layers down (a head's effect, a patch's restored fraction): the
     numbers printed while they fit, a colour bar titled `bar_title`, `outlined` cells (row, column)
-    boxed in red, short column labels (head numbers) kept level, and room under the title for the
-    column axis drawn on top. `scale`: the trace's colour scale (colorscale, zmin, zmid, zmax), and
-    its hovertemplate if the default does not suit. Built in one constructor call (matrix_heatmap)."""
+    boxed in red with a badge on the corner, short column labels (head numbers) kept level, and room
+    under the title for the column axis drawn on top. `scale`: the trace's colour scale (colorscale,
+    zmin, zmid, zmax), and its hovertemplate if the default does not suit; a scale with a zmid prints
+    its numbers signed. Built in one constructor call (matrix_heatmap)."""
+    outlined = list(outlined)
     trace, layout = matrix_heatmap_spec(
         values, row_labels, col_labels, title=title, row_title=axes[0], col_title=axes[1],
         decimals=decimals, hover_value_name=bar_title, share=share, show_colorbar=True, sizing=sizing,
         shapes=[cell_outline(row, col, width=3) for row, col in outlined], height=height,
-        show_numbers=show_numbers,
+        show_numbers=show_numbers, probabilities=scale.get("zmid") is None,  # unsigned numbers; scale below
     )  # fmt: skip
     trace.update(scale, colorbar={"title": {"text": bar_title, "side": "right"}, "thickness": 14})
     if all(len(label) <= 3 for label in col_labels):  # numbers: level, even past ten columns
@@ -217,6 +201,8 @@ def scored_grid(
     layout["margin"]["t"] = grid_top_px(sizing) - 20
     layout["title"]["font"] = {**layout["title"].get("font", {}), "size": sizing.font + 2}
     _numbers_in_rows(trace, layout, len(row_labels), sizing)
+    # a badge on each boxed cell too: a red box on the diverging scale's red end is hard to see
+    layout["annotations"] = [picked_badge(row, col) for row, col in outlined]
     return go.Figure(data=[go.Heatmap(**trace)], layout=layout)
 
 
@@ -262,7 +248,8 @@ def matrix_heatmap_spec(
     share: the fraction of the page's width the chart gets (1/3 for three side by side); the cell
     numbers get a font that fits, and are left out (hover still shows them) when none does.
 
-    probabilities=True: colour scale fixed to [0, 1]; otherwise a diverging scale centred on 0.
+    probabilities=True: colour scale fixed to [0, 1]; otherwise a diverging scale centred on 0 and
+    signed numbers ("+0.12", "-0.12"): a sign is not told by the colour alone.
     show_numbers=None prints numbers while the matrix is small enough to read (<= 24 columns).
     masked: bool array like values, True where a cell is hidden: left blank, reads "−∞", and kept
     out of the colour range. shapes: Plotly layout shapes drawn over the cells.
@@ -281,9 +268,8 @@ def matrix_heatmap_spec(
     colorbar = (colorbar or not show_numbers) if show_colorbar is None else show_colorbar
     cells_px = _cells_room(share, label_chars, bool(row_title), sizing) - (COLORBAR_PX if colorbar else 0)
     titles = {"title": title, "row_title": row_title, "col_title": col_title}
-    layout = _layout(cols, values.shape[0], cells_px, **titles, height=height, sizing=sizing)
-    layout["shapes"] = list(shapes)
-    fmt = f".{decimals}f"
+    layout = _layout(cols, values.shape[0], cells_px, **titles, height=height, sizing=sizing, shapes=shapes)
+    fmt = ("" if probabilities else "+") + f".{decimals}f"
     trace = {
         "z": values if hidden is None else np.where(hidden, np.nan, values),
         "x": cols,
@@ -338,8 +324,10 @@ def _layout(
     col_title: str,
     height,
     sizing: Sizing = PAGE,
+    shapes: Sequence[dict] = (),
 ) -> dict:
-    """Size, margins, axes and title of a matrix heatmap whose column axis is drawn on top."""
+    """Size, margins, axes and title of a matrix heatmap whose column axis is drawn on top, and its
+    shapes; one with showlegend (marks.gold_outlines) is named in a legend under the chart."""
     level = _labels_fit(cols, cells_px, sizing.label_char_px)
     # slanted column labels stand taller: room for them above the cells (sin 60° of their width);
     # the last one leans out to the right of the cells (cos 60°): room for it, or it is clipped
@@ -374,4 +362,7 @@ def _layout(
         layout["title"] = {}
         layout["margin"]["t"] = 88 + slant_px
         layout["height"] += 40
+    layout["shapes"] = list(shapes)
+    if any(shape.get("showlegend") for shape in shapes):
+        legend_below(layout)
     return layout

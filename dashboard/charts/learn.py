@@ -134,7 +134,7 @@ def activation_figure(x: np.ndarray, curves: dict[str, np.ndarray], height: int 
             line={
                 "color": ACTIVATION_COLORS[i % 3],
                 "width": 4 if i == 0 else 2,
-                "dash": "solid" if i == 0 else "dot",
+                "dash": ("solid", "dot", "dash")[i % 3],  # not only the colour tells the curves apart
             },
             hovertemplate=f"u = %{{x:.2f}}<br>{name}: %{{y:.4f}}<extra></extra>",
         )

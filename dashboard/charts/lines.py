@@ -1,5 +1,6 @@
 """The explore page's lines view (bertviz-style): one layer's attention as lines from each token
-as a query (left) to each token as a key (right), one colour per head.
+as a query (left) to each token as a key (right), one colour and one dash pattern per head (the
+dash tells heads apart whose colours merge under colour-vision deficiency: dashboard/charts/marks.py).
 
 Plotly has one opacity per trace, so each head's lines go out in a few opacity bins, each bin one
 trace of segments separated by NaN gaps; for long inputs only each token's strongest lines are
@@ -16,6 +17,7 @@ from plotly.colors import qualitative
 
 from dashboard.charts.explore import FONT, escape_label
 from dashboard.charts.heatmap import top_title
+from dashboard.charts.marks import head_dash
 
 # Twelve distinguishable, projector-safe colours for heads (more heads reuse them in order).
 HEAD_COLOURS = [*list(qualitative.Dark24[:10]), "#8C564B", "#17BECF", *list(qualitative.Light24)]
@@ -57,7 +59,7 @@ def _head_traces(
     head: int, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, y: np.ndarray, visible: bool
 ) -> list[go.Scatter]:
     """One head's kept lines, one trace per opacity bin; the head gets one legend entry even when
-    it draws no line."""
+    it draws no line, on its most opaque bin (a faint sample would hide the head's colour and dash)."""
     colour = HEAD_COLOURS[head % len(HEAD_COLOURS)]
     bins = np.digitize(vals, _OPACITY_EDGES) - 1
     traces = []
@@ -75,22 +77,24 @@ def _head_traces(
                 x=xs,
                 y=ys,
                 mode="lines",
-                line={"color": colour, "width": 2},
+                line={"color": colour, "width": 2, "dash": head_dash(head)},
                 opacity=opacity,
                 name=f"head {head + 1}",
                 legendgroup=f"head{head}",
-                showlegend=not traces,
+                showlegend=False,
                 visible=True if visible else "legendonly",
                 hoverinfo="skip",
             )
         )
+    traces[-1].showlegend = True
     return traces
 
 
 def _token_traces(
     sides: tuple[Sequence[str], Sequence[str]], token: int | None, direction: str
 ) -> list[go.Scatter]:
-    """The queries' tokens on the left, the keys' on the right; the picked token in red."""
+    """The queries' tokens on the left, the keys' on the right; the picked token in red, bold, with an
+    arrowhead towards the lines (not told by its colour alone)."""
     highlight = token if token is not None else -1
     traces = []
     for labels, x, side, position in zip(
@@ -98,10 +102,10 @@ def _token_traces(
     ):
         w = len(labels)
         names = [escape_label(label) for label in labels]
-        colours = [
-            "#d62728" if i == highlight and (side == "query") == (direction == "from") else "#222"
-            for i in range(w)
-        ]
+        picked = highlight if (side == "query") == (direction == "from") else -1
+        colours = ["#d62728" if i == picked else "#222" for i in range(w)]
+        if 0 <= picked < w:
+            names[picked] = f"<b>{names[picked]} ▸</b>" if side == "query" else f"<b>◂ {names[picked]}</b>"
         traces.append(
             go.Scatter(
                 x=np.full(w, x, dtype=np.float32),

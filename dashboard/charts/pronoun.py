@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 
 from dashboard.charts.explore import FONT, unique_labels
 from dashboard.charts.heatmap import top_title
+from dashboard.charts.marks import head_symbol
 
 # Colour-blind-safe (Okabe and Ito), the first line, the nearest word, the darkest.
 LINE_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00")
@@ -42,7 +43,7 @@ def closeness_lines(
             name=name,
             mode="lines+markers",
             line={"color": LINE_COLORS[k % len(LINE_COLORS)], "width": 4 if k == 0 else 2},
-            marker={"size": 8 if k == 0 else 6},
+            marker={"size": 8 if k == 0 else 6, "symbol": head_symbol(k)},  # a shape each, not only a colour
             hovertemplate=f"{name}<br>after layer %{{x}}: cos %{{y:.3f}}<extra></extra>",
         )
         for k, (name, row) in enumerate(zip(names, y, strict=True))

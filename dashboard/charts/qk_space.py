@@ -21,6 +21,7 @@ from dashboard.charts.heatmap import top_title
 
 # Colour-blind-safe (Okabe and Ito): queries blue, keys vermillion
 QUERY_COLOR, KEY_COLOR = "#0072B2", "#D55E00"
+SYMBOLS = {"query": "circle", "key": "diamond"}  # a shape each, not only a colour
 WHITE_EDGE = {"color": "white", "width": 1.5}  # the sentence's marks stand out of the clouds
 
 
@@ -59,12 +60,13 @@ def qk_figure(
             go.Scattergl(
                 x=points[:, 0].astype(np.float32), y=points[:, 1].astype(np.float32), mode="markers",
                 name=name, customdata=custom,
-                marker={"color": color, "size": 4, "opacity": 0.25}, hovertemplate=_hover(kind),
+                marker={"color": color, "size": 4, "opacity": 0.25, "symbol": SYMBOLS[kind]},
+                hovertemplate=_hover(kind),
             )
         )  # fmt: skip
     for points, color, name, kind, symbol in (
-        (sentence_points[0], QUERY_COLOR, names[2], "query", "circle"),
-        (sentence_points[1], KEY_COLOR, names[3], "key", "diamond"),
+        (sentence_points[0], QUERY_COLOR, names[2], "query", SYMBOLS["query"]),
+        (sentence_points[1], KEY_COLOR, names[3], "key", SYMBOLS["key"]),
     ):
         fig.add_trace(
             go.Scatter(

@@ -16,10 +16,12 @@ from plotly.subplots import make_subplots
 from dashboard.charts.explore import escape_label
 from dashboard.charts.heatmap import LABEL_COLOR, SEQUENTIAL, top_title
 from dashboard.charts.lines import HEAD_COLOURS
+from dashboard.charts.marks import head_symbol
 
 # the fresh letters grey, the repeats black: no head's colour (HEAD_COLOURS) is either
 FIRST_COLOUR, REPEAT_COLOUR = "#9a9a9a", "#111111"
 LAYER_DASH = ("solid", "dot", "dash", "dashdot")  # a head's line in layer 1, 2...
+MARKS_SHOWN = 8  # a head's marker symbol, this many times along its curve: more than colour tells it
 MARKER_COLOUR = "#2171b5"
 
 
@@ -71,8 +73,9 @@ def training_curves(
                     name=name,
                     legendgroup=name,
                     showlegend=row == 2,
-                    mode="lines",
+                    mode="lines+markers",
                     line=line,
+                    marker={"symbol": head_symbol(head), "size": 7, "maxdisplayed": MARKS_SHOWN},
                     row=row,
                     col=1,
                 )

@@ -15,9 +15,17 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.charts.heatmap import cell_outline, escape_label, top_title
+from dashboard.charts.heatmap import escape_label, top_title
 from dashboard.charts.lines import HEAD_COLOURS
-from dashboard.charts.train import LAYER_DASH, MARKER_COLOUR, add_head_maps, head_name, label_font
+from dashboard.charts.marks import gold_outlines, head_symbol, legend_below
+from dashboard.charts.train import (
+    LAYER_DASH,
+    MARKER_COLOUR,
+    MARKS_SHOWN,
+    add_head_maps,
+    head_name,
+    label_font,
+)
 
 LOSS_COLOUR, EXACT_COLOUR, MARK_COLOUR = "#111111", "#111111", "#6b6b6b"
 
@@ -87,7 +95,8 @@ def _head_lines(fig: go.Figure, steps: np.ndarray, alignment: np.ndarray, best, 
                 x=steps,
                 y=alignment[:, layer, head],
                 name=head_name(layer, head) + (f" ({best_name})" if star else ""),
-                mode="lines",
+                mode="lines+markers",
+                marker={"symbol": head_symbol(head), "size": 9 if star else 6, "maxdisplayed": MARKS_SHOWN},
                 opacity=1.0 if star or best is None else 0.55,
                 line={
                     "color": HEAD_COLOURS[head % len(HEAD_COLOURS)],
@@ -118,12 +127,13 @@ def _curve_axes(fig: go.Figure, total_steps: int, titles: dict[str, str], font: 
 
 
 def _outlines(links: Sequence[tuple[int, int]], n_layers: int, n_heads: int) -> list[dict]:
-    """The gold alignment's cells outlined in every map (subplot k's axes are x<k>, y<k>)."""
+    """The gold alignment's cells in dashed boxes in every map (subplot k's axes are x<k>, y<k>), named
+    once in the legend."""
     shapes = []
     for k in range(1, n_layers * n_heads + 1):
         axis = "" if k == 1 else str(k)
-        for t, s in links:
-            shapes.append(cell_outline(t, s, width=2) | {"xref": f"x{axis}", "yref": f"y{axis}"})
+        boxes = gold_outlines(links, width=2, axes=(f"x{axis}", f"y{axis}"))
+        shapes += [box | {"showlegend": box["showlegend"] and k == 1} for box in boxes]
     return shapes
 
 
@@ -142,8 +152,8 @@ def cross_attention_grid(
 ) -> go.Figure:
     """(L, H, T, R) cross-attention on the probe pair as L x H small heat maps (rows = the French word
     being written, columns = the English word read), one colour scale from 0 to 1 for all, the gold
-    alignment `links` (target, source) outlined in red. Each map's title gives the head's alignment
-    accuracy (`scores` (L, H)), the best head's in bold."""
+    alignment `links` (target, source) in dashed red boxes, named in a legend under the maps. Each
+    map's title gives the head's alignment accuracy (`scores` (L, H)), the best head's in bold."""
     n_layers, n_heads, n_rows, n_cols = probe.shape
     rows = [escape_label(w) for w in target_words][:n_rows]
     cols = [escape_label(w) for w in source_words][:n_cols]
@@ -163,14 +173,16 @@ def cross_attention_grid(
     add_head_maps(fig, probe, hover, "writing %{customdata[0]}<br>reading %{customdata[1]}", font, gap=1)
     _grid_axes(fig, rows, cols, n_layers, axis_titles, font)
     fig.update_annotations(font=label_font(font + 1))
-    fig.update_layout(
-        title=top_title(title) | {"font": {"size": font + 5}},
-        height=height,
-        margin={"l": 10, "r": 10, "t": 60, "b": 10},
-        shapes=_outlines(links, n_layers, n_heads),
-        plot_bgcolor="white",
-    )
-    return fig
+    layout = {
+        "title": top_title(title) | {"font": {"size": font + 5}},
+        "height": height,
+        "margin": {"l": 10, "r": 10, "t": 60, "b": 10},
+        "shapes": _outlines(links, n_layers, n_heads),
+        "plot_bgcolor": "white",
+    }
+    if links:  # the dashed boxes named under the maps
+        legend_below(layout)
+    return fig.update_layout(layout)
 
 
 def _grid_axes(
