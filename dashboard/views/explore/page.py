@@ -228,8 +228,7 @@ def _render(limits: Limits) -> None:
     requested, engine = loading.model_ui(limits)
     if _is_translator(requested, limits):  # three kinds of attention: views of its own
         st.session_state["explore_model"] = requested
-        if str(st.session_state.get(PAIR_KEY) or "").strip():  # a link's sentence B: one line says why not
-            st.caption(pairs_text.HOW_TRANSLATOR)
+        pairs.translator_note()
         translator_view(limits, _controls(), requested)
         links.write_url(limits)
         return
@@ -246,10 +245,7 @@ def _render(limits: Limits) -> None:
         options = (view_ui(views), merge, hide)
     if note := st.session_state.pop("explore_view_note", None):
         st.info(note)
-    sentence_b, b_note = pairs.sentence_b(options[0])  # None: the view reads sentence A alone
-    if b_note:
-        st.caption(b_note)
-    source = text if sentence_b is None else (text, sentence_b)
+    source = pairs.page_input(text, options[0])  # the sentence, or (A, B) where the view reads a pair
     if loaded is None:
         st.info("No model is available; fix the problem above and reload the page.")
         return

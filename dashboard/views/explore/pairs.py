@@ -63,6 +63,21 @@ class PairSplit:
     causal: bool  # a decoder: A's tokens cannot read B's
 
 
+def page_input(sentence: str, view_name: str) -> str | tuple[str, str]:
+    """What the view reads: the sentence, or the (A, B) pair (dashboard.engines.compute_attention
+    takes either); the one line why sentence B is left out, when it is."""
+    b, note = sentence_b(view_name)
+    if note:
+        st.caption(note)
+    return sentence if b is None else (sentence, b)
+
+
+def translator_note() -> None:
+    """The translator's one line, when the link gave a sentence B."""
+    if str(st.session_state.get(PAIR_KEY) or "").strip():
+        st.caption(text.HOW_TRANSLATOR)
+
+
 def pair_split(result: AttentionResult) -> PairSplit | None:
     """The two sentences of this result, or None when it reads one sentence."""
     if "pair_start" in result.meta:
