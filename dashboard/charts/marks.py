@@ -15,9 +15,13 @@ GOLD_NAME = "gold alignment (dashed boxes)"
 GOLD_DASH = "dash"  # a picked cell's box is solid: the dash tells the two apart
 # Lines of heads drawn together (the lines view): a dash each, so two heads whose colours merge
 # under deuteranopia or protanopia (Dark24's red and ochre, its green and orange) never share one.
+# Short gaps: a head drawn alone (the view's default) keeps most of its ink.
+_SOLID, _LONG, _SHORT, _DASH_DOT, _LONGER, _DOTS = (
+    "solid", "12px,3px", "5px,3px", "12px,3px,3px,3px", "22px,4px", "3px,3px",
+)  # fmt: skip
 HEAD_DASHES = (
-    "solid", "dot", "dash", "longdash", "dashdot", "longdashdot",
-    "solid", "dot", "longdashdot", "longdash", "dashdot", "dash",
+    _SOLID, _LONG, _SHORT, _DASH_DOT, _LONGER, _DOTS,
+    _SOLID, _LONG, _DOTS, _DASH_DOT, _LONGER, _SHORT,
 )  # fmt: skip
 # Curves of heads over training steps: a marker symbol each (the dash already tells the layer).
 HEAD_SYMBOLS = (
@@ -74,7 +78,7 @@ def gold_outlines(
     return shapes
 
 
-def picked_badge(row: int, col: int, size: int = 11) -> dict:
+def picked_badge(row: int, col: int, size: int = 12) -> dict:
     """A Plotly annotation on a picked cell's top-left corner, a dark ring on white: with the red box,
     a second cue that reads on a pale cell and a dark one, in any colour vision."""
     return {
