@@ -41,13 +41,16 @@ def test_a_blocks_steps_are_the_whole_passes(engine):
             np.testing.assert_array_equal(alone[name], array, err_msg=f"layer {layer}: {name}")
 
 
-@pytest.mark.parametrize("temperature, seed", [(None, 0), (1.5, 7)])
-def test_the_generation_step_by_step_is_the_engines(engine, temperature, seed):
-    whole = engine.generate(TEXT, 6, temperature=temperature, seed=seed)
-    steps = list(generation_steps(engine, TEXT, 6, temperature, seed))
+@pytest.mark.parametrize(
+    "temperature, seed, cut", [(None, 0, (0, 1.0)), (1.5, 7, (0, 1.0)), (1.5, 7, (5, 0.8))]
+)
+def test_the_generation_step_by_step_is_the_engines(engine, temperature, seed, cut):
+    top_k, top_p = cut
+    whole = engine.generate(TEXT, 6, temperature=temperature, seed=seed, top_k=top_k, top_p=top_p, top=20)
+    steps = list(generation_steps(engine, TEXT, 6, temperature, seed, top_k, top_p))
     assert [s.token_id for s in steps] == [s.token_id for s in whole.steps]
     for mine, its in zip(steps, whole.steps, strict=True):
-        assert (mine.token, mine.top) == (its.token, its.top)
+        assert (mine.token, mine.top, mine.kept[:20]) == (its.token, its.top, its.kept[:20])
         np.testing.assert_array_equal(mine.attentions, its.attentions)
 
 
