@@ -86,11 +86,11 @@ def candidates(step: GenerationStep, greedy: bool) -> Candidates:
     return Candidates(tokens, before, after, kept, ranks, drawn)
 
 
-def sentence(step: GenerationStep, settings: tuple, vocab: int, escape=md) -> str:
-    """What the cut did at this step and where the drawn token fell, in one sentence; settings:
-    (temperature or None, top_k, top_p); escape: for Markdown (md), or plain text (str) for an alt."""
+def sentence(step: GenerationStep, settings: tuple, vocab: int) -> str:
+    """What the cut did at this step and where the drawn token fell, in one sentence of Markdown (the
+    token escaped); settings: (temperature or None, top_k, top_p)."""
     temperature, top_k, top_p = settings
-    token = escape(shown_token(step.token))
+    token = md(shown_token(step.token))
     if temperature is None:
         return text.GREEDY.format(token=token, before=step.top[0][1])
     cut_k, cut_p = top_k != TOP_K_OFF, top_p < TOP_P_OFF
@@ -124,8 +124,8 @@ def distribution_ui(step: GenerationStep, k: int, settings: tuple, vocab: int, b
     fig = sampling_bars(
         candidates(step, greedy), words, greedy=greedy, font=20 if big else 13, height=760 if big else None
     )
-    alt = (
-        {"alt": sentence(step, settings, vocab, str)} if "alt" in inspect.signature(chart).parameters else {}
-    )
+    said = sentence(step, settings, vocab)
+    # the sentence names the chart for a screen reader, where widgets.chart takes an alt (issue 50)
+    alt = {"alt": said} if "alt" in inspect.signature(chart).parameters else {}
     chart(fig, "explore_gen_top", chart_filename("explore", "generate", f"step{k}", "top"), **alt)
-    st.markdown(sentence(step, settings, vocab))
+    st.markdown(said)
