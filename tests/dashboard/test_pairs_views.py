@@ -93,7 +93,7 @@ def test_the_statement_and_ranking_are_the_results_crossing_shares(head_page):
     assert list(table["layer"]) == [h.layer + 1 for h in ranked[: text.RANKING_TOP]]
     assert list(table["head"]) == [h.head + 1 for h in ranked[: text.RANKING_TOP]]
     np.testing.assert_allclose(
-        table[text.RANKING_COLUMNS["cross"]], [h.cross for h in ranked[: text.RANKING_TOP]]
+        table[text.RANKING_COLUMNS["cross"]], [100 * h.cross for h in ranked[: text.RANKING_TOP]]
     )
 
 

@@ -186,13 +186,13 @@ def ranking_ui(result: AttentionResult) -> None:
             "rank": rank,
             "layer": h.layer + 1,
             "head": h.head + 1,
-            "cross": h.cross,
-            "a_to_b": h.a_to_b,
-            "b_to_a": h.b_to_a,
+            "cross": 100 * h.cross,  # percent, whole numbers on screen as in the statement
+            "a_to_b": 100 * h.a_to_b,
+            "b_to_a": 100 * h.b_to_a,
         }
         for rank, h in enumerate(rank_cross(shares)[: text.RANKING_TOP], start=1)
     ]
-    percent = st.column_config.NumberColumn(format="percent")
+    percent = st.column_config.NumberColumn(format="%.0f%%")
     with st.expander(text.RANKING_LABEL, icon=":material/compare_arrows:"):
         st.caption(text.RANKING_CAPTION.format(how=how_line(result), specials=note.strip()))
         st.dataframe(
