@@ -114,7 +114,7 @@ def sampling_bars(
             "font": {**FONT, "size": font},
             "barmode": "overlay",
             "bargap": 0.25,
-            "xaxis": _axis(words.x_title, font, range=[0, min(1.0, max(0.05, 1.15 * top))], tickformat=".0%"),
+            "xaxis": _axis(words.x_title, font, **_probability_ticks(top)),
             "yaxis": _axis("", font + 1, autorange="reversed", type="category"),
             "legend": {"orientation": "h", "y": -0.12, "yanchor": "top", "x": 0, "font": {"size": font}},
         },
@@ -129,7 +129,12 @@ def _legend_and_ticks(labels, before, kept, words: Words, font: int) -> list:
         y=[lab for lab, k in zip(labels, kept, strict=True) if k],
         mode="markers",
         name=words.before_name,
-        marker={"symbol": "line-ns-open", "size": font + 9, "line": {"width": 3, "color": BEFORE_COLOR}},
+        marker={
+            "symbol": "line-ns-open",
+            "size": font + 9,
+            "color": BEFORE_COLOR,
+            "line": {"width": 3, "color": BEFORE_COLOR},
+        },
         hoverinfo="skip",
     )
 
@@ -138,6 +143,14 @@ def _legend_and_ticks(labels, before, kept, words: Words, font: int) -> list:
         return go.Scatter(x=[None], y=[None], mode="markers", name=name, marker=marker, hoverinfo="skip")
 
     return [swatch(words.kept_name, BAR_COLOR), ticks, swatch(words.cut_name, CUT_COLOR)]
+
+
+def _probability_ticks(top: float) -> dict:
+    """The x axis up to the longest bar and room past it for its printed value ("61.0% · drawn (rank
+    1)"), ticked only from 0 to at most 100%."""
+    step = next((s for s in (0.01, 0.02, 0.05, 0.1, 0.2, 0.25) if top / s <= 5), 0.25)
+    ticks = np.arange(0.0, min(1.0, top) + 1e-9, step)
+    return {"range": [0, 1.7 * max(top, 0.02)], "tickvals": ticks.tolist(), "tickformat": ".0%"}
 
 
 def _axis(title: str, font: int, **settings) -> dict:

@@ -14,12 +14,12 @@ TOP_P_HELP = (
 )
 
 # the chart (dashboard/charts/sampling.py)
-TITLE_SAMPLED = "Step {step}: the distribution the token was drawn from"
+TITLE_SAMPLED = "Step {step}: what it was drawn from"
 TITLE_GREEDY = "Step {step}: the likeliest next tokens"
 X_TITLE = "probability"
-KEPT_NAME = "kept: after renormalising"
-BEFORE_NAME = "before the cut"
-CUT_NAME = "cut (before the cut)"
+KEPT_NAME = "kept, renormalised"
+BEFORE_NAME = "kept, before the cut"
+CUT_NAME = "cut"
 CUT = "cut · {p:.1%}"
 DRAWN = "{p:.1%} · drawn (rank {rank})"
 TAKEN = "{p:.1%} · taken (rank {rank})"

@@ -216,10 +216,12 @@ def generate_view(result: AttentionResult, limits: Limits, controls=None) -> Non
     k = step_ui(len(found.steps))
     step = found.steps[k - 1]
     st.markdown(_step_text(found, k))
+    said = sampling.sentence(step, settings, engine.unembedding.shape[0])  # what the cut did here
+    st.markdown(said)
     big = presenting()
     left, right = st.columns([2, 3])
     with left:
-        sampling.distribution_ui(step, k, settings, engine.unembedding.shape[0], big)
+        sampling.distribution_ui(step, k, settings, said, big)
     with right:
         so_far = found.prompt + found.generated[: k - 1]
         fig = step_attention(

@@ -107,8 +107,9 @@ def sentence(step: GenerationStep, settings: tuple, vocab: int) -> str:
     return head + text.DRAWN_SENTENCE.format(token=token, rank=step.rank + 1, after=step.prob, before=before)
 
 
-def distribution_ui(step: GenerationStep, k: int, settings: tuple, vocab: int, big: bool) -> None:
-    """Step k's distribution chart and its sentence; settings: (temperature or None, top_k, top_p)."""
+def distribution_ui(step: GenerationStep, k: int, settings: tuple, said: str, big: bool) -> None:
+    """Step k's distribution chart; settings: (temperature or None, top_k, top_p); said: its sentence
+    (shown by the view above the charts, and the chart's name for a screen reader)."""
     greedy = settings[0] is None
     words = Words(
         title=(text.TITLE_GREEDY if greedy else text.TITLE_SAMPLED).format(step=k),
@@ -124,8 +125,6 @@ def distribution_ui(step: GenerationStep, k: int, settings: tuple, vocab: int, b
     fig = sampling_bars(
         candidates(step, greedy), words, greedy=greedy, font=20 if big else 13, height=760 if big else None
     )
-    said = sentence(step, settings, vocab)
     # the sentence names the chart for a screen reader, where widgets.chart takes an alt (issue 50)
     alt = {"alt": said} if "alt" in inspect.signature(chart).parameters else {}
     chart(fig, "explore_gen_top", chart_filename("explore", "generate", f"step{k}", "top"), **alt)
-    st.markdown(said)
