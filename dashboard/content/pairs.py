@@ -46,24 +46,28 @@ HEAD_STATEMENT_CAUSAL = (
     "on A's words (A cannot read B: the mask); rank {rank} of {n} heads."
 )
 LAYER_STATEMENT = (
-    "**Across the pair:** in layer {layer}, head {head} reads across the most: {cross:.0%} of the "
-    "words' attention lands on the other sentence{shown}."
+    "**Across the pair:** in layer {layer}, head {head} reads across the most: {cross:.0%} {crosses}{shown}."
 )
 LAYER_SHOWN = " (head {head}, drawn here: {cross:.0%})"
 MODEL_STATEMENT = (
-    "**Across the pair:** layer {layer}, head {head} reads across the most ({cross:.0%} of the words' "
-    "attention lands on the other sentence); hover a head for its share."
+    "**Across the pair:** layer {layer}, head {head} reads across the most ({cross:.0%} {crosses}); "
+    "hover a head for its share."
 )
+CROSSES = "of the words' attention lands on the other sentence"
+CROSSES_CAUSAL = "of B's words' attention lands on A's words; A cannot read B"
 SPECIALS_NOTE = (
-    "{specials} belong to neither sentence: their own rows are left out, and the attention a word "
-    "puts on them stays in its total but never counts as crossing."
+    "Special tokens ({specials}) belong to neither sentence: their own rows are left out, and the "
+    "attention a word puts on them stays in its total but never counts as crossing."
 )
-CAUSAL_NOTE = "On a decoder only B's words are counted: A's cannot see B."
 
 RANKING_LABEL = "Heads that read across the pair"
 RANKING_CAPTION = (
     "{how} Every head ranked by its share of the words' attention that lands on the other sentence "
     "(each word of A and B counts once). {specials}"
+)
+RANKING_CAPTION_CAUSAL = (
+    "Every head ranked by the share of B's words' attention that lands on A's words (each word of B "
+    "counts once; A's words cannot see B). {specials}"
 )
 RANKING_COLUMNS = {
     "rank": "rank",

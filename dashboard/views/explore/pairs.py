@@ -165,6 +165,7 @@ def statement_ui(result: AttentionResult, view_name: str, layer: int, head: int)
             rank=rank,
             n=len(ranked),
             shown=shown,
+            crosses=text.CROSSES_CAUSAL if split.causal else text.CROSSES,
         )
     )
 
@@ -178,9 +179,8 @@ def ranking_ui(result: AttentionResult) -> None:
     if shares.n_b == 0:
         return
     specials = md(specials_text(result))
-    note = (text.SPECIALS_NOTE.format(specials=specials) if specials else "") + (
-        f" {text.CAUSAL_NOTE}" if split.causal else ""
-    )
+    note = text.SPECIALS_NOTE.format(specials=specials) if specials else ""
+    caption = text.RANKING_CAPTION_CAUSAL if split.causal else text.RANKING_CAPTION
     rows = [
         {
             "rank": rank,
@@ -194,7 +194,7 @@ def ranking_ui(result: AttentionResult) -> None:
     ]
     percent = st.column_config.NumberColumn(format="%.0f%%")
     with st.expander(text.RANKING_LABEL, icon=":material/compare_arrows:"):
-        st.caption(text.RANKING_CAPTION.format(how=how_line(result), specials=note.strip()))
+        st.caption(caption.format(how=how_line(result), specials=note))
         st.dataframe(
             pd.DataFrame(rows).rename(columns=text.RANKING_COLUMNS),
             hide_index=True,
