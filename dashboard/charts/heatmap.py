@@ -185,14 +185,14 @@ def scored_grid(
     numbers printed while they fit, a colour bar titled `bar_title`, `outlined` cells (row, column)
     boxed in red with a badge on the corner, short column labels (head numbers) kept level, and room
     under the title for the column axis drawn on top. `scale`: the trace's colour scale (colorscale,
-    zmin, zmid, zmax), and its hovertemplate if the default does not suit; a scale with a zmid prints
-    its numbers signed. Built in one constructor call (matrix_heatmap)."""
+    zmin, zmid, zmax), and its hovertemplate if the default does not suit. Built in one constructor
+    call (matrix_heatmap)."""
     outlined = list(outlined)
     trace, layout = matrix_heatmap_spec(
         values, row_labels, col_labels, title=title, row_title=axes[0], col_title=axes[1],
         decimals=decimals, hover_value_name=bar_title, share=share, show_colorbar=True, sizing=sizing,
         shapes=[cell_outline(row, col, width=3) for row, col in outlined], height=height,
-        show_numbers=show_numbers, probabilities=scale.get("zmid") is None,  # unsigned numbers; scale below
+        show_numbers=show_numbers,
     )  # fmt: skip
     trace.update(scale, colorbar={"title": {"text": bar_title, "side": "right"}, "thickness": 14})
     if all(len(label) <= 3 for label in col_labels):  # numbers: level, even past ten columns
@@ -248,8 +248,8 @@ def matrix_heatmap_spec(
     share: the fraction of the page's width the chart gets (1/3 for three side by side); the cell
     numbers get a font that fits, and are left out (hover still shows them) when none does.
 
-    probabilities=True: colour scale fixed to [0, 1]; otherwise a diverging scale centred on 0 and
-    signed numbers ("+0.12", "-0.12"): a sign is not told by the colour alone.
+    probabilities=True: colour scale fixed to [0, 1]; otherwise a diverging scale centred on 0 (a
+    cell's sign is in its printed number and hover, "-0.12", not told by the colour alone).
     show_numbers=None prints numbers while the matrix is small enough to read (<= 24 columns).
     masked: bool array like values, True where a cell is hidden: left blank, reads "−∞", and kept
     out of the colour range. shapes: Plotly layout shapes drawn over the cells.
@@ -269,7 +269,7 @@ def matrix_heatmap_spec(
     cells_px = _cells_room(share, label_chars, bool(row_title), sizing) - (COLORBAR_PX if colorbar else 0)
     titles = {"title": title, "row_title": row_title, "col_title": col_title}
     layout = _layout(cols, values.shape[0], cells_px, **titles, height=height, sizing=sizing, shapes=shapes)
-    fmt = ("" if probabilities else "+") + f".{decimals}f"
+    fmt = f".{decimals}f"
     trace = {
         "z": values if hidden is None else np.where(hidden, np.nan, values),
         "x": cols,

@@ -109,7 +109,7 @@ def vectors_figure(cell: CellArithmetic, query_label: str, key_label: str, *, bi
         showscale=False,
         xgap=1,
         ygap=2,
-        hovertemplate="%{y}<br>dimension %{x}: %{z:+.4f}<extra></extra>",  # the sign, not only the colour
+        hovertemplate="%{y}<br>dimension %{x}: %{z:.4f}<extra></extra>",
     )
     bars = go.Bar(
         x=dims,

@@ -1,7 +1,7 @@
 """Nothing is told by colour alone (issue 50, point 2; WCAG 2.1, 1.4.1): the picked cell has a badge
 besides its red box, the gold alignment a dashed box named in a legend, each head of the lines view a
 dash, each head's training curve a marker symbol, each cost curve a dash and a symbol, the chosen
-next token a hatch, and a signed value its sign in its printed number and hover. Pure builders, no
+next token a hatch, and a negative value its minus sign in its printed number and hover. Pure builders, no
 Streamlit, no browser; the colours themselves are measured in test_colour_vision.py."""
 
 from __future__ import annotations
@@ -46,22 +46,22 @@ def test_the_picked_cell_has_a_badge_besides_its_red_box():
 
 
 def test_outlined_cells_of_a_signed_grid_are_badged_and_print_their_signs():
+    """A red box on the diverging scale's red end is faint: the badge stays visible."""
     restored = np.array([[0.5, -0.25, 0.0], [1.2, 0.03, -0.9]])
     fig = restored_grid(restored, ["1", "2"], ["1", "2", "3"], title="t", axes=("layer", "head"),
                         bar_title="restored", outlined=[(1, 0), (0, 1)])  # fmt: skip
     assert sorted(_badges(fig)) == [(-0.5, 0.5), (0.5, -0.5)]
     printed = np.asarray(fig.data[0].text)
-    assert printed[0, 0] == "+0.50" and printed[0, 1] == "-0.25" and printed[1, 0] == "+1.20"
-    assert "%{z:+.2f}" in fig.data[0].hovertemplate
+    assert printed[0, 0] == "0.50" and printed[0, 1] == "-0.25" and printed[1, 0] == "1.20"
+    assert "%{z:.2f}" in fig.data[0].hovertemplate  # d3 prints the minus sign
 
 
-def test_signs_on_diverging_maps_not_on_probabilities():
+def test_diverging_maps_print_the_sign_the_colour_shows():
     signed = matrix_heatmap(np.array([[0.5, -0.5]]), ["a"], ["b", "c"])
-    assert list(np.asarray(signed.data[0].text)[0]) == ["+0.5000", "-0.5000"]
-    weights = matrix_heatmap(np.array([[0.5, 0.5]]), ["a"], ["b", "c"], probabilities=True)
-    assert "+" not in "".join(np.asarray(weights.data[0].text).ravel())
+    assert list(np.asarray(signed.data[0].text)[0]) == ["0.5000", "-0.5000"]
+    assert "%{z:.4f}" in signed.data[0].hovertemplate
     diff = difference_map(np.array([[0.2, -0.1], [0.0, 0.3]]), ["a", "b"], ["a", "c"], title="diff")
-    assert "+" in diff.data[0].hovertemplate and "+0.20" in np.asarray(diff.data[0].text)
+    assert "-0.10" in np.asarray(diff.data[0].text) and "%{z:.2f}" in diff.data[0].hovertemplate
 
 
 def test_the_gold_alignment_is_dashed_and_named():
