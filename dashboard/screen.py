@@ -87,10 +87,11 @@ def width_class() -> str:
 
 
 def _probe_drawn_this_run() -> bool:
-    """Whether the probe is already on the page in this run, or cannot be (a fragment's own run
-    redraws only the fragment; the class it needs is in session state already)."""
+    """Whether the probe is already on the page in this run (a fragment's own run draws it again
+    inside the fragment, before the fragment's first chart: the train page's charts are all in one;
+    a class it reports then reruns the fragment alone)."""
     ctx = get_script_run_ctx()
-    if ctx is None or ctx.fragment_ids_this_run:
+    if ctx is None:
         return True
     try:
         return PROBE_KEY in ctx.shared.widget_user_keys_this_run
