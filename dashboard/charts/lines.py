@@ -1,6 +1,8 @@
 """The explore page's lines view (bertviz-style): one layer's attention as lines from each token
 as a query (left) to each token as a key (right), one colour and one dash pattern per head (the
 dash tells heads apart whose colours merge under colour-vision deficiency: dashboard/charts/marks.py).
+Pointing at a word, or focusing it with the keyboard, leaves only its lines (dashboard/chart_hover.py,
+which finds these figures by ISOLATE in layout.meta and each line's word by where it is drawn).
 
 Plotly has one opacity per trace, so each head's lines go out in a few opacity bins, each bin one
 trace of segments separated by NaN gaps; for long inputs only each token's strongest lines are
@@ -23,6 +25,9 @@ from dashboard.charts.marks import head_dash
 HEAD_COLOURS = [*list(qualitative.Dark24[:10]), "#8C564B", "#17BECF", *list(qualitative.Light24)]
 _OPACITY_EDGES = np.array([0.0, 0.05, 0.1, 0.2, 0.35, 0.5, 0.7, 1.01])
 _OPACITY = [0.08, 0.14, 0.22, 0.35, 0.5, 0.7, 0.95]  # about each bin's weight, as bertviz does
+# The marker dashboard/chart_hover.py looks for: layout.meta["isolate"]; the word labels' traces carry
+# meta {"words": "query" | "key"} and each label's word index as customdata, the lines' {"head": h}.
+ISOLATE = "lines"
 
 
 def select_lines(
@@ -84,6 +89,7 @@ def _head_traces(
                 showlegend=False,
                 visible=True if visible else "legendonly",
                 hoverinfo="skip",
+                meta={"head": head},
             )
         )
     traces[-1].showlegend = True
@@ -117,6 +123,8 @@ def _token_traces(
                 marker={"size": 6, "color": "#555"},
                 hovertemplate=f"{side}: %{{text}}<extra></extra>",
                 showlegend=False,
+                meta={"words": side},
+                customdata=np.arange(w),
             )
         )
     return traces
@@ -165,6 +173,7 @@ def lines_figure(
         legend={"yanchor": "top", "y": 1.0, "x": 1.0, "xanchor": "right", "title": {"text": "heads"}},
         plot_bgcolor="white",
         hovermode="closest",
+        meta={"isolate": ISOLATE},
     )
     fig.update_xaxes(visible=False, range=[-0.6, 1.6], fixedrange=True)
     fig.update_yaxes(visible=False, range=[-w + 0.4, 0.8], fixedrange=True)
