@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.export import matrix_csv
-from dashboard import screen
+from dashboard import chart_access, chart_text, screen
 
 APP_SLUG = "attention-explorer"
 # One toolbar for every chart: no Plotly logo; the camera button saves a PNG at three times the
@@ -29,16 +29,23 @@ def chart_filename(*parts: object) -> str:
     return "_".join([APP_SLUG, *(c for c in cleaned if c)])[:120]
 
 
-def chart(fig: go.Figure, key: str, filename: str | None = None, **kwargs) -> None:
+def chart(fig: go.Figure, key: str, filename: str | None = None, *, alt: str | None = None, **kwargs) -> None:
     """Draw a Plotly figure with the shared toolbar; the camera button saves `filename`.png (a name
-    from chart_filename; default: from the key). kwargs go to st.plotly_chart (on_select, width...)."""
+    from chart_filename; default: from the key). kwargs go to st.plotly_chart (on_select, width...).
+
+    Every chart is named for a screen reader by its text alternative (dashboard.chart_text: its title
+    and axes, then its main finding) and has its numbers as a table on request under it
+    (dashboard.chart_access). `alt`: the view's own statement of the finding (markdown, user text
+    escaped with md), said after what the figure shows."""
     name = filename or chart_filename(key)
     image = {**PLOT_CONFIG["toImageButtonOptions"], "filename": name}
     if st.session_state.get(IMAGE_FORMAT_KEY) == "svg":  # vector: sharp at any size, no scale needed
         image |= {"format": "svg", "scale": 1}
     config = {**PLOT_CONFIG, "toImageButtonOptions": image}
+    said, numbers = chart_text.describe(fig, alt), fig  # the whole figure's, before a phone's fitting
     fig, kwargs = screen.fit_chart(fig, kwargs)  # a phone: cells wide enough to read (dashboard/screen.py)
-    st.plotly_chart(fig, key=key, config=config, **kwargs)
+    with chart_access.chart_box(numbers, key):
+        st.plotly_chart(fig, key=key, config=config, alt=said, **kwargs)
 
 
 def image_format_ui() -> str:
