@@ -78,7 +78,7 @@ def closeness_chart_ui(close: Closeness, key: str) -> None:
         first_label=text.EMBEDDINGS,
         font=18 if presenting() else 14,
     )
-    chart(fig, key, chart_filename(key))
+    chart(fig, key, chart_filename(key), alt=statement(close))
 
 
 def caption_ui(result: AttentionResult) -> None:

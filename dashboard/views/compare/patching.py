@@ -327,7 +327,7 @@ def _heads_ui(found: Patching, pair: Pair, focus: str | None, answer: Answer) ->
             outlined=top[:3], sizing=_sizing(), max_height=560 if presenting() else 720,
         )  # fmt: skip
         name = chart_filename("compare", "patching", "heads")
-        chart(fig, "compare_patch_heads_chart", name)
+        chart(fig, "compare_patch_heads_chart", name, alt=heads_statement(found.restored, link))
         csv_download(
             found.restored, rows, cols, name, "compare_patch_heads_csv", corner="layer \\ head (from 1)"
         )
@@ -386,7 +386,7 @@ def _positions_ui(found: Patching, pair: Pair) -> None:
         max_height=560 if presenting() else 900,
     )  # fmt: skip
     name = chart_filename("compare", "patching", "positions")
-    chart(fig, "compare_patch_positions_chart", name)
+    chart(fig, "compare_patch_positions_chart", name, alt=trace_statement(found.restored, pair.tokens[0]))
     csv_download(
         found.restored, rows, pair.tokens[0], name, "compare_patch_positions_csv", corner="layer \\ token"
     )

@@ -121,7 +121,8 @@ def attribution_view(result: AttentionResult, view, limits: Limits, controls=Non
         return
     # a decoder's byte-level tokens carry their space as "Ġ": shown as the reader would write them
     tokens = [piece_text(t) for t in found.tokens] if result.decoder else found.tokens
-    st.markdown(rho_statement(found, scored, tokens))
+    said = rho_statement(found, scored, tokens)
+    st.markdown(said)
     names = text.PANELS
     if result.decoder:
         names = {**names, "loo": text.PANEL_LOO_DECODER, **text.PANELS_DECODER}
@@ -139,7 +140,7 @@ def attribution_view(result: AttentionResult, view, limits: Limits, controls=Non
         height=PRESENTER_HEIGHT if big else None,
     )
     name = chart_filename("explore", "attribution")
-    chart(fig, "explore_attribution_bars", name)
+    chart(fig, "explore_attribution_bars", name, alt=said)
     st.download_button(
         "CSV",
         lambda: attribution_csv(result, found),
