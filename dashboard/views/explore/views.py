@@ -79,14 +79,15 @@ def head_view(
         fig.update_layout(font_size=18, title_font_size=24).update_traces(textfont_size=17)
         fig.update_xaxes(tickfont_size=17).update_yaxes(tickfont_size=17)
     clicks = neuron.click_kwargs(fig, matrix, result, view, norms=norms is not None)
-    chart(pairs.mark(fig, result, view, "heatmap"), "explore_head_chart", name, **clicks)
+    stats = head_stats(result.attentions[layer : layer + 1, head : head + 1], result.special_mask)
+    caption = _stats_caption(result, stats, view.renormalised)
+    said = flow.head_caption(norms, caption)  # the head's shares in words: the chart's finding too
+    chart(pairs.mark(fig, result, view, "heatmap"), "explore_head_chart", name, alt=said, **clicks)
     labels = number_repeats(view.labels)
     csv_download(matrix, labels, labels, name, "explore_head_csv", corner="query (from) \\ key (to)")
     step_ui(result)
     flow.note_ui(norms)
-    stats = head_stats(result.attentions[layer : layer + 1, head : head + 1], result.special_mask)
-    caption = _stats_caption(result, stats, view.renormalised)
-    st.caption(flow.head_caption(norms, caption) + (text.HEAD_CAPTION_PAIR if highlight else ""))
+    st.caption(said + (text.HEAD_CAPTION_PAIR if highlight else ""))
     if result.decoder and (sink := sink_line(result, layer, head)):
         st.caption(sink)  # the attention-sinks view's number, for this head
     neuron.neuron_ui(result, view, layer, head, norms)  # where the chosen cell's weight comes from
