@@ -185,7 +185,7 @@ CHECK_LINE = (
     "**{ok} of {n}** steps agree with the forward pass within 1e-5 (in float32, relative to the "
     "numbers' size where they pass 1): largest gap {gap64:.1e} in float64, {gap32:.1e} in float32."
 )
-GOLD_SAME = "Red boxes: the English words the grammar's alignment links each French word to."
+GOLD_SAME = "Dashed red boxes: the English words the grammar's alignment links each French word to."
 GOLD_OTHER = "The grammar's own French differs from the model's here, so no alignment is outlined."
 NOT_GRAMMAR = "The grammar cannot write this sentence, so there is no gold alignment to outline."
 ALIGN_LINE = (

@@ -19,7 +19,8 @@ from core.translate.measures import alignment_accuracy
 from core.translate.parse import pair_of
 from core.translate.record import load_record as load_translation_record
 from dashboard.charts.ablation import effect_grid
-from dashboard.charts.heatmap import PAGE, PRESENTER, cell_outline, matrix_heatmap
+from dashboard.charts.heatmap import PAGE, PRESENTER, matrix_heatmap
+from dashboard.charts.marks import gold_outlines
 from dashboard.content import translator as text
 from dashboard.content.explore import VIEWS as EXPLORE_VIEWS
 from dashboard.engines import translator_engine, translator_version
@@ -178,7 +179,7 @@ def _cross(done: Translation, gold, shown: tuple[int, int], big: bool, recorded)
             col_title=text.COL_SOURCE,
             probabilities=True,
             decimals=2,
-            shapes=[cell_outline(t, s, width=3) for t, s in links],
+            shapes=gold_outlines(links),
             share=0.6 if gold is not None else 1.0,
             sizing=PRESENTER if big else PAGE,
             height=ROOM_ROWS_PX if big else None,  # a projector: the whole matrix on one screen

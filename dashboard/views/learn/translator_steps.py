@@ -19,6 +19,7 @@ from core.translate.lesson import CHECKED, CrossStep
 from core.translate.parse import pair_of
 from dashboard.charts.heatmap import PAGE, PRESENTER, cell_outline, row_outline
 from dashboard.charts.learn import short_labels
+from dashboard.charts.marks import gold_outlines
 from dashboard.content import learn_translator as text
 from dashboard.presenter import presenting
 from dashboard.views.learn import compute
@@ -274,7 +275,7 @@ def _aligned(s: _Stop, sentence: str) -> str:
     pair = pair_of(sentence)
     words = tuple(w for w in step.target_tokens if w != "</s>")
     gold = pair.alignment if pair is not None and tuple(pair.target) == words else ()
-    outlines = [cell_outline(t, c, 3) for t, c in gold]
+    outlines = gold_outlines(gold)
     s.attention("check", "aligned", 0.46, array="probs", probabilities=True, shapes=outlines)
     if pair is None:
         return text.NOT_GRAMMAR
