@@ -230,10 +230,11 @@ def _heatmap_table(fig: go.Figure, trace, name: str) -> tuple[str, pd.DataFrame]
     x_title, y_title = _axis_titles(fig, trace)
     shown = z[:MAX_CELLS, :MAX_CELLS]
     table = pd.DataFrame(shown, index=_unique(rows[:MAX_CELLS]), columns=_unique(cols[:MAX_CELLS]))
-    caption = f"{name}: " if name else ""
-    caption += f"rows: {y_title or 'rows'}; columns: {x_title or 'columns'}."
+    axes = "; ".join(f"{what}: {title}" for what, title in (("rows", y_title), ("columns", x_title)) if title)
+    parts = [f"{name}:" if name else "", f"{axes}." if axes else ""]
     if z.shape[0] > MAX_CELLS or z.shape[1] > MAX_CELLS:
-        caption += f" The first {shown.shape[0]} × {shown.shape[1]} of {z.shape[0]} × {z.shape[1]} cells."
+        parts.append(f"The first {shown.shape[0]} × {shown.shape[1]} of {z.shape[0]} × {z.shape[1]} cells.")
+    caption = " ".join(p for p in parts if p)
     return caption, table
 
 
