@@ -75,15 +75,17 @@ def guess_from_user_agent(user_agent: str) -> str:
     return WIDE
 
 
+def _user_agent() -> str:
+    """The browser's User-Agent; empty without a browser (a bare script, AppTest)."""
+    try:
+        return st.context.headers.get("User-Agent") or ""
+    except Exception:  # no session at all
+        return ""
+
+
 def width_class() -> str:
     """ "phone", "tablet" or "wide": what the browser reported, else what its User-Agent suggests."""
-    known = st.session_state.get(WIDTH_KEY)
-    if known:
-        return known
-    try:
-        return guess_from_user_agent(st.context.headers.get("User-Agent") or "")
-    except Exception:  # no browser (a bare script, AppTest): a wide screen
-        return WIDE
+    return st.session_state.get(WIDTH_KEY) or guess_from_user_agent(_user_agent())
 
 
 def _probe_drawn_this_run() -> bool:
@@ -102,7 +104,7 @@ def _probe_drawn_this_run() -> bool:
 def screen_ui() -> None:
     """The probe, hidden (phone.css), once per run: where the first chart is drawn, or where the
     app calls this first."""
-    if not _probe_drawn_this_run():
+    if _user_agent() and not _probe_drawn_this_run():  # no browser, nothing to measure
         _probe(key=PROBE_KEY, data={"drawn": width_class()}, on_width_change=_remember, height=0)
 
 

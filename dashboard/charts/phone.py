@@ -60,23 +60,26 @@ class Fit:
 
 
 def fit_figure(fig: go.Figure, screen: Screen | None) -> Fit:
-    """`fig` as `screen` should draw it; unchanged (the same object) for a wide screen (None) or a
-    figure without a heatmap, except a title too long for the screen."""
+    """`fig` as `screen` should draw it; unchanged (the same object) for a wide screen (None), or for a
+    figure with no heatmap, no legend at its right and a title that fits."""
     if screen is None:
         return Fit(fig)
     maps = [t for t in fig.data if t.type == "heatmap"]
-    title = _title_lines(fig, screen)
-    if not maps and title is None:
+    title, legend = _title_lines(fig, screen), _legend_at_right(fig)
+    if not maps and title is None and not legend:
         return Fit(fig)
     fig = go.Figure(fig)  # a copy: a figure may be cached and shared with a wide screen's session
     if title is not None:
         _set_title(fig, title)
+    if legend:
+        _legend_below(fig, screen)
+    maps = [t for t in fig.data if t.type == "heatmap"]
     if not maps:
         return Fit(fig)
-    maps = [t for t in fig.data if t.type == "heatmap"]
     left, right = _side_px(fig, maps)
     plot_px = max(_plot_px_needed(fig, t, screen, left + right) for t in maps)
-    if plot_px > MAX_PLOT_PX:
+    if plot_px > MAX_PLOT_PX:  # a grid of many maps, or hundreds of tokens: no scrolling strip
+        _bar_below(fig, maps, screen.narrowest_px - left - right)
         return Fit(fig)
     for trace in maps:  # the cells are at least as wide as on the narrowest screen of the class
         _turn_column_labels(fig, trace, max(plot_px, screen.narrowest_px - left - right))
@@ -232,13 +235,17 @@ def _bar_below(fig: go.Figure, maps: list, plot_px: float) -> None:
 
 def _bottom_axis_px(fig: go.Figure, trace) -> float:
     """The height of a column axis drawn under the cells (0 when it is drawn on top)."""
-    x_axis = "xaxis" + (trace.xaxis or "x")[1:]
+    return _axis_below_px(fig, "xaxis" + (trace.xaxis or "x")[1:], trace.x)
+
+
+def _axis_below_px(fig: go.Figure, x_axis: str, labels=None) -> float:
+    """The height of an x axis drawn under its plot: its labels (turned ones rise) and its title."""
     ax = fig.layout[x_axis]
-    if ax.side == "top" or ax.showticklabels is False:
+    if ax.side == "top" or ax.showticklabels is False or ax.visible is False:
         return 0.0
     font = _tick_px(fig, x_axis)
     angle = ax.tickangle if ax.tickangle not in (None, "auto") else 0
-    rise = abs(math.sin(math.radians(float(angle)))) * _label_chars(trace.x) * LABEL_EM * font
+    rise = abs(math.sin(math.radians(float(angle)))) * _label_chars(labels) * LABEL_EM * font
     return max(1.5 * font, rise + 6) + (1.8 * font if ax.title.text else 0)
 
 
@@ -267,6 +274,34 @@ def _set_title(fig: go.Figure, lines: list[str]) -> None:
     size = fig.layout.title.font.size or 17
     extra = round((len(lines) - 1) * 1.3 * size)
     margin = fig.layout.margin
-    fig.layout.title.text = "<br>".join(lines)
+    fig.layout.title.update(text="<br>".join(lines), y=1.0, yref="container", yanchor="top")
+    fig.layout.title.pad.t = fig.layout.title.pad.t or 8
     fig.layout.margin.t = (PLOTLY_MARGIN["t"] if margin.t is None else margin.t) + extra
     fig.layout.height = (fig.layout.height or 450) + extra
+
+
+def _legend_at_right(fig: go.Figure) -> bool:
+    """Whether Plotly draws a legend in its default place, a column at the right of the plot."""
+    named = [t for t in fig.data if t.showlegend is not False and t.name]
+    shown = fig.layout.showlegend if fig.layout.showlegend is not None else len(named) > 1
+    legend = fig.layout.legend
+    return bool(shown and named) and legend.orientation != "h" and (legend.x is None or legend.x >= 1)
+
+
+def _legend_below(fig: go.Figure, screen: Screen) -> None:
+    """The legend in rows under the plot, from its left edge (at the right it takes a third of a
+    phone's width); the figure grows by its rows, so the plot keeps its height."""
+    named = [t for t in fig.data if t.showlegend is not False and t.name]
+    font = fig.layout.legend.font.size or fig.layout.font.size or 12
+    widest = max(len(html.unescape(str(t.name))) for t in named) * LABEL_EM * font + 48  # + the line's sample
+    rows = math.ceil(len(named) / max(1, int(screen.narrowest_px // widest)))
+    below_px = 8 + max(
+        (_axis_below_px(fig, name) for name in fig.layout if name.startswith("xaxis")), default=0
+    )
+    height = fig.layout.height or 450
+    margin = fig.layout.margin
+    plot_h = height - (PLOTLY_MARGIN["t"] if margin.t is None else margin.t) - (margin.b or 0)
+    fig.layout.legend.update(
+        orientation="h", x=0, xanchor="left", y=-below_px / max(plot_h, 1), yanchor="top"
+    )
+    fig.layout.height = height + rows * round(1.6 * font) + 8
