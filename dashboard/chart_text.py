@@ -100,8 +100,11 @@ def _axis_titles(fig: go.Figure, trace) -> tuple[str, str]:
     return names[0], names[1]
 
 
-def _grid_axes(x_title: str, y_title: str) -> str:
-    return f"rows {y_title or 'unnamed'}, columns {x_title or 'unnamed'}"
+def _axis(title: str, labels: Sequence[str]) -> str:
+    """An axis as the sentence names it: its title, else its first and last labels."""
+    if title or not labels:
+        return title or "unnamed"
+    return quoted(labels[0]) if len(labels) == 1 else f"{quoted(labels[0])} to {quoted(labels[-1])}"
 
 
 def _labels(values, n: int) -> list[str]:
@@ -139,7 +142,8 @@ def _heatmap_sentence(trace, x_title: str, y_title: str, name: str) -> str:
     """Rows and columns, then the largest cell (and the smallest, on a scale through zero)."""
     z, rows, cols = heatmap_values(trace)
     head = f"{quoted(name)}: a" if name else "A"
-    what = f"{head} heatmap of {len(rows)} × {len(cols)} cells: {_grid_axes(x_title, y_title)}."
+    axes = f"rows {_axis(y_title, rows)}, columns {_axis(x_title, cols)}"
+    what = f"{head} heatmap of {len(rows)} × {len(cols)} cells: {axes}."
     if not np.isfinite(z).any():
         return what + " No cell holds a number."
     value = _value_name(trace)

@@ -41,8 +41,8 @@ def test_a_scale_through_zero_says_its_smallest_too_and_a_statement_comes_last()
     )
     said = describe(fig, finding=f"**{md('it*s')}** matters most.")
     assert said == (
-        "Chart: Effects. A heatmap of 2 × 2 cells: rows unnamed, columns head. The largest effect, 2, is at "
-        "row “L2”, column “a”. The smallest, -1.25, is at row “L1”, column “b”. it*s matters most."
+        "Chart: Effects. A heatmap of 2 × 2 cells: rows “L1” to “L2”, columns head. The largest effect, 2, "
+        "is at row “L2”, column “a”. The smallest, -1.25, is at row “L1”, column “b”. it*s matters most."
     )
 
 
