@@ -110,7 +110,7 @@ def sampling_bars(
         layout={
             "title": {**top_title(words.title), "font": {"size": max(16, font + 4)}},
             "height": height or 130 + 26 * len(labels),
-            "margin": {"l": 10, "r": 110, "t": 70, "b": 50},
+            "margin": {"l": 10, "r": 10, "t": 70, "b": 50},
             "font": {**FONT, "size": font},
             "barmode": "overlay",
             "bargap": 0.25,
@@ -148,9 +148,13 @@ def _legend_and_ticks(labels, before, kept, words: Words, font: int) -> list:
 def _probability_ticks(top: float) -> dict:
     """The x axis up to the longest bar and room past it for its printed value ("61.0% · drawn (rank
     1)"), ticked only from 0 to at most 100%."""
-    step = next((s for s in (0.01, 0.02, 0.05, 0.1, 0.2, 0.25) if top / s <= 5), 0.25)
+    step = next((s for s in (0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5) if top / s <= 3.5), 0.5)
     ticks = np.arange(0.0, min(1.0, top) + 1e-9, step)
-    return {"range": [0, 1.7 * max(top, 0.02)], "tickvals": ticks.tolist(), "tickformat": ".0%"}
+    return {
+        "range": [0, 1.75 * max(top, 0.01)],
+        "tickvals": ticks.tolist(),
+        "tickformat": ".1%" if step < 0.01 else ".0%",
+    }
 
 
 def _axis(title: str, font: int, **settings) -> dict:

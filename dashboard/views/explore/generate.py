@@ -219,7 +219,7 @@ def generate_view(result: AttentionResult, limits: Limits, controls=None) -> Non
     said = sampling.sentence(step, settings, engine.unembedding.shape[0])  # what the cut did here
     st.markdown(said)
     big = presenting()
-    left, right = st.columns([2, 3])
+    left, right = st.columns([5, 6])  # the left: 20 bars and their printed values
     with left:
         sampling.distribution_ui(step, k, settings, said, big)
     with right:
