@@ -40,9 +40,8 @@ def test_a_head_map_is_named_by_its_sentence_and_its_numbers_open_by_keyboard(si
     assert "trophy" not in tree.split("\n", 1)[-1], tree  # tick labels are not read one by one
 
     figure.get_by_role("button").last.focus()  # the toolbar's last button: the chart's last Tab stop
-    page.keyboard.press("Tab")
-    control = box.locator("summary", has_text=NUMBERS_LABEL)
-    expect(control).to_be_focused()
+    control = box.locator("summary", has_text=NUMBERS_LABEL)  # Streamlit's expander: a disclosure
+    press(page, "Tab", lambda: expect(control).to_be_focused())
     table = press(page, "Enter", lambda: box.get_by_role("table"))
     expect(table).to_have_count(1)
     row = int(np.argmax(z.max(axis=1)))  # the row holding the largest weight
