@@ -10,6 +10,9 @@ paths: a line's word is read from where the path is drawn (its two ends' heights
 The figures are found by their marker (lines.ISOLATE in layout.meta; the labels' traces say their side
 in meta); any other chart is left alone. Nothing is sent back to the app.
 
+On a heatmap (the head view's, the learn page's maps: any heatmap over categories) the hovered
+cell's row and column are outlined, across the cells, while it is pointed at (BAND_EDGE).
+
 The script is fixed (no user text): tokens reach the page only as Plotly's text; an aria-label repeats
 a label's text through setAttribute, never as markup. It is mounted once per run (dashboard/app.py,
 beside the clicker), watches the page for charts drawn later, and decorates a chart again after each
@@ -23,6 +26,12 @@ import streamlit as st
 from dashboard.charts.lines import ISOLATE
 
 FADED_OPACITY = 0.07  # a faded line, times its own bin's opacity: a trace of where it was
+# A heatmap's hovered row and column: outlined in near-black (not a colour cue), tinted very lightly so
+# the printed numbers under the tint read as before. Plotly's own spikes (showspikes, "across") were
+# tried: a line through the middle of the cells strikes through their numbers, and Plotly draws an
+# opaque line of the background's colour under a spike, so a wide see-through spike is not possible.
+BAND_EDGE = "#111111"
+BAND_FILL = "rgba(17, 17, 17, 0.06)"
 
 _JS = """
 export default function () {
@@ -118,6 +127,34 @@ export default function () {
     list.find((t) => t.__isoWord.i === to)?.focus();
   }
 
+  function cross(gd, pt) {  // outline the hovered cell's row and column, on a heatmap of categories
+    gd.querySelector(".ae-crosshair")?.remove();
+    const xa = pt?.xaxis, ya = pt?.yaxis, on = pt?.fullData;
+    if (xa?.type !== "category" || ya?.type !== "category") return;
+    // the heatmap's own cell, or a point over it (the head view's clickable cells are a scatter)
+    const map = (t) => t.type === "heatmap" && t.xaxis === on.xaxis && t.yaxis === on.yaxis;
+    if (!gd._fullData.some(map)) return;
+    const band = (a, from, to) => {  // pixels from category `from` to category `to`, edges included
+      const [p0, p1] = [a.l2p(from - 0.5), a.l2p(to + 0.5)].map((p) => a._offset + p);
+      return [Math.min(p0, p1), Math.abs(p1 - p0)];
+    };
+    const [x, w] = band(xa, xa.d2l(pt.x), xa.d2l(pt.x)), [y, h] = band(ya, ya.d2l(pt.y), ya.d2l(pt.y));
+    // across the cells only (an axis' range may be wider: a scatter's markers pad it)
+    const [x0, across] = band(xa, 0, xa._categories.length - 1);
+    const [y0, down] = band(ya, 0, ya._categories.length - 1);
+    const g = document.createElementNS("http://www.w3.org/2000/svg", "g");
+    g.setAttribute("class", "ae-crosshair");
+    g.setAttribute("pointer-events", "none");
+    for (const [rx, ry, rw, rh] of [[x0, y, across, h], [x, y0, w, down]]) {
+      const r = document.createElementNS("http://www.w3.org/2000/svg", "rect");
+      const box = { x: rx, y: ry, width: rw, height: rh, fill: "%(band_fill)s", stroke: "%(band_edge)s" };
+      for (const [k, v] of Object.entries(box)) r.setAttribute(k, v);
+      r.setAttribute("stroke-width", "2");
+      g.appendChild(r);
+    }
+    gd.querySelector(".main-svg")?.appendChild(g);
+  }
+
   function watch(gd) {
     if (gd.__isolate || typeof gd.on !== "function") return;
     const s = (gd.__isolate = { pointer: null, focus: null, tab: { side: "query", i: 0 } });
@@ -125,9 +162,11 @@ export default function () {
     const again = () => {
       if (queued) return;
       queued = true;
-      requestAnimationFrame(() => { queued = false; decorate(gd); });
+      requestAnimationFrame(() => { queued = false; cross(gd, null); decorate(gd); });
     };
     for (const ev of ["plotly_afterplot", "plotly_relayout", "plotly_restyle"]) gd.on(ev, again);
+    gd.on("plotly_hover", (e) => cross(gd, e?.points?.[0]));
+    gd.on("plotly_unhover", () => cross(gd, null));
     gd.addEventListener("mousemove", (e) => { if (s.lines.length) point(gd, e); });
     gd.addEventListener("mouseleave", () => { if (s.pointer) { s.pointer = null; show(gd); } });
     gd.addEventListener("focusin", (e) => {
@@ -151,7 +190,7 @@ export default function () {
   }).observe(document.body, { childList: true, subtree: true });
   scan();
 }
-""" % {"faded": FADED_OPACITY, "marker": ISOLATE}  # noqa: UP031 (the script's own braces stay as they are)
+""" % {"faded": FADED_OPACITY, "marker": ISOLATE, "band_edge": BAND_EDGE, "band_fill": BAND_FILL}  # noqa: UP031 (the script's own braces stay as they are)
 
 _component = st.components.v2.component("attention_explorer.chart_hover", js=_JS)
 
