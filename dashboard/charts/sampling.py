@@ -146,12 +146,12 @@ def _legend_and_ticks(labels, before, kept, words: Words, font: int) -> list:
 
 
 def _probability_ticks(top: float) -> dict:
-    """The x axis up to the longest bar and room past it for its printed value ("61.0% · drawn (rank
-    1)"), ticked only from 0 to at most 100%."""
+    """The x axis up to the longest bar, with room past it for its printed value ("drawn #1 · 61.0%"),
+    ticked only from 0 to at most 100%."""
     step = next((s for s in (0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5) if top / s <= 3.5), 0.5)
     ticks = np.arange(0.0, min(1.0, top) + 1e-9, step)
     return {
-        "range": [0, 1.75 * max(top, 0.01)],
+        "range": [0, 2.0 * max(top, 0.01)],
         "tickvals": ticks.tolist(),
         "tickformat": ".1%" if step < 0.01 else ".0%",
     }

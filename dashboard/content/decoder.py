@@ -61,7 +61,8 @@ GEN_LAYER_LABEL = "Layer (1–{n})"
 GEN_TEXT = "**Step {step} of {n}:** {before}{space}**{token}**"
 GEN_TOP_TITLE = "Step {step}: the likeliest next tokens"
 GEN_TOP_TITLE_SAMPLED = "Step {step}: drawn at temperature {temperature:g}"
-GEN_ATTENTION_TITLE = "Step {step}, layer {layer}: where each head looks from the last position"
+# short: it shares the row with the distribution chart (x axis and caption say "from the last position")
+GEN_ATTENTION_TITLE = "Step {step}, layer {layer}: where each head looks"
 GEN_ATTENTION_X = "token so far (the newest on the right)"
 GEN_ATTENTION_Y = "head"
 GEN_HOW = (

@@ -62,7 +62,7 @@ def test_the_links_cut_is_the_engines_and_the_chart_says_what_it_kept(gpt2_dir):
     cut = [p for _t, p in step.top[step.n_kept :]]
     np.testing.assert_allclose(plotly_array(bars["x"])[step.n_kept : TOP], cut, atol=1e-9)  # as before
     assert all(t.startswith("cut") for t in bars["text"][step.n_kept : TOP])  # said, not only grey
-    assert "drawn (rank" in bars["text"][step.rank] if step.rank < TOP else bars["text"][-1]
+    assert "drawn #" in (bars["text"][step.rank] if step.rank < TOP else bars["text"][-1])
     sentence = text.KEPT.format(
         temperature=1.2, cuts="top-k 8 then top-p 0.5", n=step.n_kept, vocab=engine.unembedding.shape[0],
         mass=step.kept_mass,
