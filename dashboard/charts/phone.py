@@ -39,21 +39,24 @@ PLOTLY_MARGIN = {"l": 80, "r": 80, "t": 100, "b": 80}  # plotly.js's defaults, w
 
 @dataclass(frozen=True)
 class Screen:
-    """A class of narrow screens and the content width of its narrowest member, in CSS pixels."""
+    """A class of narrow screens and the content width its charts are planned for, in CSS pixels: a
+    common screen of the class. Cells and printed numbers keep their width on a narrower one too
+    (the chart's least width): its chart scrolls sideways in its box."""
 
     name: str
-    narrowest_px: int
+    content_px: int
+    stacks: bool  # Streamlit stacks columns (below 640 px): every chart spans the screen's width
 
 
-# Streamlit pads its main area 16 px each side below 640 px (and stacks columns there).
-PHONE = Screen("phone", 360 - 32)
-TABLET = Screen("tablet", 640 - 2 * 48)
+# Streamlit pads its main area 16 px each side on a narrow screen (and stacks columns below 640 px).
+PHONE = Screen("phone", 360 - 32, stacks=True)  # a small Android phone (an iPhone is 375-430 px wide)
+TABLET = Screen("tablet", 768 - 32, stacks=False)  # an iPad held upright
 SCREENS = {s.name: s for s in (PHONE, TABLET)}
 
 
 @dataclass(frozen=True)
 class Fit:
-    """The fitted figure, and the chart's least width in pixels (None: any width of the screen will do)."""
+    """The fitted figure, and the chart's least width in pixels (None: no least width)."""
 
     figure: go.Figure
     min_width: int | None = None
@@ -79,13 +82,17 @@ def fit_figure(fig: go.Figure, screen: Screen | None) -> Fit:
     left, right = _side_px(fig, maps)
     plot_px = max(_plot_px_needed(fig, t, screen, left + right) for t in maps)
     if plot_px > MAX_PLOT_PX:  # a grid of many maps, or hundreds of tokens: no scrolling strip
-        _bar_below(fig, maps, screen.narrowest_px - left - right)
+        _bar_below(fig, maps, screen.content_px - left - right)
         return Fit(fig)
-    for trace in maps:  # the cells are at least as wide as on the narrowest screen of the class
-        _turn_column_labels(fig, trace, max(plot_px, screen.narrowest_px - left - right))
+    # level labels only where they fit: in the cells the planned screen gives a chart spanning it (a
+    # phone's), else in the least cells (a tablet's chart may stand in a narrow column)
+    cells_px = max(plot_px, screen.content_px - left - right) if screen.stacks else plot_px
+    for trace in maps:
+        _turn_column_labels(fig, trace, cells_px)
     _bar_below(fig, maps, plot_px)
-    width = math.ceil(left + plot_px + right)
-    return Fit(fig, width if width > screen.narrowest_px else None)
+    # always given: a least width (the chart still spans a wider box), and a chart in one of a
+    # tablet's columns may have far less than the screen's width
+    return Fit(fig, math.ceil(left + plot_px + right))
 
 
 # ---- cells and their numbers -----------------------------------------------------------------------
@@ -108,12 +115,12 @@ def _share(fig: go.Figure, trace) -> float:
 
 def _plot_px_needed(fig: go.Figure, trace, screen: Screen, sides_px: float) -> float:
     """The plot area's width this heatmap needs: CELL_GOAL_PX a column, or more for the numbers it
-    keeps (printed, smaller if need be, where they fit at the screen's narrowest width)."""
+    keeps (printed, smaller if need be, where they fit on the planned screen)."""
     n, share = max(columns(trace), 1), _share(fig, trace)
     cell_px = CELL_GOAL_PX
     chars = _number_chars(trace)
     if chars:
-        room = (screen.narrowest_px - sides_px) * share / n - NUMBER_PAD_PX  # a cell's room at the narrowest
+        room = (screen.content_px - sides_px) * share / n - NUMBER_PAD_PX  # on the planned screen
         size = trace.textfont.size or fig.layout.font.size or 12
         font = min(size, int(room / (CHAR_EM * chars)))
         if font >= MIN_NUMBER_FONT:
@@ -212,11 +219,12 @@ def _bar_below(fig: go.Figure, maps: list, plot_px: float) -> None:
     shown = [t for t in maps if t.showscale is not False and not t.coloraxis]
     if len(shown) != 1:
         return
-    below_px = 8 + _bottom_axis_px(fig, shown[0])
+    title = shown[0].colorbar.title
+    title_px = 1.5 * ((title.font.size if title.font else None) or 14) if title.text else 0
+    below_px = 12 + title_px + max(_bottom_axis_px(fig, t) for t in maps)  # under the lowest maps' axis
     height = fig.layout.height or 450
     margin = fig.layout.margin
     plot_h = height - (PLOTLY_MARGIN["t"] if margin.t is None else margin.t) - (margin.b or 0)
-    title = shown[0].colorbar.title
     shown[0].colorbar.update(
         orientation="h",
         x=0,
@@ -230,7 +238,7 @@ def _bar_below(fig: go.Figure, maps: list, plot_px: float) -> None:
         thickness=12,
         title={"side": "top", "text": title.text, "font": title.font},
     )
-    fig.layout.height = height + BAR_PX
+    fig.layout.height = height + BAR_PX + (title_px if below_px > 12 + title_px else 0)
 
 
 def _bottom_axis_px(fig: go.Figure, trace) -> float:
@@ -250,13 +258,13 @@ def _axis_below_px(fig: go.Figure, x_axis: str, labels=None) -> float:
 
 
 def _title_lines(fig: go.Figure, screen: Screen) -> list[str] | None:
-    """The title broken into lines that fit the screen's narrowest width; None when it fits whole
+    """The title broken into lines that fit the planned screen; None when it fits whole
     (or holds markup, which a break could cut)."""
     text = fig.layout.title.text
     if not text or "<" in text:
         return None
     size = fig.layout.title.font.size or 17
-    per_line = max(12, int(screen.narrowest_px / (LABEL_EM * size)))
+    per_line = max(12, int(screen.content_px / (LABEL_EM * size)))
     if len(html.unescape(text)) <= per_line:
         return None
     lines, line = [], ""
@@ -275,7 +283,8 @@ def _set_title(fig: go.Figure, lines: list[str]) -> None:
     extra = round((len(lines) - 1) * 1.3 * size)
     margin = fig.layout.margin
     fig.layout.title.update(text="<br>".join(lines), y=1.0, yref="container", yanchor="top")
-    fig.layout.title.pad.t = fig.layout.title.pad.t or 8
+    # Plotly centres the added lines on where one line would stand: half of them rise past the top
+    fig.layout.title.pad.t = (fig.layout.title.pad.t or 8) + round((len(lines) - 1) * 0.7 * size)
     fig.layout.margin.t = (PLOTLY_MARGIN["t"] if margin.t is None else margin.t) + extra
     fig.layout.height = (fig.layout.height or 450) + extra
 
@@ -294,7 +303,7 @@ def _legend_below(fig: go.Figure, screen: Screen) -> None:
     named = [t for t in fig.data if t.showlegend is not False and t.name]
     font = fig.layout.legend.font.size or fig.layout.font.size or 12
     widest = max(len(html.unescape(str(t.name))) for t in named) * LABEL_EM * font + 48  # + the line's sample
-    rows = math.ceil(len(named) / max(1, int(screen.narrowest_px // widest)))
+    rows = math.ceil(len(named) / max(1, int(screen.content_px // widest)))
     below_px = 8 + max(
         (_axis_below_px(fig, name) for name in fig.layout if name.startswith("xaxis")), default=0
     )

@@ -44,7 +44,7 @@ def _plot_px(fig: go.Figure, min_width: int | None, screen_px: int) -> float:
 @pytest.mark.parametrize("screen_class", [PHONE, TABLET])
 def test_cells_are_at_least_14_px_wide(n, screen_class):
     fit = fit_figure(_head(n), screen_class)
-    assert _plot_px(fit.figure, fit.min_width, screen_class.narrowest_px) / n >= MIN_CELL_PX
+    assert _plot_px(fit.figure, fit.min_width, screen_class.content_px) / n >= MIN_CELL_PX
 
 
 def test_a_phone_gets_the_colour_bar_below_and_every_column_label():
@@ -54,7 +54,7 @@ def test_a_phone_gets_the_colour_bar_below_and_every_column_label():
     assert bar.orientation == "h" and bar.yanchor == "top" and bar.y < 0  # under the cells
     assert fit.figure.layout.height > fig.layout.height  # the bar's room added, the cells' kept
     assert axis.dtick == 1 and axis.tickangle == -90  # all 17 labels, upright
-    assert fit.min_width is not None and fit.min_width > PHONE.narrowest_px  # its box scrolls
+    assert fit.min_width is not None and fit.min_width > PHONE.content_px  # its box scrolls
 
 
 def test_numbers_are_dropped_where_a_cell_is_narrower_than_them():
@@ -70,7 +70,7 @@ def test_numbers_that_fit_are_kept_in_a_font_that_fits():
     fit = fit_figure(fig, PHONE)
     trace = fit.figure.data[0]
     assert trace.texttemplate == "%{text}"
-    cell = _plot_px(fit.figure, fit.min_width, PHONE.narrowest_px) / columns(trace)
+    cell = _plot_px(fit.figure, fit.min_width, PHONE.content_px) / columns(trace)
     assert 4 * CHAR_EM * trace.textfont.size + NUMBER_PAD_PX <= cell
 
 
