@@ -102,7 +102,9 @@ def sampling_bars(
             showlegend=False,
         )
     ]
-    if not greedy:
+    if not greedy and not np.allclose(
+        after[kept], before[kept]
+    ):  # nothing cut: the ticks would sit on the bars' ends
         traces += _legend_and_ticks(labels, before, kept, words, font)
     top = float(shown.max()) if len(shown) else 1.0
     return go.Figure(
