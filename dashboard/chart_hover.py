@@ -57,7 +57,7 @@ export default function () {
           t.__isoWord = { side: meta.words, i };
           t.setAttribute("role", "button");
           const how = meta.words === "query" ? "from" : "to";
-          t.setAttribute("aria-label", `show only the lines ${how} '${t.textContent.trim()}'`);
+          t.setAttribute("aria-label", `show only the lines ${how} “${t.textContent.trim()}”`);
           s.labels[meta.words].push(t);
         }
       } else if (meta.head !== undefined) {

@@ -90,7 +90,7 @@ def _hover_and_keyboard(page, shots):
         if page.evaluate(FOCUSED_JS):
             break
         page.keyboard.press("Tab")
-    assert page.evaluate(FOCUSED_JS) == "show only the lines from '[CLS]'"
+    assert page.evaluate(FOCUSED_JS) == "show only the lines from “[CLS]”"
     _isolated(page, "query", 0)
     for key in ("ArrowDown", "ArrowDown", "ArrowRight"):
         page.keyboard.press(key)
