@@ -32,6 +32,7 @@ FADED_OPACITY = 0.07  # a faded line, times its own bin's opacity: a trace of wh
 # opaque line of the background's colour under a spike, so a wide see-through spike is not possible.
 BAND_EDGE = "#111111"
 BAND_FILL = "rgba(17, 17, 17, 0.06)"
+BAND_HALO = "rgba(255, 255, 255, 0.9)"  # under the edge, so it stands out on the darkest cells too
 
 _JS = """
 export default function () {
@@ -145,12 +146,16 @@ export default function () {
     const g = document.createElementNS("http://www.w3.org/2000/svg", "g");
     g.setAttribute("class", "ae-crosshair");
     g.setAttribute("pointer-events", "none");
-    for (const [rx, ry, rw, rh] of [[x0, y, across, h], [x, y0, w, down]]) {
-      const r = document.createElementNS("http://www.w3.org/2000/svg", "rect");
-      const box = { x: rx, y: ry, width: rw, height: rh, fill: "%(band_fill)s", stroke: "%(band_edge)s" };
-      for (const [k, v] of Object.entries(box)) r.setAttribute(k, v);
-      r.setAttribute("stroke-width", "2");
-      g.appendChild(r);
+    const boxes = [[x0, y, across, h], [x, y0, w, down]];
+    const pens = [["none", "%(band_halo)s", 4], ["%(band_fill)s", "%(band_edge)s", 2]];
+    for (const [fill, stroke, width] of pens) {  // a light halo under the dark edge: seen on any cell
+      for (const [rx, ry, rw, rh] of boxes) {
+        const r = document.createElementNS("http://www.w3.org/2000/svg", "rect");
+        const box = { x: rx, y: ry, width: rw, height: rh, fill, stroke, "stroke-width": width };
+        for (const [k, v] of Object.entries(box)) r.setAttribute(k, v);
+        r.setAttribute("class", fill === "none" ? "halo" : "edge");
+        g.appendChild(r);
+      }
     }
     gd.querySelector(".main-svg")?.appendChild(g);
   }
@@ -190,7 +195,14 @@ export default function () {
   }).observe(document.body, { childList: true, subtree: true });
   scan();
 }
-""" % {"faded": FADED_OPACITY, "marker": ISOLATE, "band_edge": BAND_EDGE, "band_fill": BAND_FILL}  # noqa: UP031 (the script's own braces stay as they are)
+"""
+_JS %= {  # %-formatting: the script's own braces stay as they are
+    "faded": FADED_OPACITY,
+    "marker": ISOLATE,
+    "band_edge": BAND_EDGE,
+    "band_fill": BAND_FILL,
+    "band_halo": BAND_HALO,
+}
 
 _component = st.components.v2.component("attention_explorer.chart_hover", js=_JS)
 

@@ -61,7 +61,7 @@ CLICKER_JS = "() => [window.__attentionClicker?.next ?? 0, window.__attentionCli
 # The outline's two boxes (row, column) and the heatmap's cells, in page pixels.
 CROSS_JS = """() => {
   const box = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
-  const rects = [...document.querySelectorAll('.ae-crosshair rect')];
+  const rects = [...document.querySelectorAll('.ae-crosshair rect.edge')];
   return [rects.map(box), box(document.querySelector('g.hm image'))];
 }"""
 
@@ -105,7 +105,7 @@ def _heatmap_outline(page, shots):
     cells = page.locator("g.hm image").bounding_box()
     x, y = cells["x"] + cells["width"] * 0.55, cells["y"] + cells["height"] * 0.3
     page.mouse.move(x, y)
-    page.wait_for_function("() => document.querySelectorAll('.ae-crosshair rect').length === 2")
+    page.wait_for_function("() => document.querySelectorAll('.ae-crosshair rect.edge').length === 2")
     (row, column), image = page.evaluate(CROSS_JS)
     assert row[1] <= y <= row[3] and abs(row[0] - image[0]) < 2 and abs(row[2] - image[2]) < 2
     assert column[0] <= x <= column[2] and abs(column[1] - image[1]) < 2 and abs(column[3] - image[3]) < 2
