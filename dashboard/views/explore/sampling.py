@@ -8,7 +8,6 @@ State (in the link, see links.py): top_k (0: off) and top_p (1: off); both apply
 
 from __future__ import annotations
 
-import inspect
 import math
 
 import streamlit as st
@@ -125,6 +124,5 @@ def distribution_ui(step: GenerationStep, k: int, settings: tuple, said: str, bi
     fig = sampling_bars(
         candidates(step, greedy), words, greedy=greedy, font=20 if big else 13, height=760 if big else None
     )
-    # the sentence names the chart for a screen reader, where widgets.chart takes an alt (issue 50)
-    alt = {"alt": said} if "alt" in inspect.signature(chart).parameters else {}
-    chart(fig, "explore_gen_top", chart_filename("explore", "generate", f"step{k}", "top"), **alt)
+    # the sentence names the chart for a screen reader (widgets.chart's alt)
+    chart(fig, "explore_gen_top", chart_filename("explore", "generate", f"step{k}", "top"), alt=said)
