@@ -30,8 +30,10 @@ CELL_GOAL_PX = 16  # what the width is planned for: a margin misjudged by a few 
 MAX_PLOT_PX = 1600  # beyond this (over 100 columns) a sideways scroll is no way to read: left as drawn
 CHAR_EM = 0.62  # a digit's width in Plotly's default font, in em (as dashboard.charts.heatmap)
 LABEL_EM = 0.6  # a token label's average character, in em
+LEVEL_MIN_FONT = 11  # column labels kept level in a smaller font down to this, before they are turned
 MIN_NUMBER_FONT = 9  # smallest printed cell number (as dashboard.charts.heatmap.MIN_FONT)
 NUMBER_PAD_PX = 4  # room around a printed number inside its cell
+SUBPLOT_MIN_PX = 240  # a phone's least width for each of a figure's plots set side by side
 BAR_LEN_PX = 240  # its length: in view at the left of a chart that scrolls
 BAR_PX = 64  # a horizontal colour bar below the cells: its title, bar and tick labels
 PLOTLY_MARGIN = {"l": 80, "r": 80, "t": 100, "b": 80}  # plotly.js's defaults, where a figure sets none
@@ -69,7 +71,7 @@ def fit_figure(fig: go.Figure, screen: Screen | None) -> Fit:
         return Fit(fig)
     maps = [t for t in fig.data if t.type == "heatmap"]
     title, legend = _title_lines(fig, screen), _legend_at_right(fig)
-    if not maps and title is None and not legend:
+    if not maps and title is None and not legend and _plots_side_by_side(fig) < 2:
         return Fit(fig)
     fig = go.Figure(fig)  # a copy: a figure may be cached and shared with a wide screen's session
     if title is not None:
@@ -78,7 +80,9 @@ def fit_figure(fig: go.Figure, screen: Screen | None) -> Fit:
         _legend_below(fig, screen)
     maps = [t for t in fig.data if t.type == "heatmap"]
     if not maps:
-        return Fit(fig)
+        beside = _plots_side_by_side(fig)  # on a phone, each at least SUBPLOT_MIN_PX wide
+        least = beside * SUBPLOT_MIN_PX + PLOTLY_MARGIN["l"] if beside > 1 and screen.stacks else None
+        return Fit(fig, least)
     left, right = _side_px(fig, maps)
     plot_px = max(_plot_px_needed(fig, t, screen, left + right) for t in maps)
     if plot_px > MAX_PLOT_PX:  # a grid of many maps, or hundreds of tokens: no scrolling strip
@@ -89,7 +93,7 @@ def fit_figure(fig: go.Figure, screen: Screen | None) -> Fit:
     cells_px = max(plot_px, screen.content_px - left - right) if screen.stacks else plot_px
     for trace in maps:
         _turn_column_labels(fig, trace, cells_px)
-    _bar_below(fig, maps, plot_px)
+    _bar_below(fig, maps, cells_px)
     # always given: a least width (the chart still spans a wider box), and a chart in one of a
     # tablet's columns may have far less than the screen's width
     return Fit(fig, math.ceil(left + plot_px + right))
@@ -207,9 +211,12 @@ def _turn_column_labels(fig: go.Figure, trace, plot_px: float) -> None:
     n = columns(trace)
     cell_px = plot_px * _share(fig, trace) / n
     font = _tick_px(fig, x_axis)
-    level = (_label_chars(trace.x) + 1) * LABEL_EM * font <= cell_px
+    level_font = int(cell_px / ((_label_chars(trace.x) + 1) * LABEL_EM))  # the largest that fits level
+    level = level_font >= min(font, LEVEL_MIN_FONT)
     ax.update(tickmode="linear", tick0=0, dtick=1, tickangle=0 if level else -90)
-    if not level and cell_px < 1.25 * font:
+    if level and level_font < font:
+        ax.tickfont.size = level_font
+    elif not level and cell_px < 1.25 * font:
         ax.tickfont.size = max(10, int(cell_px / 1.25))
 
 
@@ -254,7 +261,7 @@ def _axis_below_px(fig: go.Figure, x_axis: str, labels=None) -> float:
     font = _tick_px(fig, x_axis)
     angle = ax.tickangle if ax.tickangle not in (None, "auto") else 0
     rise = abs(math.sin(math.radians(float(angle)))) * _label_chars(labels) * LABEL_EM * font
-    return max(1.5 * font, rise + 6) + (1.8 * font if ax.title.text else 0)
+    return max(1.5 * font, rise + 6) + (2.2 * font if ax.title.text else 0)
 
 
 def _title_lines(fig: go.Figure, screen: Screen) -> list[str] | None:
@@ -314,3 +321,16 @@ def _legend_below(fig: go.Figure, screen: Screen) -> None:
         orientation="h", x=0, xanchor="left", y=-below_px / max(plot_h, 1), yanchor="top"
     )
     fig.layout.height = height + rows * round(1.6 * font) + 8
+
+
+def _plots_side_by_side(fig: go.Figure) -> int:
+    """How many plots a figure sets side by side (its x axes' distinct spans; 1 without subplots)."""
+    spans = {
+        tuple(round(d, 3) for d in axis["domain"])
+        for name, axis in fig.layout.to_plotly_json().items()
+        if name.startswith("xaxis")
+        and isinstance(axis, dict)
+        and axis.get("domain") is not None
+        and axis.get("visible") is not False
+    }
+    return len(spans) or 1

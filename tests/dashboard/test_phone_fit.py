@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+from plotly.subplots import make_subplots
 
 from dashboard import screen
 from dashboard.charts.explore import head_heatmap
@@ -137,3 +138,14 @@ def test_fit_chart_on_a_phone_marks_the_least_width(monkeypatch):
     assert width % 8 == 0 and width >= fit_figure(_head(17), PHONE).min_width
     assert styles == [screen._least_width_css(width)]
     assert f"[width='{width}px']" in styles[0] and f"min-width: {width}px" in styles[0]
+
+
+def test_plots_side_by_side_keep_their_width_on_a_phone():
+    """Two line charts side by side in 358 px had their tick labels run together: on a phone each
+    keeps a least width (the chart scrolls in its box); plots one above another need none."""
+    beside = make_subplots(rows=1, cols=2)
+    above = make_subplots(rows=2, cols=1)
+    for fig in (beside, above):
+        fig.add_trace(go.Scatter(x=[1, 2], y=[1, 2]), row=1, col=1)
+    assert fit_figure(beside, PHONE).min_width >= 2 * 240
+    assert fit_figure(above, PHONE).min_width is None
