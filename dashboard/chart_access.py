@@ -1,12 +1,13 @@
 """A chart as a screen reader meets it (issue 50): named by its text alternative, and its numbers as a
-table on request under it. dashboard.widgets.chart draws every chart through `chart_box`.
+table on request under it. dashboard.widgets.chart draws every chart, then `after_chart`.
 
 - The name: st.plotly_chart's `alt` (Streamlit puts it on the chart's box as role="figure" with an
   aria-label), the sentence from dashboard.chart_text.
 - Plotly's own SVG (tick labels, the numbers printed in cells, the hover layer) is hidden from
   assistive technology by a small fixed script (`_MARKS_JS`), so a screen reader says the sentence
   instead of reading hundreds of labels one by one; the toolbar's buttons stay reachable.
-- The numbers: a small closed expander, "Numbers as a table", right under the chart: a disclosure
+- The numbers: a small closed expander, "Numbers as a table", right under the chart (its next Tab
+  stop after the chart's toolbar; not in presenter mode, where a projector shows it): a disclosure
   button reached with Tab and opened with Enter or Space. Its tables (st.table: real HTML tables,
   which screen readers walk cell by cell) are built only while it is open, so a page sends nothing
   more on a normal run than the closed expander's label.
@@ -14,50 +15,38 @@ table on request under it. dashboard.widgets.chart draws every chart through `ch
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard import chart_text
+from dashboard.presenter import presenting
 
-BOX = "chart_box_"  # + the chart's key: the container holding the chart and its table control
 NUMBERS = "chart_numbers_"  # + the chart's key: the expander's state (open or closed)
 MARKS = "chart_marks_"  # + the chart's key: the script's (empty) element
 NUMBERS_LABEL = "Numbers as a table"
 DECIMALS = 4
 
 # Fixed script (no user text, no data): once per page, a watcher marks every named chart's Plotly SVG
-# aria-hidden, now and whenever Plotly redraws one (a new SVG replaces the old on a new figure).
-_MARKS_JS = """
-export default function () {
-  const marks = (window.__attentionChartMarks ??= {});
-  if (marks.observer) return;
-  const hide = () => {
-    marks.queued = false;
-    const svgs = document.querySelectorAll(".stPlotlyChart[aria-label] svg.main-svg:not([aria-hidden])");
-    for (const svg of svgs) svg.setAttribute("aria-hidden", "true");
-  };
-  marks.observer = new MutationObserver(() => {
-    if (!marks.queued) { marks.queued = true; requestAnimationFrame(hide); }
-  });
-  marks.observer.observe(document.body, { childList: true, subtree: true });
-  hide();
-}
-"""
+# aria-hidden, now and whenever Plotly redraws one (a new SVG replaces the old on a new figure). Kept
+# short: every chart's run sends it (about 330 bytes a chart).
+_MARKS_JS = """export default function () {
+const m = (window.__chartMarks ??= {}); if (m.o) return;
+const hide = () => { m.q = 0; for (const s of document.querySelectorAll(
+  ".stPlotlyChart[aria-label] svg.main-svg:not([aria-hidden])")) s.setAttribute("aria-hidden", "true"); };
+m.o = new MutationObserver(() => { if (!m.q) { m.q = 1; requestAnimationFrame(hide); } });
+m.o.observe(document.body, { childList: true, subtree: true }); hide();
+}"""
 _marks = st.components.v2.component("attention_explorer.chart_marks", js=_MARKS_JS)
 
 
-@contextmanager
-def chart_box(fig: go.Figure, key: str) -> Iterator[None]:
-    """Draw the chart inside the block (the caller's st.plotly_chart), then its table control under it;
-    `fig`: the figure whose numbers the tables hold."""
-    with st.container(key=BOX + key):
-        yield
+def after_chart(fig: go.Figure, key: str) -> None:
+    """What follows the chart `key` (drawn just before): its table control, and the script's empty
+    element. On a projector (presenter mode) the control is left out: the room reads the chart, the
+    slide keeps its height, and the chart keeps its name."""
+    if not presenting():
         numbers_ui(fig, key)
-        _marks(key=MARKS + key, height=0)
+    _marks(key=MARKS + key, height=0)
 
 
 def numbers_ui(fig: go.Figure, key: str) -> None:

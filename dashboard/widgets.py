@@ -44,8 +44,8 @@ def chart(fig: go.Figure, key: str, filename: str | None = None, *, alt: str | N
     config = {**PLOT_CONFIG, "toImageButtonOptions": image}
     said, numbers = chart_text.describe(fig, alt), fig  # the whole figure's, before a phone's fitting
     fig, kwargs = screen.fit_chart(fig, kwargs)  # a phone: cells wide enough to read (dashboard/screen.py)
-    with chart_access.chart_box(numbers, key):
-        st.plotly_chart(fig, key=key, config=config, alt=said, **kwargs)
+    st.plotly_chart(fig, key=key, config=config, alt=said, **kwargs)
+    chart_access.after_chart(numbers, key)
 
 
 def image_format_ui() -> str:

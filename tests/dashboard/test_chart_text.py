@@ -106,6 +106,7 @@ PAGES += [
     ("atlas", {}),
     ("cost", {}),
     ("train", {}),
+    ("explore", {"view": "head", "present": "1"}),  # a projector: the charts named, no control
 ]
 
 
@@ -115,12 +116,16 @@ PAGES += [
 def test_every_chart_is_named_by_its_sentence_and_opens_onto_its_numbers(module, params, fast_apptest):
     at = AppTest.from_string(page_script(module), default_timeout=APPTEST_DEADLINE)
     at.query_params.update(params)
+    at.session_state["present"] = bool(params.get("present"))  # as the app sets it from the link
     at.run()
     assert_no_crash(at, (module, params))
     charts = at.get("plotly_chart")
     for element in charts:
         assert element.proto.alt.startswith("Chart"), (module, params)
     controls = [e for e in at.get("expander") if e.label == chart_access.NUMBERS_LABEL]
+    if params.get("present"):
+        assert charts and not controls, (module, params)
+        return
     assert len(controls) == len(charts), (module, params)
     assert not at.get("table") or module != "explore", "a closed control sends no table"
     assert charts, (module, params)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from playwright.sync_api import expect
 
-from dashboard.chart_access import BOX, NUMBERS_LABEL
+from dashboard.chart_access import NUMBERS, NUMBERS_LABEL
 from tests.e2e.harness import press, wait_settled
 from tests.e2e.test_pages_browser import assert_clean, wait_all_drawn
 
@@ -26,7 +26,7 @@ def test_a_head_map_is_named_by_its_sentence_and_its_numbers_open_by_keyboard(si
     page.goto(app_server.url + "/explore")
     wait_all_drawn(page, 1)
     wait_settled(page, 1)
-    box = page.locator(f".st-key-{BOX}explore_head_chart")
+    box = page.locator(".st-key-explore_head_chart")  # the chart's element
     z = np.array(box.locator(".js-plotly-plot").evaluate(HEAD_DATA_JS), dtype=float)
     figure = box.get_by_role(
         "figure", name=re.compile(r"^Chart: Layer \d+, head \d+\. A heatmap of 17 × 17 cells")
@@ -40,9 +40,10 @@ def test_a_head_map_is_named_by_its_sentence_and_its_numbers_open_by_keyboard(si
     assert "trophy" not in tree.split("\n", 1)[-1], tree  # tick labels are not read one by one
 
     figure.get_by_role("button").last.focus()  # the toolbar's last button: the chart's last Tab stop
-    control = box.locator("summary", has_text=NUMBERS_LABEL)  # Streamlit's expander: a disclosure
+    numbers = page.locator(f".st-key-{NUMBERS}explore_head_chart")  # the control right under the chart
+    control = numbers.locator("summary", has_text=NUMBERS_LABEL)  # Streamlit's expander: a disclosure
     press(page, "Tab", lambda: expect(control).to_be_focused())
-    table = press(page, "Enter", lambda: box.get_by_role("table"))
+    table = press(page, "Enter", lambda: numbers.get_by_role("table"))
     expect(table).to_have_count(1)
     row = int(np.argmax(z.max(axis=1)))  # the row holding the largest weight
     cells = table.get_by_role("row").nth(row + 1).get_by_role("cell")  # row 0: the column labels
