@@ -239,6 +239,7 @@ def _heatmap_table(fig: go.Figure, trace, name: str) -> tuple[str, pd.DataFrame]
     if z.shape[0] > MAX_CELLS or z.shape[1] > MAX_CELLS:
         parts.append(f"The first {shown.shape[0]} × {shown.shape[1]} of {z.shape[0]} × {z.shape[1]} cells.")
     caption = " ".join(p for p in parts if p)
+    caption = caption[:1].upper() + caption[1:]
     return caption, table
 
 

@@ -27,7 +27,7 @@ def test_a_heads_map_says_its_axes_and_its_strongest_weight_from_query_to_key():
         "The largest weight, 0.9, is from “the” to “the”."
     )
     [(caption, table)] = tables(fig)
-    assert caption == "rows: from (query); columns: to (key)."
+    assert caption == "Rows: from (query); columns: to (key)."
     assert list(table.index) == list(table.columns) == ["the", "<s>", "it"]  # plain text, not &lt;s&gt;
     assert table.loc["it", "<s>"] == pytest.approx(0.82)
 
