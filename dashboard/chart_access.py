@@ -28,14 +28,19 @@ NUMBERS_LABEL = "Numbers as a table"
 DECIMALS = 4
 
 # Fixed script (no user text, no data): once per page, a watcher marks every named chart's Plotly SVG
-# aria-hidden, now and whenever Plotly redraws one (a new SVG replaces the old on a new figure). Kept
-# short: every chart's run sends it (about 330 bytes a chart).
+# aria-hidden, now and whenever Plotly redraws one (a new SVG replaces the old on a new figure), and
+# makes an opened table's sideways-scrolling box a Tab stop (so a keyboard can scroll a wide matrix:
+# axe's scrollable-region-focusable). Kept short: every chart's run sends it (about 500 bytes).
 _MARKS_JS = """export default function () {
 const m = (window.__chartMarks ??= {}); if (m.o) return;
-const hide = () => { m.q = 0; for (const s of document.querySelectorAll(
-  ".stPlotlyChart[aria-label] svg.main-svg:not([aria-hidden])")) s.setAttribute("aria-hidden", "true"); };
-m.o = new MutationObserver(() => { if (!m.q) { m.q = 1; requestAnimationFrame(hide); } });
-m.o.observe(document.body, { childList: true, subtree: true }); hide();
+const all = (q) => document.querySelectorAll(q);
+const mark = () => { m.q = 0;
+  for (const s of all(".stPlotlyChart[aria-label] svg.main-svg:not([aria-hidden])"))
+    s.setAttribute("aria-hidden", "true");
+  for (const d of all("[class*='st-key-chart_numbers_'] [data-testid='stTable'] > div:not([tabindex])"))
+    d.tabIndex = 0; };
+m.o = new MutationObserver(() => { if (!m.q) { m.q = 1; requestAnimationFrame(mark); } });
+m.o.observe(document.body, { childList: true, subtree: true }); mark();
 }"""
 _marks = st.components.v2.component("attention_explorer.chart_marks", js=_MARKS_JS)
 

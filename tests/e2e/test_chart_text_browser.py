@@ -50,6 +50,9 @@ def test_a_head_map_is_named_by_its_sentence_and_its_numbers_open_by_keyboard(si
     expect(cells).to_have_count(17)
     shown = np.array([float(text) for text in cells.all_inner_texts()])
     np.testing.assert_allclose(shown, z[row], atol=5e-5)
+    expect(numbers.locator("[data-testid='stTable'] > div")).to_have_attribute(
+        "tabindex", "0"
+    )  # scrolls by keyboard
     assert_clean(page)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=SHOTS / "chart-text-table.png")
