@@ -14,7 +14,8 @@ from pathlib import Path
 
 import axe_playwright_python
 
-from tests.e2e.harness import wait_settled
+from tests.deadline import BROWSER_DEADLINE_MS
+from tests.e2e.harness import COUNT_DRAWN_JS, wait_settled
 
 AXE_JS = Path(axe_playwright_python.__file__).parent / "axe.min.js"
 WCAG_TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa")
@@ -36,6 +37,17 @@ RUN_JS = """async ([source, tags]) => {
   }));
 }"""
 CRASHED = "[data-testid='stException']"
+# True once the page has drawn what its first run sends: the script has finished, the main area shows
+# a heading (every page starts with one; a page the script has not reached yet has none) and every
+# Plotly chart on show is drawn (one in a closed expander or another tab is drawn when opened).
+# wait_settled then waits for the layout to stop moving.
+DRAWN_JS = """() => {
+  const app = document.querySelector("[data-testid='stApp']");
+  if (!app || app.getAttribute("data-test-script-state") !== "notRunning") return false;
+  if (!document.querySelector("[data-testid='stMain'] [data-testid='stHeading']")) return false;
+  return [...document.querySelectorAll(".js-plotly-plot")].every(
+    (p) => !p.checkVisibility() || p.querySelector(".main-svg :is(.trace, g.hm, image)"));
+}"""
 MAX_NODES = 6  # elements listed per rule in a failure message; the count says how many more
 
 
@@ -104,7 +116,8 @@ class AxeSweep:
         """Open `url` in a new session, wait until it has settled, and check it (`check`). A page
         showing an exception fails here: axe would pass a page that never drew what it was sent."""
         page.goto(url)
-        wait_settled(page)
+        page.wait_for_function(DRAWN_JS, timeout=BROWSER_DEADLINE_MS, polling="raf")
+        wait_settled(page, page.evaluate(COUNT_DRAWN_JS))
         crashed = page.locator(CRASHED)
         assert not crashed.count(), f"{state}: {crashed.first.inner_text()}"
         self.check(page, state)
