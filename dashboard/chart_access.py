@@ -28,7 +28,8 @@ NUMBERS_LABEL = "Numbers as a table"
 DECIMALS = 4
 
 # Fixed script (no user text, no data): once per page, a watcher marks every named chart's Plotly SVG
-# aria-hidden, now and whenever Plotly redraws one (a new SVG replaces the old on a new figure), and
+# aria-hidden, now and whenever Plotly redraws one (a new SVG replaces the old on a new figure), but
+# for the lines view's (layout.meta.isolate: dashboard/chart_hover.py makes its word labels buttons), and
 # makes an opened table's sideways-scrolling box a Tab stop (so a keyboard can scroll a wide matrix:
 # axe's scrollable-region-focusable). Kept short: every chart's run sends it (about 500 bytes).
 _MARKS_JS = """export default function () {
@@ -36,7 +37,7 @@ const m = (window.__chartMarks ??= {}); if (m.o) return;
 const all = (q) => document.querySelectorAll(q);
 const mark = () => { m.q = 0;
   for (const s of all(".stPlotlyChart[aria-label] svg.main-svg:not([aria-hidden])"))
-    s.setAttribute("aria-hidden", "true");
+    if (!s.closest(".js-plotly-plot")?.layout?.meta?.isolate) s.setAttribute("aria-hidden", "true");
   for (const d of all("[class*='st-key-chart_numbers_'] [data-testid='stTable'] > div:not([tabindex])"))
     d.tabIndex = 0; };
 m.o = new MutationObserver(() => { if (!m.q) { m.q = 1; requestAnimationFrame(mark); } });

@@ -60,7 +60,9 @@ def describe(fig: go.Figure, finding: str | None = None) -> str:
     title = plain(_title(fig.layout))
     traces = [t for t in fig.data if _is_data(t)]
     head = f"Chart: {title}." if title else "Chart."
-    body = [_trace_sentence(fig, t, len(traces)) for t in traces[:MAX_TRACES]] or ["It holds no numbers."]
+    body = [_trace_sentence(fig, t, len(traces)) for t in traces[:MAX_TRACES]]
+    if not body and not finding:
+        body = ["It draws no numbers of its own."]
     if len(traces) > MAX_TRACES:
         body.append(f"And {len(traces) - MAX_TRACES} more series.")
     body.append(from_markdown(finding))
@@ -68,11 +70,24 @@ def describe(fig: go.Figure, finding: str | None = None) -> str:
 
 
 def _is_data(trace) -> bool:
-    """A trace that draws numbers: not hidden, and not a layer of click targets over a heatmap (points
-    placed at token labels, no numbers of their own)."""
-    if trace.type not in ("heatmap", "bar", "scatter", "scattergl", "image") or trace.visible is False:
+    """A trace that draws numbers: not hidden (nor only in the legend), not a layer of click targets over
+    a heatmap (points placed at token labels), not a drawing on hidden axes."""
+    kinds = ("heatmap", "bar", "scatter", "scattergl", "image")
+    if trace.type not in kinds or trace.visible not in (None, True):
         return False
-    return trace.type not in ("scatter", "scattergl") or floats(trace.y) is not None
+    if trace.type in ("scatter", "scattergl"):
+        return floats(trace.y) is not None and not _drawing(trace)
+    return True
+
+
+def _drawing(trace) -> bool:
+    """A scatter trace drawn on hidden axes (the lines view's lines and word labels): geometry, not data."""
+    layout = getattr(trace, "_parent", None)
+    layout = layout.layout if layout is not None else None
+    if layout is None:
+        return False
+    axes = [layout[f"{letter}axis{(getattr(trace, f'{letter}axis', None) or letter)[1:]}"] for letter in "xy"]
+    return all(axis is not None and axis.visible is False for axis in axes)
 
 
 def floats(values) -> np.ndarray | None:
@@ -209,6 +224,20 @@ def _line_sentence(trace, x_title: str, y_title: str, name: str) -> str:
     if low not in (first, last):
         said += f"; lowest {number(y[low])} at{at} {xs[low]}"
     return said + "."
+
+
+def strongest_line(weights: np.ndarray, labels: Sequence[str], heads: Sequence[int]) -> str:
+    """The lines view's finding: its strongest line among the heads shown. weights: (heads, W, W)."""
+    shown = np.asarray(weights, dtype=float)[list(heads)]
+    if not shown.size or not np.isfinite(shown).any():
+        return ""
+    h, r, c = np.unravel_index(np.nanargmax(np.where(np.isfinite(shown), shown, np.nan)), shown.shape)
+    names = [plain(label) for label in labels]
+    return (
+        f"The strongest line, weight {number(shown[h, r, c])}, goes from {quoted(names[r])} to "
+        f"{quoted(names[c])} in head {heads[h] + 1}. Each line joins a token (left) to one it attends to "
+        "(right)."
+    )
 
 
 def tables(fig: go.Figure) -> list[tuple[str, pd.DataFrame]]:

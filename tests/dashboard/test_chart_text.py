@@ -10,8 +10,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard import chart_access
-from dashboard.chart_text import describe, from_markdown, plain, tables
+from dashboard.chart_text import describe, from_markdown, plain, strongest_line, tables
 from dashboard.charts.explore import head_heatmap
+from dashboard.charts.lines import lines_figure
 from dashboard.widgets import md
 from tests.dashboard.harness import assert_no_crash, page_script
 from tests.deadline import APPTEST_DEADLINE
@@ -93,6 +94,17 @@ def test_text_is_shown_literally_plotly_entities_and_markdown_undone_then_escape
     assert list(safe.index) == [md("*a*"), md("[b](c)"), md("<i>")]
 
 
+def test_the_lines_view_is_a_drawing_its_finding_the_strongest_line_of_the_heads_shown():
+    weights = np.zeros((2, 3, 3))
+    weights[0, 2, 1], weights[1, 1, 0], weights[1, 2, 2] = 0.9, 0.6, 0.7  # head 1's 0.9 is not shown
+    fig = lines_figure(weights, ["the", "cup", "it"], shown_heads=[1], title="Layer 1, head 2")
+    said = describe(fig, strongest_line(weights, ["the", "cup", "it"], [1]))
+    assert said.startswith(
+        "Chart: Layer 1, head 2. The strongest line, weight 0.7, goes from “it” to “it” in head 2."
+    )
+    assert tables(fig) == []  # lines and labels on hidden axes: no numbers of their own
+
+
 # ---- the pages --------------------------------------------------------------------------------------
 
 EXPLORE_VIEWS = ["head", "lines", "model", "focus", "rollout", "similarity", "ablation", "attribution", "qk"]
@@ -135,4 +147,5 @@ def test_every_chart_is_named_by_its_sentence_and_opens_onto_its_numbers(module,
     assert_no_crash(at, (module, params))
     opened = [c for c in at.get("expander") if c.label == chart_access.NUMBERS_LABEL]
     assert all(c.get("table") or c.get("caption") for c in opened), (module, params)
-    assert any(c.get("table") for c in opened), (module, params)
+    drawing = params.get("view") == "lines"  # lines and labels on hidden axes: said to hold no numbers
+    assert drawing or any(c.get("table") for c in opened), (module, params)

@@ -14,6 +14,7 @@ import streamlit as st
 from core.measures.analysis import TokenView, head_stats
 from core.measures.claims import may_claim
 from core.models.result import AttentionResult
+from dashboard.chart_text import strongest_line
 from dashboard.charts.explore import head_heatmap
 from dashboard.charts.heatmap import number_repeats
 from dashboard.charts.lines import lines_figure
@@ -202,7 +203,9 @@ def lines_view(result: AttentionResult, view: TokenView, sig: str, max_lines: in
         title=_titled(f"Layer {layer + 1}, " + ("all heads" if all_heads else f"head {head + 1}"), view),
     )
     fig = pairs.mark(fig, result, view, "lines")  # sentence B's rows shaded, when there is one
-    chart(fig, "explore_lines_chart", chart_filename("explore", "lines", f"layer{layer + 1}"))
+    heads = range(result.n_heads) if all_heads else [head]  # the finding: its strongest line (all tokens)
+    said = strongest_line(view.matrix(result.attentions[layer]), view.labels, heads) if token < 0 else None
+    chart(fig, "explore_lines_chart", chart_filename("explore", "lines", f"layer{layer + 1}"), alt=said)
     step_ui(result, "layer")
     st.caption(
         text.LINES_CAPTION + (text.LINES_CAPTION_TOP_K.format(n=view.n_items, top_k=top_k) if top_k else "")
