@@ -167,7 +167,7 @@ export default function () {
     const again = () => {
       if (queued) return;
       queued = true;
-      requestAnimationFrame(() => { queued = false; cross(gd, null); decorate(gd); });
+      requestAnimationFrame(() => { queued = false; cross(gd, gd._hoverdata?.[0]); decorate(gd); });
     };
     for (const ev of ["plotly_afterplot", "plotly_relayout", "plotly_restyle"]) gd.on(ev, again);
     gd.on("plotly_hover", (e) => cross(gd, e?.points?.[0]));

@@ -8,7 +8,7 @@ Screenshots: hover-isolate-*.png."""
 
 from __future__ import annotations
 
-from tests.e2e.harness import click, press, wait_settled
+from tests.e2e.harness import click, press, wait_settled, wait_still
 from tests.e2e.test_pages_browser import assert_clean, wait_all_drawn
 
 # Each drawn line of the lines chart: its query and key (the nearest label dot to each end), its own
@@ -47,7 +47,9 @@ LABEL_JS = """([side, i]) => {
   const gd = document.querySelector('.js-plotly-plot');
   const g = [...gd.querySelectorAll('.scatterlayer .trace')].find(
     (t) => t.__data__?.[0]?.trace?.meta?.words === side);
-  const r = g.querySelectorAll('.textpoint text')[i].getBoundingClientRect();
+  const label = g.querySelectorAll('.textpoint text')[i];
+  label.scrollIntoView({ block: 'nearest', behavior: 'instant' });  // on screen, to be pointed at
+  const r = label.getBoundingClientRect();
   return [r.x + r.width / 2, r.y + r.height / 2];
 }"""
 HEADS_DRAWN_JS = """(n) => new Set((document.querySelector('.js-plotly-plot')?._fullData || [])
@@ -86,25 +88,29 @@ def _hover_and_keyboard(page, shots):
     _point_at(page, "key", 9)  # the lines to it, from every query
     _away(page)
     page.get_by_role("switch", name="All heads").focus()
-    for _ in range(20):  # Tab on to the chart's labels: one stop, the first query's
-        if page.evaluate(FOCUSED_JS):
+    focused = None
+    for _ in range(20):  # Tab on to the chart's labels (the toolbar's buttons first): one stop
+        focused = press(page, "Tab", lambda: page.evaluate(FOCUSED_JS))
+        if focused:
             break
-        page.keyboard.press("Tab")
-    assert page.evaluate(FOCUSED_JS) == "show only the lines from “[CLS]”"
+    assert focused == "show only the lines from “[CLS]”"  # the first query's
     _isolated(page, "query", 0)
-    for key in ("ArrowDown", "ArrowDown", "ArrowRight"):
-        page.keyboard.press(key)
-    _isolated(page, "key", 2)
+    assert page.evaluate("() => document.body.dataset.clicker") == "on"  # ← → step the layer here...
+    for key, side, i in (("ArrowDown", "query", 1), ("ArrowDown", "query", 2), ("ArrowRight", "key", 2)):
+        press(page, key, lambda side=side, i=i: _isolated(page, side, i))
     page.screenshot(path=shots / "hover-isolate-focus.png")
-    assert page.evaluate(CLICKER_JS) == [0, 0]  # the arrows moved between labels, not the layer
-    page.keyboard.press("Tab")  # off the chart: one stop
-    _isolated(page, None, None)
+    assert page.evaluate(CLICKER_JS) == [0, 0]  # ...but on a label they move between labels
+    press(page, "Tab", lambda: _isolated(page, None, None))  # off the chart: one stop
 
 
 def _heatmap_outline(page, shots):
-    cells = page.locator("g.hm image").bounding_box()
+    image = page.locator("g.hm image")
+    image.scroll_into_view_if_needed()
+    wait_still(page, image)
+    cells = image.bounding_box()
     x, y = cells["x"] + cells["width"] * 0.55, cells["y"] + cells["height"] * 0.3
     page.mouse.move(x, y)
+    page.wait_for_selector(".js-plotly-plot .hovertext")  # Plotly's own label: the cell is hovered
     page.wait_for_function("() => document.querySelectorAll('.ae-crosshair rect.edge').length === 2")
     (row, column), image = page.evaluate(CROSS_JS)
     assert row[1] <= y <= row[3] and abs(row[0] - image[0]) < 2 and abs(row[2] - image[2]) < 2
