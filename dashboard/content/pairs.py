@@ -8,10 +8,10 @@ from __future__ import annotations
 MAX_PAIR_CHARS = 1000  # sentence B's box and the link's `pair`: a second sentence, not a document
 
 PAIR_LABEL = "Sentence B (optional: read with the first as a pair)"
-PAIR_HELP = (
-    "BERT was trained on pairs of sentences: it reads them as one input, [CLS] A [SEP] B [SEP], "
-    "with a segment id saying which sentence each token is in. The head, lines and model views then "
-    "mark the two sentences and measure how much attention crosses between them."
+PAIR_HELP = (  # shown for every model: no BERT token names, which a letter or byte model does not have
+    "A model trained on sentence pairs, as BERT was, reads both as one input, with a segment id saying "
+    "which sentence each token is in; a decoder reads them as one text, A then B. The head, lines and "
+    "model views then mark the two sentences and measure how much attention crosses between them."
 )
 PAIR_PLACEHOLDER = "e.g. It was too big."
 
