@@ -18,7 +18,7 @@ if str(ROOT) not in sys.path:
 import pandas  # noqa: E402, F401
 import streamlit as st  # noqa: E402
 
-from dashboard import chart_hover, clicker, presenter  # noqa: E402
+from dashboard import chart_access, chart_hover, clicker, presenter  # noqa: E402
 from dashboard.decks import bar as deck_bar  # noqa: E402
 from dashboard.page_style import page_style_ui  # noqa: E402
 from dashboard.widgets import image_format_ui  # noqa: E402
@@ -130,3 +130,4 @@ with st.sidebar:
 page.run()
 clicker.keys_ui(keys)
 chart_hover.isolate_ui()  # the lines view: a word's lines alone while it is pointed at or focused
+chart_access.marks_ui()  # every chart's Plotly SVG hidden from screen readers (its name says it)

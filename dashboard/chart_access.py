@@ -23,7 +23,7 @@ from dashboard import chart_text
 from dashboard.presenter import presenting
 
 NUMBERS = "chart_numbers_"  # + the chart's key: the expander's state (open or closed)
-MARKS = "chart_marks_"  # + the chart's key: the script's (empty) element
+MARKS = "chart_marks"  # the script's (empty) element, once per run at the sidebar's end
 NUMBERS_LABEL = "Numbers as a table"
 DECIMALS = 4
 
@@ -31,7 +31,7 @@ DECIMALS = 4
 # aria-hidden, now and whenever Plotly redraws one (a new SVG replaces the old on a new figure), but
 # for the lines view's (layout.meta.isolate: dashboard/chart_hover.py makes its word labels buttons), and
 # makes an opened table's sideways-scrolling box a Tab stop (so a keyboard can scroll a wide matrix:
-# axe's scrollable-region-focusable). Kept short: every chart's run sends it (about 500 bytes).
+# axe's scrollable-region-focusable). Mounted once per run (marks_ui), not after each chart.
 _MARKS_JS = """export default function () {
 const m = (window.__chartMarks ??= {}); if (m.o) return;
 const all = (q) => document.querySelectorAll(q);
@@ -47,12 +47,18 @@ _marks = st.components.v2.component("attention_explorer.chart_marks", js=_MARKS_
 
 
 def after_chart(fig: go.Figure, key: str) -> None:
-    """What follows the chart `key` (drawn just before): its table control, and the script's empty
-    element. On a projector (presenter mode) the control is left out: the room reads the chart, the
-    slide keeps its height, and the chart keeps its name."""
+    """What follows the chart `key` (drawn just before): its table control. On a projector (presenter
+    mode) the control is left out: the room reads the chart, the slide keeps its height, and the chart
+    keeps its name."""
     if not presenting():
         numbers_ui(fig, key)
-    _marks(key=MARKS + key, height=0)
+
+
+def marks_ui() -> None:
+    """Mount the marking script (dashboard/app.py, once per run): an empty element at the sidebar's end,
+    out of the page's flow; its watcher marks every chart on the page."""
+    with st.sidebar:
+        _marks(key=MARKS, height=0)
 
 
 def numbers_ui(fig: go.Figure, key: str) -> None:
