@@ -18,7 +18,7 @@ if str(ROOT) not in sys.path:
 import pandas  # noqa: E402, F401
 import streamlit as st  # noqa: E402
 
-from dashboard import chart_access, chart_hover, clicker, presenter  # noqa: E402
+from dashboard import chart_access, chart_hover, clicker, presenter, screen  # noqa: E402
 from dashboard.decks import bar as deck_bar  # noqa: E402
 from dashboard.page_style import page_style_ui  # noqa: E402
 from dashboard.widgets import image_format_ui  # noqa: E402
@@ -120,6 +120,7 @@ page_style_ui()  # focus rings, contrast, the phone layout, charts' text (dashbo
 keys = clicker.slot()  # → / PageDown and ← / PageUp, for whichever stepper binds them in this run
 deck_bar.deck_ui(SLIDE_PAGES)  # a deck's bar above the page, or a move to its slide's page
 with st.sidebar:
+    screen.screen_ui()  # the window's width class (phone, tablet, wide): charts are fitted to it
     presenter.presenter_toggle_ui()
     deck_bar.add_view_ui(shown if shown in SLIDE_PAGES else None, page.title)
     image_format_ui()

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from dashboard.charts.phone import SCREENS, fit_figure
 
@@ -88,23 +87,10 @@ def width_class() -> str:
     return st.session_state.get(WIDTH_KEY) or guess_from_user_agent(_user_agent())
 
 
-def _probe_drawn_this_run() -> bool:
-    """Whether the probe is already on the page in this run (a fragment's own run draws it again
-    inside the fragment, before the fragment's first chart: the train page's charts are all in one;
-    a class it reports then reruns the fragment alone)."""
-    ctx = get_script_run_ctx()
-    if ctx is None:
-        return True
-    try:
-        return PROBE_KEY in ctx.shared.widget_user_keys_this_run
-    except AttributeError:  # another Streamlit's internals: no probe, the User-Agent's guess stands
-        return True
-
-
 def screen_ui() -> None:
-    """The probe, hidden (phone.css), once per run: where the first chart is drawn, or where the
-    app calls this first."""
-    if _user_agent() and not _probe_drawn_this_run():  # no browser, nothing to measure
+    """The probe, hidden (phone.css): drawn once per run in the sidebar by dashboard/app.py, before
+    the page, so that a class it reports reruns the whole page (a fragment's charts too)."""
+    if _user_agent():  # no browser (a bare script, AppTest): nothing to measure
         _probe(key=PROBE_KEY, data={"drawn": width_class()}, on_width_change=_remember, height=0)
 
 
@@ -116,7 +102,6 @@ def _least_width_css(width: int) -> str:
 
 def fit_chart(fig: go.Figure, kwargs: dict) -> tuple[go.Figure, dict]:
     """The figure and st.plotly_chart's arguments as this screen should draw them."""
-    screen_ui()
     name = width_class()
     if name not in SCREENS:
         return fig, kwargs
