@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.decks.bar import _BAR_CSS
 from dashboard.decks.model import Deck, Slide, decode_link, encode_link, parse_deck
+from dashboard.page_style import stylesheet
 from dashboard.presenter import _PRESENTER_CSS
 from dashboard.widgets import md
 from tests.dashboard.harness import (
@@ -135,4 +136,4 @@ def test_markup_in_a_deck_is_shown_as_text_and_the_bar_sends_only_fixed_html():
     assert at.caption[0].value == md(slide.text)
     bodies = [element.proto.body.strip() for element in at.get("html")]
     assert _BAR_CSS.strip() in bodies
-    assert set(bodies) <= {_BAR_CSS.strip(), _PRESENTER_CSS.strip()}, bodies
+    assert set(bodies) <= {_BAR_CSS.strip(), _PRESENTER_CSS.strip(), stylesheet().strip()}, bodies
