@@ -48,6 +48,11 @@ DRAWN_JS = """() => {
   return [...document.querySelectorAll(".js-plotly-plot")].every(
     (p) => !p.checkVisibility() || p.querySelector(".main-svg :is(.trace, g.hm, image)"));
 }"""
+# True once the window is `width` wide and the page on screen was drawn for its class (the screen
+# probe, dashboard/screen.py, marks the body once its class is the one the run was drawn for).
+DRAWN_FOR_JS = """([width, screen]) => innerWidth === width &&
+  (!document.querySelector(".st-key-screen_probe") || document.body.dataset.screen === screen)"""
+SCREEN = {DESKTOP: "wide", PHONE: "phone"}
 MAX_NODES = 6  # elements listed per rule in a failure message; the count says how many more
 
 
@@ -93,19 +98,18 @@ class AxeSweep:
     found: list[Violation] = field(default_factory=list)
     states: list[str] = field(default_factory=list)
 
-    def check(self, page, state: str, charts: int = 0) -> None:
-        """axe on the page as loaded (at 1280x800), then on the same page resized to a 390x844 phone
-        once it has settled there, then back to 1280x800 for whatever the test does next."""
-        for width, height in (DESKTOP, PHONE):
-            if page.viewport_size != {"width": width, "height": height}:
-                page.set_viewport_size({"width": width, "height": height})
-                page.wait_for_function("(w) => innerWidth === w", arg=width, polling="raf")
-            wait_settled(page, charts)
-            label = f"{state} @ {width}x{height}"
+    def check(self, page, state: str) -> None:
+        """axe on the page as loaded (at 1280x800), then on the same page turned to a 390x844 phone
+        once it has been drawn again for a phone (dashboard/screen.py refits its charts) and settled."""
+        for size in (DESKTOP, PHONE):
+            if page.viewport_size != {"width": size[0], "height": size[1]}:
+                page.set_viewport_size({"width": size[0], "height": size[1]})
+            page.wait_for_function(DRAWN_FOR_JS, arg=[size[0], SCREEN[size]], timeout=BROWSER_DEADLINE_MS)
+            page.wait_for_function(DRAWN_JS, timeout=BROWSER_DEADLINE_MS, polling="raf")
+            wait_settled(page, page.evaluate(COUNT_DRAWN_JS))
+            label = f"{state} @ {size[0]}x{size[1]}"
             self.states.append(label)
             self.found.extend(axe_violations(page, label))
-        page.set_viewport_size({"width": DESKTOP[0], "height": DESKTOP[1]})
-        page.wait_for_function("(w) => innerWidth === w", arg=DESKTOP[0], polling="raf")
 
     def report(self) -> str:
         head = f"axe (WCAG 2.1 A/AA) on {self.page_name}: {len(self.found)} violation(s) in "
@@ -113,8 +117,9 @@ class AxeSweep:
         return "\n".join([head, *map(str, self.found)])
 
     def visit(self, page, url: str, state: str) -> None:
-        """Open `url` in a new session, wait until it has settled, and check it (`check`). A page
-        showing an exception fails here: axe would pass a page that never drew what it was sent."""
+        """Open `url` in a new session at 1280x800, wait until it has settled, and check it (`check`).
+        A page showing an exception fails here: axe would pass a page that never drew what it was sent."""
+        page.set_viewport_size({"width": DESKTOP[0], "height": DESKTOP[1]})
         page.goto(url)
         page.wait_for_function(DRAWN_JS, timeout=BROWSER_DEADLINE_MS, polling="raf")
         wait_settled(page, page.evaluate(COUNT_DRAWN_JS))
