@@ -38,13 +38,13 @@ RUN_JS = """async ([source, tags]) => {
 }"""
 CRASHED = "[data-testid='stException']"
 # True once the page has drawn what its first run sends: the script has finished, the main area shows
-# a heading (every page starts with one; a page the script has not reached yet has none) and every
+# an element (presenter mode has no page heading; a page the script has not reached yet shows none) and every
 # Plotly chart on show is drawn (one in a closed expander or another tab is drawn when opened).
 # wait_settled then waits for the layout to stop moving.
 DRAWN_JS = """() => {
   const app = document.querySelector("[data-testid='stApp']");
   if (!app || app.getAttribute("data-test-script-state") !== "notRunning") return false;
-  if (!document.querySelector("[data-testid='stMain'] [data-testid='stHeading']")) return false;
+  if (!document.querySelector("[data-testid='stMain'] [data-testid='stElementContainer']")) return false;
   return [...document.querySelectorAll(".js-plotly-plot")].every(
     (p) => !p.checkVisibility() || p.querySelector(".main-svg :is(.trace, g.hm, image)"));
 }"""
