@@ -30,7 +30,7 @@ DECIMALS = 4
 # Fixed script (no user text, no data): once per page, a watcher marks every named chart's Plotly SVG
 # aria-hidden, now and whenever Plotly redraws one (a new SVG replaces the old on a new figure), but
 # for the lines view's (layout.meta.isolate: dashboard/chart_hover.py makes its word labels buttons), and
-# makes an opened table's sideways-scrolling box a Tab stop (so a keyboard can scroll a wide matrix:
+# makes every table's sideways-scrolling box a Tab stop (so a keyboard can scroll a wide matrix:
 # axe's scrollable-region-focusable). Mounted once per run (marks_ui), not after each chart.
 _MARKS_JS = """export default function () {
 const m = (window.__chartMarks ??= {}); if (m.o) return;
@@ -38,7 +38,7 @@ const all = (q) => document.querySelectorAll(q);
 const mark = () => { m.q = 0;
   for (const s of all(".stPlotlyChart[aria-label] svg.main-svg:not([aria-hidden])"))
     if (!s.closest(".js-plotly-plot")?.layout?.meta?.isolate) s.setAttribute("aria-hidden", "true");
-  for (const d of all("[class*='st-key-chart_numbers_'] [data-testid='stTable'] > div:not([tabindex])"))
+  for (const d of all("[data-testid='stTable'] > div:not([tabindex])"))
     d.tabIndex = 0; };
 m.o = new MutationObserver(() => { if (!m.q) { m.q = 1; requestAnimationFrame(mark); } });
 m.o.observe(document.body, { childList: true, subtree: true }); mark();
