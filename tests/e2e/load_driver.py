@@ -163,7 +163,7 @@ async def _answered(page, params: dict[str, str], n_charts: int, texts: list[str
 async def _check_isolation(page, session: int, text: str, view: str, report: LoadReport, step: int) -> None:
     mine = MARKERS[session % len(MARKERS)]
     content = await page.evaluate(PAGE_TEXT)
-    value = await page.locator("[data-testid='stTextArea'] textarea").input_value()
+    value = await page.locator("[data-testid='stTextArea'] textarea >> nth=0").input_value()
     if value != text:
         report.leaks.append(f"session {session} step {step}: text box holds {value!r}, expected {text!r}")
     words = set(re.findall(r"[a-z]+", content.lower()))
@@ -221,7 +221,7 @@ async def _session(
             start = time.perf_counter()
             if kind == "text":
                 state["text"] = sentence_for(session, step)
-                box = page.locator("[data-testid='stTextArea'] textarea")
+                box = page.locator("[data-testid='stTextArea'] textarea >> nth=0")
                 await box.fill(state["text"])
                 await box.press("Control+Enter")
                 if view in ("head", "lines", "focus"):

@@ -101,7 +101,7 @@ def test_table_link_opens_that_head_on_explore(sized_page, atlas_server):
 def test_payloads_in_the_sentence_box_do_not_run(page, atlas_server, group):
     open_atlas(page, atlas_server, "?on=sentence&text=warm")
     payload = SENTENCES[group]
-    box = page.locator("[data-testid='stTextArea'] textarea")
+    box = page.locator("[data-testid='stTextArea'] textarea >> nth=0")
     send_text(page, box, payload)
     wait_charts(page, 1)
     assert_nothing_ran(page)
@@ -117,7 +117,7 @@ def test_payloads_in_the_link_do_not_run(page, atlas_server, group):
     open_atlas(page, atlas_server, "?" + query)
     assert_nothing_ran(page)
     # polled: the chart can be drawn a moment before the text area shows its value (a CI run saw '')
-    expect(page.locator("[data-testid='stTextArea'] textarea")).to_have_value(
+    expect(page.locator("[data-testid='stTextArea'] textarea >> nth=0")).to_have_value(
         payload, timeout=BROWSER_DEADLINE_MS
     )
     expect(page.get_by_text("The link asks for an unknown", exact=False)).to_have_count(1)  # its `stat`

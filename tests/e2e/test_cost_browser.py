@@ -43,7 +43,7 @@ def test_a_typed_payload_never_runs(sized_page, app_server, group):
     page = sized_page((1280, 800))
     page.goto(app_server.url + "/cost")
     wait_charts(page, 7, BROWSER_DEADLINE_MS)
-    box = page.locator("[data-testid='stTextArea'] textarea")
+    box = page.locator("[data-testid='stTextArea'] textarea >> nth=0")
     send_text(page, box, SENTENCES[group])
     wait_charts(page, 7)
     assert_nothing_ran(page)

@@ -84,7 +84,7 @@ def test_a_typed_payload_never_runs(sized_page, app_server, gpt2_dir, group):
     page = sized_page((1280, 800))
     page.goto(_url(app_server, gpt2_dir, "generate"))
     wait_charts(page, 2, BROWSER_DEADLINE_MS)
-    box = page.locator("[data-testid='stTextArea'] textarea")
+    box = page.locator("[data-testid='stTextArea'] textarea >> nth=0")
     send_text(page, box, SENTENCES[group])
     wait_charts(page, 2)
     assert_nothing_ran(page)

@@ -38,7 +38,7 @@ BAR_TITLE_JS = """() => {
 
 
 def assert_shows(page, payload: str, axis: str, wordpiece, merged: bool) -> None:  # noqa: F811
-    expect(page.locator("[data-testid='stTextArea'] textarea")).to_have_value(payload)
+    expect(page.locator("[data-testid='stTextArea'] textarea >> nth=0")).to_have_value(payload)
     assert text_param(page) == payload
     tokens = wordpiece(payload)
     expect(page.get_by_text(f"· {len(tokens)} tokens")).to_have_count(1)
@@ -63,7 +63,7 @@ def test_flow_views_from_a_link(page, app_server, n, group, wordpiece):  # noqa:
 def test_flow_views_from_the_text_box(page, app_server, wordpiece):  # noqa: F811
     page.goto(f"{app_server.url}/explore?view=rollout&text=warm")
     wait_charts(page, 2, BROWSER_DEADLINE_MS)
-    box = page.locator("[data-testid='stTextArea'] textarea")
+    box = page.locator("[data-testid='stTextArea'] textarea >> nth=0")
     for payload in SENTENCES.values():
         send_text(page, box, payload)
         wait_settled(page, 2)  # the charts redrawn with the payload's tokens, not the last sentence's

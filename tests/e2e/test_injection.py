@@ -136,7 +136,7 @@ def wordpiece():
 
 
 def assert_explore_shows(page, payload: str, view: str, wordpiece) -> None:
-    expect(page.locator("[data-testid='stTextArea'] textarea")).to_have_value(payload)
+    expect(page.locator("[data-testid='stTextArea'] textarea >> nth=0")).to_have_value(payload)
     assert text_param(page) == payload
     tokens = wordpiece(payload)
     expect(page.get_by_text(f"· {len(tokens)} tokens")).to_have_count(1)
@@ -164,7 +164,7 @@ def explore_page(shared_tab, app_server):
 @pytest.mark.parametrize("group", list(SENTENCES))
 def test_explore_text_box(explore_page, group, wordpiece):
     page, payload = explore_page, SENTENCES[group]
-    box = page.locator("[data-testid='stTextArea'] textarea")
+    box = page.locator("[data-testid='stTextArea'] textarea >> nth=0")
     send_text(page, box, payload)
     wait_settled(page, 1)  # the chart redrawn with the payload's tokens, not the last sentence's
     assert_nothing_ran(page)
@@ -248,6 +248,7 @@ SINKS = re.compile(
 # The four below send fixed text only (a stylesheet, a rule, a scroll script whose only fields are
 # an int and an anchor from a fixed set): their proof checks every st.html body against them.
 _FIXED_HTML_PROOF = "tests/dashboard/test_fixed_html.py::test_fixed_html_carries_no_user_text"
+_FIXED_SCRIPTS = "tests/dashboard/test_fixed_scripts.py::"
 ESCAPED_SINKS: dict[str, str] = {
     "dashboard/presenter.py: st.html(_PRESENTER_CSS)": _FIXED_HTML_PROOF,
     "dashboard/views/learn/translator_steps.py: st.html(_BIG_TABLE)": _FIXED_HTML_PROOF,
@@ -258,6 +259,17 @@ ESCAPED_SINKS: dict[str, str] = {
     ),
     "dashboard/decks/bar.py: st.html(_BAR_CSS)": "tests/dashboard/test_fuzz_deck.py::"
     "test_markup_in_a_deck_is_shown_as_text_and_the_bar_sends_only_fixed_html",
+    # issue 50's scripts and style blocks: fixed scripts, a class from a fixed set, the style files
+    'dashboard/chart_access.py: _marks = st.components.v2.component("attention_explorer.chart_marks", '
+    "js=_MARKS_JS)": _FIXED_SCRIPTS + "test_each_component_script_is_one_constant",
+    'dashboard/chart_hover.py: _component = st.components.v2.component("attention_explorer.chart_hover", '
+    "js=_JS)": _FIXED_SCRIPTS + "test_the_hover_script_is_filled_with_the_module_constants_only",
+    "dashboard/page_style.py: st.html(css)": _FIXED_SCRIPTS + "test_the_stylesheet_is_the_style_files_alone",
+    'dashboard/screen.py: _probe = st.components.v2.component("attention_explorer.screen", js=_JS)': (
+        _FIXED_SCRIPTS + "test_only_the_screen_probe_takes_data_and_only_a_fixed_class"
+    ),
+    "dashboard/screen.py: st.html(_least_width_css(width))  # style only: Streamlit puts it out of the "
+    "page's flow": _FIXED_SCRIPTS + "test_the_width_rule_is_made_of_an_int",
 }
 SKIP_DIRS = {".venv", ".git", "node_modules", "__pycache__", ".pytest_cache", ".ruff_cache"}
 
