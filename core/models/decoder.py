@@ -27,7 +27,7 @@ from core.models.sampling import TOP_K_OFF, TOP_P_OFF, sampling_problem, warp
 # the kept tokens a step records by default: all of a vocabulary would be 49,152 decoded strings a step
 KEPT_LIMIT = 1000
 
-__all__ = ["DecoderNumpy", "Forward", "Generation", "GenerationStep", "load_tokenizer"]
+__all__ = ["DecoderNumpy", "Forward", "Generation", "GenerationStep", "held_probs", "load_tokenizer"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,13 @@ class Generation:
     @property
     def generated(self) -> list[str]:
         return [step.token for step in self.steps]
+
+
+def held_probs(x: np.ndarray, n_heads: int, n_past: int) -> np.ndarray:
+    """The attentions (H, T, S) of a block whose heads were all held at given weighted sums (a
+    patch): it attended to nothing, so NaN (x: the block's input (T, D) or (B, T, D))."""
+    n_tokens = x.shape[-2]
+    return np.full((*x.shape[:-2], n_heads, n_tokens, n_past + n_tokens), np.nan, np.float32)
 
 
 def load_tokenizer(model_dir: Path, max_length: int):

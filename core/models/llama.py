@@ -14,12 +14,15 @@ line of its own:
                      a score then depends on the distance between two tokens, not on where they are
     2c) GQA          each key/value head serves H / H_kv query heads (grouped-query attention); the
                      cache keeps the H_kv heads only, which is the memory it saves
+    2d) reads        a head may compute its query, key or value from another residual stream
+                     (`patch.reads`, path patching); a key or value read is that query head's alone
     3) scores        Q K^T
     4) scale         divided by sqrt(d_head)
     5) causal mask   scores above the diagonal set to -inf, then softmax
     6) weighted sum  probs V
     7) merge heads   concat W^O (no bias), then the residual; an ablated head's d_head columns of
-                     concat are zeroed first (`ablate`, read here and nowhere else)
+                     concat are zeroed first (`ablate`, read here and nowhere else), a patched head's
+                     replaced (`patch.heads`); with every head patched, steps 2-6 are skipped
     8) MLP           x + SwiGLU(RMSNorm(x)) = x + (silu(h W_gate) * (h W_up)) W_down: the next x
     after the last block: RMSNorm, then the unembedding (tied to the embedding table in SmolLM2).
 
@@ -60,7 +63,7 @@ from core.lesson.rope import rope_tables, rotate
 from core.models import registry
 from core.models.bfloat16 import from_bfloat16, to_bfloat16
 from core.models.checkpoint import read_safetensors, take_tensor
-from core.models.decoder import DecoderNumpy, Forward, load_tokenizer
+from core.models.decoder import DecoderNumpy, Forward, held_probs, load_tokenizer
 from core.models.interventions import check_heads, check_patch
 from core.models.llama_config import LlamaConfig
 from core.models.llama_weights import read_block_weights
@@ -82,16 +85,58 @@ def llama_block(
     past: tuple[np.ndarray, np.ndarray] | None = None,
     ablate_heads: Iterable[int] = (),
     patch_heads: Mapping[int, np.ndarray] | None = None,
+    reads: Mapping[tuple[int, str], np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """One Llama block on x (T, D), the input of T new positions, step by step. rope: the (cos, sin)
     tables (T, d_head) of the new positions; past: the (key, value) (H_kv, P, d_head) of P earlier
     positions, keys already turned. Returns every intermediate by the trace's names, with "key" and
     "value" over all S positions and H_kv heads (the cache for the next call) and "layer_output".
-    Without ablate or patch, x may be (B, T, D): B runs at once (every step broadcasts over B; the
-    B runs share the past)."""
-    heads, kv_heads = config.num_attention_heads, config.num_key_value_heads
+    x may be (B, T, D): B runs at once (every step broadcasts over B; the B runs share the past), a
+    patched head's or a read's array then (B, T, ...) or (T, ...).
+    patch_heads: {head: (T, d_head)} weighted sums merged instead of those computed; when every head
+    is given (and nothing is read), steps 2-6 are skipped: no query, key, value or probs.
+    reads: {(head, "q" | "k" | "v"): (T, D)}, the residual stream that head's query, key or value is
+    computed from instead of x (step 2d)."""
+    heads = config.num_attention_heads
+    held = dict(patch_heads or {})
     # *) RMSNorm first: the block reads its input normalised, and adds back to the input itself
     normed_in = rms_norm(x, w.norm1, config.rms_norm_eps)  # (T, D)
+    if len(held) == heads and not reads:
+        # every head held at a given weighted sum: nothing here depends on attending (path patching)
+        steps = {"context": np.stack(np.broadcast_arrays(*(held[h] for h in range(heads))), axis=-3)}
+    else:
+        steps = llama_attention(normed_in, w, config, rope, past=past, reads=reads)  # steps 2-6
+    # 7) merge the heads (an ablated head contributes zeros), W^O, and the residual
+    context = steps["context"]  # (H, T, d_head)
+    if (ablate_heads := sorted(set(ablate_heads))) or held:
+        context = context.copy()
+        for head, value in held.items():
+            context[..., head, :, :] = value  # (T, d_k): another run's, patched in (patch_heads)
+        context[..., ablate_heads, :, :] = 0.0
+    concat = merge_heads(context)  # (T, H d_head)
+    output = linear(concat, w.w_o)  # (T, D)
+    summed = residual(x, output)
+    # 8) the SwiGLU MLP reads the residual stream normalised, and adds to it
+    normed = rms_norm(summed, w.norm2, config.rms_norm_eps)
+    mlp = swiglu_feed_forward(normed, w.w_gate, w.w_up, w.w_down)  # (T, D)
+    return {
+        **{"x": x, "rmsnorm": normed_in, **steps, "concat": concat, "output": output},
+        **{"residual": summed, "normed": normed, "ffn": mlp, "layer_output": residual(summed, mlp)},
+    }
+
+
+def llama_attention(
+    normed_in: np.ndarray,
+    w: SimpleNamespace,
+    config: LlamaConfig,
+    rope: tuple[np.ndarray, np.ndarray],
+    *,
+    past: tuple[np.ndarray, np.ndarray] | None = None,
+    reads: Mapping[tuple[int, str], np.ndarray] | None = None,
+) -> dict[str, np.ndarray]:
+    """Steps 2-6 of a Llama block on its normalised input (T, D): every head's weighted sum, with the
+    intermediates (query_raw, key_raw, query; key and value: the H_kv heads over all S positions)."""
+    heads, kv_heads = config.num_attention_heads, config.num_key_value_heads
     # 2) project: H query heads, H_kv key and value heads
     query_raw = split_heads(linear(normed_in, w.w_q), heads)  # (H, T, d_head)
     key_raw = split_heads(linear(normed_in, w.w_k), kv_heads)  # (H_kv, T, d_head)
@@ -103,27 +148,31 @@ def llama_block(
         key, value = after_cached(past[0], key), after_cached(past[1], value)  # (H_kv, S, d_head)
     # 2c) GQA: every query head reads its group's key/value head
     shared_key, shared_value = share_kv_heads(key, heads), share_kv_heads(value, heads)  # (H, S, d_head)
+    # 2d) reads: a head whose query, key or value comes from another residual stream (path patching)
+    for (head, kind), stream in (reads or {}).items():
+        made = _read(stream, w, config, rope, head, kind, past)  # (T, d_head), or (S, d_head) for k, v
+        target = {"q": query, "k": shared_key, "v": shared_value}[kind]
+        target[..., head, :, :] = made  # only this query head's view: its group's others keep theirs
     # 3) scores, 4) scaled, 5) the causal mask, then softmax (exact zeros above the diagonal), 6) sum
-    mask = causal_mask(x.shape[-2], n_past)  # (T, S): new position i is position P + i
+    mask = causal_mask(normed_in.shape[-2], n_past)  # (T, S): new position i is position P + i
     steps = attention_steps(query, shared_key, shared_value, mask)  # probs (H, T, S)
-    # 7) merge the heads (an ablated head contributes zeros), W^O, and the residual
-    context = steps["context"]  # (H, T, d_head)
-    if (ablate_heads := sorted(set(ablate_heads))) or patch_heads:
-        context = context.copy()
-        for head, value in (patch_heads or {}).items():
-            context[head] = value  # (T, d_k): another run's, patched in (patch_heads)
-        context[ablate_heads] = 0.0
-    concat = merge_heads(context)  # (T, H d_head)
-    output = linear(concat, w.w_o)  # (T, D)
-    summed = residual(x, output)
-    # 8) the SwiGLU MLP reads the residual stream normalised, and adds to it
-    normed = rms_norm(summed, w.norm2, config.rms_norm_eps)
-    mlp = swiglu_feed_forward(normed, w.w_gate, w.w_up, w.w_down)  # (T, D)
-    return {
-        **{"x": x, "rmsnorm": normed_in, "query_raw": query_raw, "key_raw": key_raw, "query": query},
-        **{"key": key, "value": value, **steps, "concat": concat, "output": output},
-        **{"residual": summed, "normed": normed, "ffn": mlp, "layer_output": residual(summed, mlp)},
-    }
+    return {"query_raw": query_raw, "key_raw": key_raw, "query": query, "key": key, "value": value, **steps}
+
+
+def _read(stream, w, config: LlamaConfig, rope, head: int, kind: str, past) -> np.ndarray:
+    """Head `head`'s query, key or value (kind "q", "k", "v") computed from `stream` (T, D), a residual
+    stream before the block's norm: (T, d_head) for a query, (S, d_head) for a key or value, after
+    the cached ones of the head's key/value head."""
+    d = config.head_dim
+    group = head // (config.num_attention_heads // config.num_key_value_heads)  # its key/value head
+    at = head if kind == "q" else group
+    weight = {"q": w.w_q, "k": w.w_k, "v": w.w_v}[kind][:, at * d : (at + 1) * d]  # (D, d_head)
+    made = linear(rms_norm(stream, w.norm1, config.rms_norm_eps), weight)  # (T, d_head)
+    if kind != "v":
+        made = rotate(made, *rope)
+    if kind != "q" and past is not None:
+        made = after_cached(past[0 if kind == "k" else 1][..., group, :, :], made)  # (S, d_head)
+    return made
 
 
 # ---- the model ----------------------------------------------------------------------------------
@@ -233,22 +282,24 @@ class LlamaNumpy(DecoderNumpy):
         """Blocks first..stop-1 (stop None: to the last, then the final RMSNorm) on x (T, D) or
         (B, T, D) (see llama_block), the input of block `first` (hidden_states[first] of an earlier
         pass: a head ablated or patched in block l changes nothing before it, so a sweep restarts
-        here). A patched input is what hidden_states holds for its block.
+        here). A patched input is what hidden_states holds for its block. A block whose heads are all
+        held by the patch attends to nothing: its attentions are NaN and its cache entry (None, None).
         x's positions follow the P cached in `past`: RoPE turns them by positions P .. P + T - 1."""
-        if x.ndim == 3 and (ablate or patch is not None):  # each is one run's; a past is shared
-            raise ValueError("a batch of runs (B, T, D) takes no ablation or patch")
+        if x.ndim == 3 and ablate:  # an ablation is one run's; a patch may hold one array per run
+            raise ValueError("a batch of runs (B, T, D) takes no ablation")
         ablate, trace_layers = check_heads(ablate, self.n_layers, self.n_heads), set(trace_layers)
-        shapes = (x.shape[-2], self.head_size, self.width)
-        patch = check_patch(patch, self.n_layers, self.n_heads, shapes, first)  # read in this loop
-        rope = self.rope(0 if past is None else past[0][0].shape[1], x.shape[-2])
+        shapes, batch = (x.shape[-2], self.head_size, self.width), x.shape[0] if x.ndim == 3 else None
+        patch = check_patch(patch, self.n_layers, self.n_heads, shapes, first, batch=batch, no_reads=None)
+        n_past = 0 if past is None else past[0][0].shape[1]
+        rope = self.rope(n_past, x.shape[-2])
         hidden, attentions, cache, steps = [x], [], [], {}
         stop = self.n_layers if stop is None else stop
         with self._passes:
             for i in range(first, stop):
                 cut = [head for layer, head in ablate if layer == i]
-                given = None if patch is None else patch.heads_of(i)
-                if patch is not None:
-                    hidden[-1] = patch.residual.get(i, hidden[-1])  # (T, D): the input block i reads
+                given, reads = (None, None) if patch is None else (patch.heads_of(i), patch.reads_of(i))
+                if patch is not None and i in patch.residual:  # (T, D): the input block i reads
+                    hidden[-1] = np.broadcast_to(patch.residual[i], hidden[-1].shape)
                 layer_past, weights = None if past is None else past[i], self.block_weights(i)
                 block = llama_block(
                     hidden[-1],
@@ -258,10 +309,11 @@ class LlamaNumpy(DecoderNumpy):
                     past=layer_past,
                     ablate_heads=cut,
                     patch_heads=given,
+                    reads=reads,
                 )
                 hidden.append(block["layer_output"])
-                attentions.append(block["probs"])
-                cache.append((block["key"], block["value"]))
+                attentions.append(block["probs"] if "probs" in block else held_probs(x, self.n_heads, n_past))
+                cache.append((block.get("key"), block.get("value")))
                 if i in trace_layers:
                     steps[i] = block
         if stop == self.n_layers:

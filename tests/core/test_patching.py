@@ -458,8 +458,12 @@ def test_a_decoders_batched_grids_are_the_runs_one_at_a_time(family, runs_at_onc
         if not np.array_equal(value, clean_hidden[layer]):  # else the clean run's own values: not run
             expected.append(engine.hidden_states(clean_ids, patch=Patch(residual={layer: value})))
     np.testing.assert_allclose(np.stack(seen[2:]), np.stack(expected), atol=1e-5)
-    with pytest.raises(ValueError, match="a batch of runs"):  # a patch is one run's: not given to B
-        engine.layers_from(0, np.stack([clean_hidden[0]] * 2), patch=Patch(residual={0: clean_hidden[0]}))
+    # a batch's patch holds one array per run (B, T, D), or one for every run (T, D)
+    both = np.stack([clean_hidden[0], corrupt_hidden[0]])
+    one_each = engine.layers_from(0, np.stack([clean_hidden[0]] * 2), patch=Patch(residual={0: both}))
+    np.testing.assert_allclose(one_each.hidden_states[-1, 1], corrupt_hidden[-1], atol=1e-5)
+    shared = engine.layers_from(0, both, patch=Patch(residual={0: clean_hidden[0]}))
+    np.testing.assert_allclose(shared.hidden_states[-1, 1], clean_hidden[-1], atol=1e-5)
     # a batch after a shared past (the positions before the difference) is each run after that past
     prefix = engine.forward(np.asarray(clean_ids[:differ])).cache
     batch = np.stack([clean_hidden[1, differ:], corrupt_hidden[1, differ:]])

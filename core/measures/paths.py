@@ -1,0 +1,254 @@
+"""Path patching: how much of a behaviour one head (the sender) brings along chosen paths only.
+
+Activation patching (core/measures/patching.py) copies a head's output from the CORRUPT run into the
+CLEAN one and lets it act through everything after it. Path patching keeps the paths apart (Wang et
+al. 2022, section 3.1; Goldowsky-Dill et al. 2023):
+- sender -> logits (`to=()`): the sender's weighted sum from the corrupt run; every attention head
+  of a later layer held at its clean-run weighted sum; the MLPs and norms recomputed. What changes
+  at the last position then reached it through the residual stream and the MLPs only, not through
+  another head;
+- sender -> receivers' queries, keys or values (`to=[(l, h), ...]`, `via="q" | "k" | "v"`): first
+  the run above, which gives a residual stream in which only the sender is patched; then the clean
+  run again, each receiver computing its query (key, value) from that stream entering its own layer
+  (through its own norm), everything else recomputed as usual. A sender reaches only the receivers
+  of later layers; one in or after the last receivers' layer reaches none: NaN.
+
+The metric is the logit difference logit(answer) - logit(rival) at the last position (= log p(answer)
+- log p(rival): the softmax normaliser cancels), averaged over the items; restored = (patched -
+clean) / (corrupt - clean), as the `patch` command's.
+
+How it is computed. With every head of a layer held, that layer attends to nothing (the engines skip
+steps 2-6: core/models/llama.py, gpt2.py): positions no longer mix after the sender, and each
+position's residual stream goes through the later layers on its own. So the runs of one sender layer
+carry only the rows they need through the engines' blocks, as one batch (B rows of one position
+each): the last position of every item for the logits, the positions from the first that differs
+between the clean and corrupt prompts for the receivers (the earlier ones are the clean run's). The
+second run of a q/k/v path starts at the receivers' first layer after the clean run's KV cache,
+the runs of one prompt (one per sender head) as a batch. Checked against a reference written with
+transformers' forward hooks (tests/core/test_path_patching.py); docs/path_patching.md.
+
+References: Wang et al. 2022, "Interpretability in the Wild: a Circuit for Indirect Object
+Identification in GPT-2 small", arXiv 2211.00593; Goldowsky-Dill et al. 2023, "Localizing Model
+Behavior with Path Patching", arXiv 2304.05969.
+
+Letters: L layers, H heads, N items, T tokens, T' positions from the first difference, D width, d
+one head's width, R rows (sender heads x items x positions), B runs at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.models.interventions import READ_KINDS, Patch, check_heads
+
+__all__ = ["PathItem", "PathPatching", "path_patch"]
+
+Progress = Callable[[int, int], None]  # (senders done, senders in all)
+RUN_ROWS = 512  # at most about this many rows (runs x T') in one batch of second runs
+
+
+@dataclass(frozen=True)
+class PathItem:
+    """One prompt pair, as token ids in the model's tokenizer."""
+
+    clean: Sequence[int]  # e.g. "When Mary and John went to the store, John gave a drink to"
+    corrupt: Sequence[int]  # the same length (e.g. three other names: ABC)
+    answer: int  # the token the clean prompt should give (the indirect object, " Mary")
+    rival: int  # the token it is compared with (the subject, " John")
+
+
+@dataclass(frozen=True)
+class PathPatching:
+    """Both runs' metrics and, per sender, the patched metric and the fraction it restores."""
+
+    metric_clean: float  # mean over items of logit(answer) - logit(rival) at the last position
+    metric_corrupt: float  # the same, corrupt run
+    patched: np.ndarray  # (L, H) float64: the mean metric with each sender patched along the paths
+    restored: np.ndarray  # (L, H) float64: (patched - clean) / (corrupt - clean); NaN: not measured
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One item's clean and corrupt runs: what every path of it starts from."""
+
+    item: PathItem
+    hidden: np.ndarray  # (L + 1, T, D) the clean run's block inputs, the last after the final norm
+    clean: np.ndarray  # (L, H, T, d) the clean run's weighted sums
+    corrupt: np.ndarray  # (L, H, T, d) the corrupt run's
+    cache: list  # the clean run's [(keys, values)] per layer, each (H_kv, T, d)
+    start: int  # the first position where clean and corrupt differ
+    metric_clean: float
+    metric_corrupt: float
+
+
+# ---- checks and the two runs ---------------------------------------------------------------------
+
+
+def _check(engine, items, to, via, senders) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """(receivers, senders), checked; ValueError with what to do otherwise."""
+    from core.models.architectures import is_decoder
+
+    if not (is_decoder(engine) and hasattr(engine, "layers_from")):
+        raise ValueError(
+            "path patching runs on a NumPy decoder (GPT-2 or the Llama family): "
+            f"{getattr(engine, 'name', 'this model')} is not one (a BERT's heads see both sides)"
+        )
+    if not items:
+        raise ValueError("path patching needs at least one prompt pair")
+    for n, item in enumerate(items):
+        if len(item.clean) != len(item.corrupt):
+            raise ValueError(
+                f"item {n}: clean and corrupt differ in length ({len(item.clean)}, {len(item.corrupt)})"
+            )
+        if list(item.clean) == list(item.corrupt):
+            raise ValueError(f"item {n}: clean and corrupt are the same tokens: nothing to patch")
+        if item.answer == item.rival:
+            raise ValueError(f"item {n}: the answer and the rival are the same token")
+    if bool(to) != (via is not None):
+        raise ValueError(
+            'give receivers and what they read together (to=[(layer, head)], via="q", "k" or "v")'
+        )
+    if via is not None and via not in READ_KINDS:
+        raise ValueError(f'via is "q", "k" or "v" (what the receivers read), got {via!r}')
+    receivers = sorted(check_heads(to, engine.n_layers, engine.n_heads))
+    every = [(layer, head) for layer in range(engine.n_layers) for head in range(engine.n_heads)]
+    chosen = every if senders is None else sorted(check_heads(senders, engine.n_layers, engine.n_heads))
+    return receivers, chosen
+
+
+def _runs(engine, items: Sequence[PathItem]) -> list[_Run]:
+    """Every item's clean and corrupt runs, traced; items of one length run as one batch."""
+    runs = [None] * len(items)
+    every = range(engine.n_layers)
+    lengths = sorted({len(item.clean) for item in items})
+    for length in lengths:
+        at = [n for n, item in enumerate(items) if len(item.clean) == length]
+        ids = [items[n].clean for n in at] + [items[n].corrupt for n in at]
+        x = np.stack([engine.embed(np.asarray(one)) for one in ids])  # (2N', T, D)
+        out = engine.layers_from(0, x, trace_layers=every)
+        hidden = np.swapaxes(out.hidden_states, 0, 1)  # (2N', L + 1, T, D)
+        ctx = np.stack([out.steps[i]["context"] for i in every], axis=1)  # (2N', L, H, T, d)
+        for k, n in enumerate(at):
+            item = items[n]
+            start = next(t for t, (a, b) in enumerate(zip(item.clean, item.corrupt, strict=True)) if a != b)
+            cache = [(keys[k], values[k]) for keys, values in out.cache]
+            metrics = [float(_metric(engine, hidden[j, -1, -1], item)) for j in (k, len(at) + k)]
+            runs[n] = _Run(item, hidden[k], ctx[k], ctx[len(at) + k], cache, start, *metrics)
+    return runs
+
+
+def _metric(engine, final: np.ndarray, item: PathItem) -> np.ndarray:
+    """logit(answer) - logit(rival) of rows (..., D) after the final norm."""
+    logits = np.asarray(engine.token_logits(final, [item.answer, item.rival]), np.float64)
+    return logits[..., 0] - logits[..., 1]
+
+
+# ---- the paths -----------------------------------------------------------------------------------
+
+
+def _held_rows(
+    engine, runs: Sequence[_Run], layer: int, heads: Sequence[int], picks, stop: int
+) -> np.ndarray:
+    """The residual stream, row by row, with one sender of `layer` patched (from the corrupt run) and
+    every head of the layers after it held at the clean run's weighted sum, entering layers
+    layer..stop (the last: after the final norm when stop = L): (stop - layer + 1, R, D). Rows: for
+    each sender head, for each run, the run's positions `picks[n]`. Every head of every layer from
+    `layer` on is held (the sender's neighbours at their clean sums, which is what they compute), so
+    the engine attends to nothing and each row goes through the blocks on its own."""
+    x = np.concatenate([run.hidden[layer, at] for run, at in zip(runs, picks, strict=True)])  # (n, D)
+    clean = np.concatenate(
+        [run.clean[layer:stop][:, :, at] for run, at in zip(runs, picks, strict=True)], axis=2
+    )
+    corrupt = np.concatenate([run.corrupt[layer][:, at] for run, at in zip(runs, picks, strict=True)], axis=1)
+    n, k = len(x), len(heads)  # clean (stop - layer, H, n, d), corrupt (H, n, d)
+    held = {}
+    for later, head in np.ndindex(clean.shape[:2]):
+        value = np.tile(clean[later, head], (k, 1))  # (R, d): R = k n rows, sender head by sender head
+        if later == 0 and head in heads:
+            b = list(heads).index(head)
+            value[b * n : (b + 1) * n] = corrupt[head]  # this head's own rows: the sender, from corrupt
+        held[layer + later, head] = value[:, None, :]  # (R, 1, d): each row one position
+    out = engine.layers_from(layer, np.tile(x, (k, 1))[:, None, :], stop=stop, patch=Patch(heads=held))
+    return out.hidden_states[:, :, 0]  # (stop - layer + 1, R, D)
+
+
+def _to_logits(engine, runs: Sequence[_Run], layer: int, heads: Sequence[int]) -> np.ndarray:
+    """(k, N): each sender head's metric on each run, the path ending at the logits (last position)."""
+    picks = [[len(run.item.clean) - 1] for run in runs]
+    final = _held_rows(engine, runs, layer, heads, picks, engine.n_layers)[-1]  # (k N, D)
+    final = final.reshape(len(heads), len(runs), -1)  # (k, N, D)
+    return np.stack([_metric(engine, final[:, n], run.item) for n, run in enumerate(runs)], axis=1)
+
+
+def _to_receivers(engine, runs, layer: int, heads: Sequence[int], receivers, via: str) -> np.ndarray:
+    """(k, N): each sender head's metric on each run, the path ending at the receivers' q, k or v
+    (those of layers after the sender's: the caller gives at least one)."""
+    reach = [(at, head) for at, head in receivers if at > layer]
+    first, last = min(at for at, _ in reach), max(at for at, _ in reach)
+    picks = [np.arange(run.start, len(run.item.clean)) for run in runs]
+    rows = _held_rows(engine, runs, layer, heads, picks, last)  # (last - layer + 1, R, D)
+    n_rows, offsets = sum(map(len, picks)), np.cumsum([0] + [len(at) for at in picks])
+    rows = rows.reshape(len(rows), len(heads), n_rows, -1)  # (., k, n, D)
+    metrics = np.empty((len(heads), len(runs)))
+    for n, run in enumerate(runs):
+        s, mine = run.start, slice(offsets[n], offsets[n + 1])
+        reads = {(at, head, via): rows[at - layer, :, mine] for at, head in reach}  # (k, T', D) each
+        x = np.repeat(run.hidden[None, first, s:], len(heads), axis=0)  # (k, T', D): the clean input
+        past = [(keys[:, :s], values[:, :s]) for keys, values in run.cache] if s else None
+        out = engine.layers_from(first, x, past=past, patch=Patch(reads=reads))
+        metrics[:, n] = _metric(engine, out.hidden_states[-1, :, -1], run.item)
+    return metrics
+
+
+def _chunks(runs: Sequence[_Run], rows_each, heads: int, limit: int = 2048):
+    """runs in consecutive chunks of at most about `limit` rows (heads x the runs' rows)."""
+    chunk, rows = [], 0
+    for run in runs:
+        if chunk and rows + heads * rows_each(run) > limit:
+            yield chunk
+            chunk, rows = [], 0
+        chunk.append(run)
+        rows += heads * rows_each(run)
+    yield chunk
+
+
+def path_patch(
+    engine,
+    items: Sequence[PathItem],
+    *,
+    to: Sequence[tuple[int, int]] = (),
+    via: str | None = None,
+    senders: Sequence[tuple[int, int]] | None = None,
+    progress: Progress | None = None,
+) -> PathPatching:
+    """Each sender head patched from the corrupt prompts into the clean ones along the paths to the
+    logits (to=()) or to the receivers' queries, keys or values (to, via), alone; the metric averaged
+    over the items. senders: (layer, head) pairs, 0-indexed (None: every head); a head not measured
+    (not a sender, or unable to reach a receiver) is NaN. progress(senders done, senders in all)."""
+    receivers, chosen = _check(engine, items, to, via, senders)
+    runs = _runs(engine, items)
+    m_clean = float(np.mean([run.metric_clean for run in runs]))
+    m_corrupt = float(np.mean([run.metric_corrupt for run in runs]))
+    if m_clean == m_corrupt:
+        raise ValueError(f"nothing to restore: clean and corrupt give the same metric ({m_clean:.6g})")
+    reach = max((at for at, _ in receivers), default=engine.n_layers)  # a sender before this reaches
+    patched, done = np.full((engine.n_layers, engine.n_heads), np.nan), 0
+    for layer in sorted({at for at, _ in chosen}):
+        heads = [head for at, head in chosen if at == layer]
+        if layer < reach:
+            each = (lambda run: 1) if not receivers else (lambda run: len(run.item.clean) - run.start)
+            sums = np.zeros(len(heads))
+            for chunk in _chunks(runs, each, len(heads)):
+                if receivers:
+                    sums += _to_receivers(engine, chunk, layer, heads, receivers, via).sum(axis=1)
+                else:
+                    sums += _to_logits(engine, chunk, layer, heads).sum(axis=1)
+            patched[layer, heads] = sums / len(runs)
+        done += len(heads)
+        if progress is not None:
+            progress(done, len(chosen))
+    restored = (patched - m_clean) / (m_corrupt - m_clean)
+    return PathPatching(m_clean, m_corrupt, patched, restored)
