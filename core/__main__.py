@@ -63,6 +63,7 @@ import os
 import sys
 from pathlib import Path
 
+from core.circuit_cli import add_circuit_command, circuit_json
 from core.export import JSON_DECIMALS, to_csv, to_json, to_npz  # noqa: F401 (the CLI's writers)
 from core.measures.patch_cli import add_patch_command, patch_json
 from core.prepare import add_prepare_command, prepare_command
@@ -122,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_decoder_commands(commands)
     add_translate_command(commands)
     add_patch_command(commands)
+    add_circuit_command(commands)
     add_prepare_command(commands)
     return parser
 
@@ -336,10 +338,7 @@ def _decoder(args) -> tuple[str, None]:
 def write_output(data: str | bytes, out: str | None) -> None:
     if out is not None:
         path = Path(out).expanduser()
-        if isinstance(data, bytes):
-            path.write_bytes(data)
-        else:
-            path.write_text(data, encoding="utf-8")
+        path.write_bytes(data) if isinstance(data, bytes) else path.write_text(data, encoding="utf-8")
         return
     if isinstance(data, bytes):
         if sys.stdout.isatty():
@@ -354,8 +353,7 @@ def write_output(data: str | bytes, out: str | None) -> None:
 
 
 def _one_line(err: BaseException) -> str:
-    text = " ".join(str(err).split()) or type(err).__name__
-    return text[:500]
+    return (" ".join(str(err).split()) or type(err).__name__)[:500]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -364,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             raise UsageError(
                 "choose a command: attend, ablate, attribute, fill, nextword, generate, induction, choose, "
-                "translate, patch, train or prepare"
+                "translate, patch, circuit, train or prepare"
             )
         result = None
         if args.command == "attend":
@@ -374,6 +372,8 @@ def main(argv: list[str] | None = None) -> int:
             data = _train(args) if args.command == "train" else prepare_command(args)
         elif args.command in ("translate", "patch"):
             data = translate_json(args.text, args.model) if args.command == "translate" else patch_json(args)
+        elif args.command == "circuit":  # python -m core circuit --model M --task ioi (docs/circuits.md)
+            data = circuit_json(args)
         elif args.command in ("nextword", "generate", "induction", "choose"):
             data, result = _decoder(args)
         else:
