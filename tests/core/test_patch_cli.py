@@ -89,7 +89,7 @@ def test_bert_json_is_the_pronoun_test(capsys):
 @pytest.mark.parametrize(
     ("extra", "code", "says"),
     [
-        (["--what", "paths"], 2, "invalid choice: 'paths'"),
+        (["--what", "lines"], 2, "invalid choice: 'lines'"),
         (["--options", " trophy"], 2, "expected 2 arguments"),
         (["--options", "", " suitcase"], 1, "an option is empty"),
         (["--options", " trophy", " trophy"], 1, "start with the same token"),
