@@ -101,6 +101,17 @@ def deck_page() -> None:
     deck.render(SLIDE_PAGES)
 
 
+def circuit_page() -> None:
+    from dashboard.views import circuit
+
+    circuit.render()
+
+
+CIRCUIT = st.Page(
+    circuit_page, title="Heads that work together: a circuit", icon=":material/hub:", url_path="circuit"
+)
+
+
 DECK = st.Page(
     deck_page, title="My deck: a lecture in one link", icon=":material/slideshow:", url_path="deck"
 )
@@ -112,9 +123,10 @@ SLIDE_PAGES = {
     "atlas": ATLAS,
     "cost": COST,
     "train": TRAIN,
+    "circuit": CIRCUIT,
 }
 
-page = st.navigation([LEARN, LEARN_LINK, EXPLORE, COMPARE, ATLAS, COST, TRAIN, DECK])
+page = st.navigation([LEARN, LEARN_LINK, EXPLORE, COMPARE, ATLAS, COST, TRAIN, CIRCUIT, DECK])
 shown = "learn" if page.url_path in ("", "home") else page.url_path
 page_style_ui()  # focus rings, contrast, the phone layout, charts' text (dashboard/styles/)
 keys = clicker.slot()  # → / PageDown and ← / PageUp, for whichever stepper binds them in this run

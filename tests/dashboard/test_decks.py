@@ -37,7 +37,7 @@ from dashboard.decks.model import (
 from tests.dashboard.harness import ROOT, assert_no_crash, messages
 from tests.deadline import APPTEST_DEADLINE
 
-PAGES = ("learn", "explore", "compare", "atlas", "cost", "train")
+PAGES = ("learn", "explore", "compare", "atlas", "cost", "train", "circuit")
 # every need a built-in deck may name (dashboard/decks/bar.py: CHECKS)
 HAVE = ("decoder", "smollm2", "translator")
 APP = str(ROOT / "dashboard" / "app.py")
@@ -99,7 +99,7 @@ def test_the_decoder_decks_are_offered_only_with_the_shipped_model(monkeypatch):
     pages = dict.fromkeys(PAGES)
     assert {"gpt", "heads"} <= set(bar.offered(pages))
     monkeypatch.setattr(shipped, "shipped_model_dir", lambda: None)
-    assert set(bar.offered(pages)) == {"attention", "pronoun", "cost", "llm", "align"}
+    assert set(bar.offered(pages)) == {"attention", "pronoun", "cost", "llm", "align", "circuit"}
     from core.models import smollm2
 
     monkeypatch.setattr(smollm2, "packaged_gguf", lambda: None)  # and without SmolLM2's package
@@ -207,7 +207,7 @@ def walk(name: str) -> list[AppTest]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["attention", "pronoun", "cost", "gpt", "heads", "llm", "align"])
+@pytest.mark.parametrize("name", ["attention", "pronoun", "cost", "gpt", "heads", "llm", "align", "circuit"])
 def test_every_slide_of_a_built_in_deck_opens_its_view(name):
     at = walk(name)
     at.button(key="deck_prev").click().run()  # and back one
