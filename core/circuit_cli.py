@@ -90,12 +90,19 @@ def _commit() -> str | None:
 
 
 def _version() -> str | None:
+    """The product's version: the installed package's, or pyproject.toml's in a checkout."""
+    import tomllib
     from importlib.metadata import PackageNotFoundError, version
 
     try:
         return version("attention-explorer")
     except PackageNotFoundError:
+        pass
+    try:
+        project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text("utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
         return None
+    return project.get("project", {}).get("version")
 
 
 def record(args, seconds: float) -> dict:

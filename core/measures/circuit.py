@@ -170,7 +170,11 @@ def _search(engine, items, figures, copy, negative, t: rules.Thresholds, bar: _B
     previous = rules.previous_token(previous_k, figures["s1_next_s1"], taken, t)
     classes = dict(zip(CLASSES, (movers, negatives, inhibition, induction, duplicate, previous), strict=True))
     grids = {"direct": direct, "q": q, "k": k, "v": v, "kv": kv, "previous_k": previous_k}
-    left_out = {"direct_only": direct_only, "kv_unassigned": unassigned}
+    # a head the later steps put in a class is not left out
+    left_out = {
+        "direct_only": [x for x in direct_only if x not in taken + previous],
+        "kv_unassigned": unassigned,
+    }
     receivers = {"q": movers, "kv": inhibition, "previous_k": induction}
     return classes, grids, direct_found, left_out, receivers
 

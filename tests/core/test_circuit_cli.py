@@ -4,6 +4,8 @@ one-line errors for a wrong command line, a BERT, and a tokenizer without the ta
 from __future__ import annotations
 
 import json
+import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -34,6 +36,8 @@ def test_the_command_writes_the_circuit_and_its_record(model, tmp_path, capsys):
     )
     assert (record["seed"], record["prompts"]) == (3, 2) and record["seconds"] >= 0
     assert {"commit", "version", "date"} <= set(record) and record["date"].endswith("Z")
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text("utf-8"))
+    assert record["version"] == pyproject["project"]["version"]
     err = capsys.readouterr().err
     assert "circuit: step 1/6" in err and "circuit: step 6/6" in err and "error" not in err
 
