@@ -25,6 +25,7 @@ BENCHMARKS = [
     "train",
     "translate",
     "patching",
+    "circuit",
     "explore_server",
     "explore_browser",
     "explore_flow",
