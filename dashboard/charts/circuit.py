@@ -29,9 +29,11 @@ from dashboard.charts.patching import restored_grid
 
 Head = tuple[int, int]  # (layer, head), 0-indexed
 EDGE_UP, EDGE_DOWN = "#3b3b3b", "#D55E00"  # an edge that helps the answer / works against it (dashed)
+EDGE_FAINT = "#9a9a9a"  # from a head outside the circuit (dotted)
 MAX_EDGE_PX = 9.0
 MIN_EDGE_PX = 0.8
 BOW = 0.25  # how far an edge bows sideways, as a share of its length
+MIN_BOUND = 0.1  # a path grid's colour scale reaches at least ±10% of the logit difference
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,7 @@ class Style:
     label: str  # the legend's name: "name movers (3)"
     color: str
     symbol: str  # a Plotly marker symbol: the cue that does not need colour
+    minor: bool = False  # heads outside the circuit: smaller, unlabelled
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ class Link:
     sender: Head
     receiver: Head | None  # None: the logits
     value: float  # the sender's restored fraction along this path
+    faint: bool = False  # a head outside the circuit (its effect drawn dotted and grey)
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,7 @@ def _curve(x0: float, y0: float, x1: float, y1: float) -> str:
 
 def _edges(links: Sequence[Link], logits_xy: tuple[float, float], top: float) -> list[dict]:
     """Curves from sender to receiver (shapes: drawing, under the nodes), as wide as the effect; an
-    effect against the answer is dashed as well as coloured."""
+    effect against the answer is dashed as well as coloured, one from outside the circuit dotted."""
     shapes = []
     for link in sorted(links, key=lambda k: abs(k.value)):
         x0, y0 = link.sender[1] + 1, link.sender[0] + 1
@@ -90,6 +94,8 @@ def _edges(links: Sequence[Link], logits_xy: tuple[float, float], top: float) ->
         down = link.value < 0
         line = {"color": EDGE_DOWN if down else EDGE_UP, "width": _edge_px(link.value, top)}
         line["dash"] = "dash" if down else "solid"
+        if link.faint:
+            line |= {"color": EDGE_FAINT, "dash": "dot"}
         shapes.append(
             {"type": "path", "xref": "x2", "yref": "y2", "path": _curve(x0, y0, x1, y1),
              "line": line, "layer": "below", "opacity": 0.75}
@@ -131,21 +137,23 @@ def circuit_graph(
         if not group:
             continue
         style = styles[name]
+        labels = look.labels and not style.minor
         fig.add_trace(
             go.Scatter(
                 x=[n.head[1] + 1 for n in group], y=[n.head[0] + 1 for n in group],
-                mode="markers+text" if look.labels else "markers", name=escape_label(style.label),
-                text=[f"{n.head[0] + 1}.{n.head[1] + 1}" for n in group] if look.labels else None,
+                mode="markers+text" if labels else "markers", name=escape_label(style.label),
+                text=[f"{n.head[0] + 1}.{n.head[1] + 1}" for n in group] if labels else None,
                 textposition="middle right", textfont={"size": look.font - 3, "color": LABEL_COLOR},
-                marker={"size": look.node, "color": style.color, "symbol": style.symbol,
-                        "line": {"color": LABEL_COLOR, "width": 1.5}},
+                marker={"size": round(look.node * (0.7 if style.minor else 1)), "color": style.color,
+                        "symbol": style.symbol, "line": {"color": style.color if style.minor else LABEL_COLOR,
+                                                         "width": 1.5}},
                 customdata=[list(n.head) for n in group],
                 hovertext=[escape_label(n.hover).replace("\n", "<br>") for n in group],
                 hoverinfo="text",
             )
         )  # fmt: skip
     logits_xy = ((n_heads + 1) / 2, n_layers + 1.6)
-    top = max([abs(k.value) for k in links] + [1e-9])
+    top = max([abs(k.value) for k in links if not k.faint] + [1e-9])  # the circuit's strongest: widest
     _finish(fig, shape, logits_xy, logits_label, look, title)
     fig.update_layout(shapes=_edges(links, logits_xy, top))
     _marks(fig, logits_xy, picked, look)
@@ -165,7 +173,7 @@ def _marks(fig: go.Figure, logits_xy: tuple[float, float], picked: Head | None, 
         fig.add_trace(
             go.Scatter(
                 x=[picked[1] + 1], y=[picked[0] + 1], mode="markers", xaxis="x2", yaxis="y2",
-                marker={"size": look.node + 14, "symbol": "circle-open",
+                marker={"size": look.node + 14, "symbol": "circle-open", "color": OUTLINE_COLOR,
                         "line": {"color": OUTLINE_COLOR, "width": 3}}, hoverinfo="skip", showlegend=False,
             )
         )  # fmt: skip
@@ -221,7 +229,8 @@ def path_grid(
     max_height: int = 720,
 ) -> go.Figure:
     """An (L, H) grid of restored fractions, layers down and heads across (both from 1); a NaN cell (a
-    sender at or after its receivers) blank, the colour scale set by the cells that hold a number."""
+    sender at or after its receivers) blank, the colour scale running to its largest share (MIN_BOUND at
+    least), so a path's small effects still show."""
     z = np.asarray(restored, np.float64)
     rows = [str(i + 1) for i in range(z.shape[0])]
     cols = [str(i + 1) for i in range(z.shape[1])]
@@ -231,7 +240,9 @@ def path_grid(
     )  # fmt: skip
     trace = fig.data[0]
     finite = np.isfinite(z)
-    bound = max(1.0, float(np.abs(z[finite]).max()) if finite.any() else 1.0)
+    # the colours run to the largest share on the grid (at least MIN_BOUND): a path's effects are often
+    # a tenth of the direct one's, and on a scale to 1 they would all look white on a projector
+    bound = max(MIN_BOUND, float(np.abs(z[finite]).max()) if finite.any() else 1.0)
     trace.update(zmin=-bound, zmax=bound, hoverongaps=False)
     if trace.text is not None:
         trace.text = np.where(finite, np.asarray(trace.text, dtype=object), "")

@@ -64,6 +64,21 @@ CLASSES: dict[str, ClassText] = {
         "attend from each token to the one before it, so a later head can find what followed a name",
     ),
 }  # fmt: skip
+DIRECT_ONLY = ClassText(
+    "direct effect, not name movers", "head with a direct effect", "#595959", "circle-open",
+    "have a direct effect on the logits past the threshold but fail the name-mover tests (where they attend "
+    "from the last token, what their OV circuit copies)",
+)  # fmt: skip
+LEFT_OUT_LINE = (
+    "Not in the circuit, though their direct effect passes the threshold: {heads}{more}. They fail the "
+    "name movers' tests of where they attend and what they copy."
+)
+LEFT_OUT_SHORT = (
+    "Left out: {n} more heads with a direct effect that fail the name movers' tests (the largest, L{layer} "
+    "H{head}, {verb} {share})."
+)
+LEFT_OUT_HEAD = "L{layer} H{head} ({verb} {share}; {failed})"
+LEFT_OUT_MORE = " and {n} more"
 OTHER = ClassText("other classes", "other head", "#7f7f7f", "star", "")
 UNPLACED_COLOR = "#d9d9d9"  # the heads of no class, drawn faint for where the circuit sits
 LOGITS = "logits (the answer)"
@@ -105,7 +120,7 @@ VIEW_HELP = (
 # the grid a view shows (the k + v view also shows keys or values alone: `part` in links)
 VIEW_GRIDS = {"direct": "direct", "q": "q", "kv": "kv", "prev": "previous_k"}
 PARTS = {"kv": "keys + values", "k": "keys", "v": "values"}
-PART_LABEL = "Path to the S-inhibition heads'"
+PART_LABEL = "Read by the S-inhibition heads through their"
 GRID_TITLES = {
     "direct": "Direct effect: each head's path to the logits",
     "q": "Each head's path to the queries of the {to}",
@@ -118,7 +133,8 @@ GRID_BAR = "restored"
 GRID_AXES = ("layer (from 1)", "head (from 1)")  # rows, columns
 GRID_CAPTION = (
     "Each cell: one head's output taken from the corrupted run (three other names), only along this "
-    "path, as a share of the logit difference it takes away (1 = all of it; below 0: the other way). "
+    "path, as a share of the logit difference it takes away (1 = all of it; below 0: the other way; the "
+    "colours run to the grid's largest share, the numbers are in the hover and the table). "
     "Blank cells cannot reach the receivers: they sit at or after them. Boxed in red: the heads this step "
     "put in the circuit."
 )
@@ -133,6 +149,7 @@ ODDS_IO = "the model prefers the indirect object by {odds} to 1 on average."
 ODDS_S = "the model prefers the subject by {odds} to 1 on average: it does not do the task."
 CLASS_LINE = "**{count} {label}** ({heads})."
 CLASS_SHORT = "**{count} {label}**: {heads}"
+SHORT_MORE = " and {n} more"
 STRONGEST = " The strongest, layer {layer} head {head}, {what}."
 VERB_UP, VERB_DOWN = "restores", "takes away"
 EVIDENCE_DIRECT = "{verb} {share} of the logit difference along its direct path to the logits"
@@ -144,7 +161,7 @@ FAITHFUL_LINE = (
 )
 FAITHFUL_NATS = " ({circuit:+.2f} of {clean:+.2f})"
 GPT2_LINE = "{label}: {gpt2} in GPT-2 small, {ours} here."
-GPT2_COUNT = "{n} (layers {layers}, {depth} of the way down)"
+GPT2_COUNT = "{n} ({layers}, {depth} of the way down)"
 GPT2_NONE = "none"
 ORDER_SAME = "The classes come in the same order down the layers as in GPT-2 small: {order}."
 ORDER_DIFF = "The order down the layers differs from GPT-2 small's ({theirs}): here it is {ours}."
@@ -159,6 +176,7 @@ HEAD_HELP = "A head of the circuit (layer and head, from 1). Click a node in the
 OPEN_LABEL = "Open layer {layer}, head {head} on explore"
 PICKED = "**Layer {layer}, head {head}**, {a} {one}: heads of this class {does}. This one {value}."
 NO_VALUE = "has no figure in the file"
+PICKED_SHORT = "**Layer {layer}, head {head}**, {a} {one}: {value}."
 
 # ---- states ------------------------------------------------------------------------------------------
 NO_FILE = (

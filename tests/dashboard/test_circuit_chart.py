@@ -102,7 +102,7 @@ def test_a_path_grid_leaves_the_cells_that_cannot_reach_blank():
     trace = fig.data[0]
     text = np.asarray(trace.text)
     assert (text[3:] == "").all() and all(t for t in text[:3].ravel())
-    bound = max(1.0, float(np.abs(restored[:3]).max()))
+    bound = max(charts.MIN_BOUND, float(np.abs(restored[:3]).max()))
     assert trace.zmax == pytest.approx(bound) and trace.zmin == pytest.approx(-bound)
     assert "nan" not in chart_text.describe(fig).lower()
 

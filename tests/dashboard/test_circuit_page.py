@@ -20,6 +20,7 @@ from streamlit.testing.v1 import AppTest
 from dashboard import chart_access
 from dashboard.content import circuit as text
 from dashboard.decks.model import builtin_deck
+from dashboard.widgets import md
 from tests.dashboard.harness import (
     ROOT,
     assert_no_crash,
@@ -106,7 +107,11 @@ def test_the_graph_and_its_statements_come_from_the_file(shipped):
     # the graph: one trace per class with heads, its nodes where the file puts them (from 1)
     (graph,) = [s for s in chart_specs(at) if any(t.get("customdata") for t in s["data"])]
     nodes = {tuple(c) for t in graph["data"] for c in t.get("customdata") or []}
-    assert nodes == {tuple(h) for heads in shipped["classes"].values() for h in heads}
+    placed = {tuple(h) for heads in shipped["classes"].values() for h in heads}
+    left_out = {tuple(row["head"]) for row in shipped["evidence"]["left_out"]["direct_only"]}
+    assert (
+        nodes == placed | left_out and left_out - placed
+    )  # and the heads with a direct effect the tests left out
     # the head shown first: the name mover with the largest direct effect, found here
     movers = shipped["classes"]["name_mover"]
     layer, head = max(movers, key=lambda h: abs(shipped["direct"][h[0]][h[1]]))
@@ -136,6 +141,17 @@ def test_each_view_draws_its_grid_from_the_file(shipped):
             continue
         (spec,) = chart_specs(at)
         np.testing.assert_allclose(plotly_array(spec["data"][0]["z"]), expected, equal_nan=True)
+    # the direct view names the heads with a direct effect the name-mover tests left out, largest first
+    at = open_page(view="direct")
+    placed = {tuple(h) for heads in shipped["classes"].values() for h in heads}
+    rows = [row for row in shipped["evidence"]["left_out"]["direct_only"] if tuple(row["head"]) not in placed]
+    top = max(rows, key=lambda row: abs(row["figure"]))
+    verb = "restores" if top["figure"] >= 0 else "takes away"
+    why = md("; ".join(top["failed"]))
+    assert (
+        f"L{top['head'][0] + 1} H{top['head'][1] + 1} ({verb} {abs(top['figure']):.0%}; {why})"
+        in markdown(at)
+    )
     for view in ("logit", "gpt2"):
         at = open_page(view=view)
         assert not at.error and n_charts(at) == 1, (view, messages(at))
@@ -148,8 +164,10 @@ def test_each_view_draws_its_grid_from_the_file(shipped):
     at = open_page(view="gpt2")
     said = markdown(at)
     assert "Name movers: 3 (layers 10–11" in said  # GPT-2 small's published name movers 9.6, 9.9, 10.0
-    n = len(shipped["classes"]["name_mover"])
-    assert "here." in said and (f", {n} (layers" in said if n else "small, none here." in said)
+    movers = shipped["classes"]["name_mover"]
+    layers = sorted({h[0] + 1 for h in movers})
+    where = f"layer {layers[0]}" if len(layers) == 1 else f"layers {layers[0]}–{layers[-1]}"
+    assert (f"small, {len(movers)} ({where}, " if movers else "small, none here.") in said
 
 
 def test_picking_a_head_and_a_prompt_changes_the_link(shipped):

@@ -48,8 +48,10 @@ def test_the_graph_is_drawn_and_a_node_opens_its_head_on_explore(sized_page, app
     page.locator("[data-testid='stPlotlyChart']").first.scroll_into_view_if_needed()
     wait_settled(page, 1)
     node = page.evaluate(NODE_JS)
-    heads = {tuple(h) for found in _shipped()["classes"].values() for h in found}
-    assert node["nodes"] == len(heads)
+    shipped = _shipped()
+    heads = {tuple(h) for found in shipped["classes"].values() for h in found}
+    heads |= {tuple(row["head"]) for row in shipped["evidence"]["left_out"]["direct_only"]}
+    assert node["nodes"] == len(heads)  # the circuit's, and the heads with a direct effect left out
     wanted = f"layer={node['layer']}&head={node['head']}"
     click(
         page, (node["x"], node["y"]), lambda: page.wait_for_url(f"**{wanted}**", timeout=BROWSER_DEADLINE_MS)

@@ -52,6 +52,15 @@ class Grid:
 
 
 @dataclass(frozen=True)
+class LeftOut:
+    """A head a path figure singled out that the class tests left out (evidence "left_out")."""
+
+    head: Head
+    figure: float  # its path figure (a direct effect for "direct_only")
+    failed: tuple[str, ...]  # the tests it failed, in the search's words
+
+
+@dataclass(frozen=True)
 class Circuit:
     model: str
     task: str
@@ -66,6 +75,7 @@ class Circuit:
     figures: Mapping[str, Mapping[Head, Figures]] = field(default_factory=dict)  # class -> head -> figures
     skipped: Mapping[str, str] = field(default_factory=dict)  # a step that could not run, and why
     thresholds: Mapping[str, float] = field(default_factory=dict)
+    left_out: Mapping[str, tuple[LeftOut, ...]] = field(default_factory=dict)  # "direct_only", ...
     record: Mapping = field(default_factory=dict)
 
     @property
@@ -133,6 +143,7 @@ def parse(data: object) -> Circuit:
         }
         if isinstance(evidence.get("thresholds"), Mapping)
         else {},
+        left_out=_left_out(evidence.get("left_out"), shape),
         record=record,
     )
 
@@ -261,6 +272,25 @@ def _figures(value: object, shape: tuple[int, int]) -> dict[str, dict[Head, Figu
                 str(k): float(v) for k, v in row.items() if k != "head" and _optional_number(v) is not None
             }
             out.setdefault(str(name), {})[(head[0], head[1])] = numbers
+    return out
+
+
+def _left_out(value: object, shape: tuple[int, int]) -> dict[str, tuple[LeftOut, ...]]:
+    out: dict[str, tuple[LeftOut, ...]] = {}
+    for name, rows in value.items() if isinstance(value, Mapping) else ():
+        found = []
+        for row in rows if isinstance(rows, list) else ():
+            head, figure = (
+                (row.get("head"), _optional_number(row.get("figure")))
+                if isinstance(row, Mapping)
+                else (None, None)
+            )
+            ok = isinstance(head, list) and len(head) == 2 and all(isinstance(v, int) for v in head)
+            if not ok or figure is None or not (0 <= head[0] < shape[0] and 0 <= head[1] < shape[1]):
+                continue
+            failed = row.get("failed") if isinstance(row.get("failed"), list) else []
+            found.append(LeftOut((head[0], head[1]), figure, tuple(str(f) for f in failed)))
+        out[str(name)] = tuple(found)
     return out
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from dashboard.content import circuit as text
 from dashboard.views.circuit.data import Circuit, Head, receivers_class
+from dashboard.widgets import md
 
 # The grid that decides each class (core/measures/circuit_classes.py): the name movers' direct path
 # to the logits, the S-inhibition heads' path to the name movers' queries, and so on down.
@@ -149,6 +150,56 @@ def class_line(circuit: Circuit, name: str) -> str:
     return line
 
 
+def direct_only(circuit: Circuit) -> list:
+    """The heads with a direct effect past the threshold that the name-mover tests left out and no other
+    class took, largest effect first."""
+    placed = {h for _, h in circuit.heads()}
+    found = [x for x in circuit.left_out.get("direct_only", ()) if x.head not in placed]
+    return sorted(found, key=lambda x: -abs(x.figure))
+
+
+def class_short(circuit: Circuit, name: str, shown: int = 4) -> str:
+    """A projector's line: "**2 name movers**: L24 H1 45%, L24 H3 12%" (each head's figure)."""
+    heads = circuit.classes.get(name, ())
+    if not heads:
+        return text.NO_CLASS.format(label=class_label(name))
+    parts = []
+    for head in heads[:shown]:
+        found = evidence(circuit, name, head)
+        figure = "" if found is None else f" {'−' if found.value < 0 else ''}{share(found.value)}"
+        parts.append(f"L{head[0] + 1} H{head[1] + 1}{figure}")
+    more = text.SHORT_MORE.format(n=len(heads) - shown) if len(heads) > shown else ""
+    label = class_label(name, len(heads))
+    return text.CLASS_SHORT.format(count=len(heads), label=label, heads=", ".join(parts) + more)
+
+
+def left_out_short(circuit: Circuit) -> str | None:
+    found = direct_only(circuit)
+    if not found:
+        return None
+    top = found[0]
+    verb = text.VERB_UP if top.figure >= 0 else text.VERB_DOWN
+    return text.LEFT_OUT_SHORT.format(
+        n=len(found), layer=top.head[0] + 1, head=top.head[1] + 1, verb=verb, share=share(top.figure)
+    )
+
+
+def left_out_line(circuit: Circuit, shown: int = 3) -> str | None:
+    """The heads with a direct effect the name-mover tests left out, largest first, with why."""
+    found = direct_only(circuit)
+    if not found:
+        return None
+    heads = ", ".join(
+        text.LEFT_OUT_HEAD.format(
+            layer=x.head[0] + 1, head=x.head[1] + 1, verb=text.VERB_UP if x.figure >= 0 else text.VERB_DOWN,
+            share=share(x.figure), failed=md("; ".join(x.failed)) or "the tests",
+        )
+        for x in found[:shown]
+    )  # fmt: skip
+    more = text.LEFT_OUT_MORE.format(n=len(found) - shown) if len(found) > shown else ""
+    return text.LEFT_OUT_LINE.format(heads=heads, more=more)
+
+
 def faithful_line(circuit: Circuit) -> str | None:
     if circuit.faithfulness is None:
         return None
@@ -172,7 +223,7 @@ def _spread(heads, n_layers: int) -> str:
     if not heads:
         return text.GPT2_NONE
     layers = sorted({h[0] + 1 for h in heads})
-    span = f"{layers[0]}" if len(layers) == 1 else f"{layers[0]}–{layers[-1]}"
+    span = f"layer {layers[0]}" if len(layers) == 1 else f"layers {layers[0]}–{layers[-1]}"
     d = depth(heads, n_layers)
     where = f"{d.min():.0%}" if d.min() == d.max() else f"{d.min():.0%}–{d.max():.0%}"
     return text.GPT2_COUNT.format(n=len(heads), layers=span, depth=where)

@@ -69,11 +69,11 @@ def _render() -> None:
     if not present:
         st.header(text.VIEWS[view], anchor=False)
     head = picked(circuit)
-    draw(circuit, view, head)
+    # presenter mode: the picked head's link beside the graph (the other views are about a class)
+    beside = (lambda: link_ui(circuit, prompt, head)) if present else None
+    draw(circuit, view, head, beside)
     if not present:
         _below(circuit)
-    elif view == "graph":  # the other views are about a class, not one head
-        link_ui(circuit, prompt, head)
     links.write_url()
     with st.sidebar:  # after write_url: the link names what is on screen
         st.caption(f"{circuit.shape[0]} layers × {circuit.shape[1]} heads · {md(circuit.model)}")

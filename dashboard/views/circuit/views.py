@@ -18,6 +18,7 @@ from dashboard.views.circuit.data import Circuit, Head, receivers_class
 from dashboard.views.circuit.widgets import on_graph_select
 from dashboard.widgets import chart, chart_filename
 
+DIRECT_ONLY = "direct_only"  # the graph's group of heads the name-mover tests left out
 # Which classes each view's grid puts heads in (its statements and its boxed cells).
 VIEW_CLASSES = {
     "direct": ("name_mover", "negative_name_mover"),
@@ -39,17 +40,32 @@ def styles(circuit: Circuit) -> dict[str, charts.Style]:
         info = text.CLASSES.get(name, text.OTHER)
         label = info.label if name in text.CLASSES else name.replace("_", " ")
         out[name] = charts.Style(f"{label} ({len(heads)})", info.color, info.symbol)
+    n = len(findings.direct_only(circuit))
+    info = text.DIRECT_ONLY
+    out[DIRECT_ONLY] = charts.Style(f"{info.label} ({n})", info.color, info.symbol, minor=True)
     return out
 
 
 def _nodes(circuit: Circuit) -> dict[str, list[charts.Node]]:
+    """The circuit's heads by class, then the heads with a direct effect the tests left out."""
     nodes: dict[str, list[charts.Node]] = {}
     for name, head in circuit.heads():
         info = text.CLASSES.get(name, text.OTHER)
         found = findings.describe_evidence(findings.evidence(circuit, name, head))
         hover = f"Layer {head[0] + 1}, head {head[1] + 1}: {info.one}\n{found}"
         nodes.setdefault(name, []).append(charts.Node(head, hover))
+    for x in findings.direct_only(circuit):
+        verb = text.VERB_UP if x.figure >= 0 else text.VERB_DOWN
+        why = "; ".join(x.failed)
+        where = f"Layer {x.head[0] + 1}, head {x.head[1] + 1}: not in the circuit"
+        hover = f"{where}\n{verb} {findings.share(x.figure)} directly; {why}"
+        nodes.setdefault(DIRECT_ONLY, []).append(charts.Node(x.head, hover))
     return nodes
+
+
+def _links(circuit: Circuit) -> list[charts.Link]:
+    links = [charts.Link(e.sender, e.receiver, e.value) for e in findings.edges(circuit)]
+    return links + [charts.Link(x.head, None, x.figure, faint=True) for x in findings.direct_only(circuit)]
 
 
 def graph_alt(circuit: Circuit) -> str:
@@ -60,11 +76,12 @@ def graph_alt(circuit: Circuit) -> str:
     )
 
 
-def graph_view(circuit: Circuit, head: Head) -> None:
+def graph_view(circuit: Circuit, head: Head, beside=None) -> None:
+    """The graph, with the task, the classes, the heads left out and faithfulness beside it; then
+    `beside()` (presenter mode: the picked head and its link) under them."""
     left, right = st.columns([3, 2], gap="medium")
-    links = [charts.Link(e.sender, e.receiver, e.value) for e in findings.edges(circuit)]
     fig = charts.circuit_graph(
-        circuit.shape, _nodes(circuit), styles(circuit), links,
+        circuit.shape, _nodes(circuit), styles(circuit), _links(circuit),
         title=f"The IOI circuit in {circuit.model}: layer 1 at the top, the answer at the bottom",
         logits_label=text.LOGITS, picked=head, look=look(),
     )  # fmt: skip
@@ -80,10 +97,17 @@ def graph_view(circuit: Circuit, head: Head) -> None:
         )
     with right:
         st.markdown(findings.task_line(circuit))
-        st.markdown("\n".join(f"- {findings.class_line(circuit, n)}" for n in circuit.classes))
-        if line := findings.faithful_line(circuit):
-            st.markdown(line)
-    return None
+        short = presenting()  # a projector: a line per class, each head's figure
+        lines = [
+            (findings.class_short if short else findings.class_line)(circuit, n) for n in circuit.classes
+        ]
+        st.markdown("\n".join(f"- {line}" for line in lines))
+        left_out = findings.left_out_short if short else findings.left_out_line
+        for line in (left_out(circuit), findings.faithful_line(circuit)):
+            if line:
+                st.markdown(line)
+        if beside is not None:
+            beside()
 
 
 def part_ui() -> str:
@@ -98,14 +122,20 @@ def part_ui() -> str:
 
 
 def grid_view(circuit: Circuit, view: str) -> None:
-    """One path-patching grid and the classes it put heads in."""
-    name = part_ui() if view == "kv" else text.VIEW_GRIDS[view]
+    """One path-patching grid and, beside it, the classes it put heads in (and the k + v view's switch)."""
+    left, right = st.columns([3, 2], gap="medium")
+    with right:
+        name = part_ui() if view == "kv" else text.VIEW_GRIDS[view]
     grid = circuit.grid(name)
     said = [findings.class_line(circuit, n) for n in VIEW_CLASSES[view]]
-    if grid is None or not np.isfinite(grid.restored).any():
-        st.info(text.GRID_MISSING)
+    with right:
         st.markdown("\n".join(f"- {line}" for line in said))
+        if view == "direct" and (line := findings.left_out_line(circuit)):
+            st.markdown(line)
+    if grid is None or not np.isfinite(grid.restored).any():
+        left.info(text.GRID_MISSING)
         return
+    right.caption(text.GRID_CAPTION)
     to = receivers_class(circuit, grid)
     title = text.GRID_TITLES[name].format(to=findings.class_label(to) if to else "next heads")
     classed = [h for n in VIEW_CLASSES[view] for h in circuit.classes.get(n, ())]
@@ -114,12 +144,8 @@ def grid_view(circuit: Circuit, view: str) -> None:
         grid.restored, title=title, axes=text.GRID_AXES, bar_title=text.GRID_BAR, outlined=classed,
         sizing=PRESENTER if present else PAGE, max_height=740 if present else 720,
     )  # fmt: skip
-    left, right = st.columns([3, 2], gap="medium")
     with left:
         chart(fig, f"circuit_grid_{name}", chart_filename("circuit", circuit.model, name), alt=" ".join(said))
-    with right:
-        st.markdown("\n".join(f"- {line}" for line in said))
-        st.caption(text.GRID_CAPTION)
 
 
 def logit_view(circuit: Circuit) -> None:
@@ -167,9 +193,9 @@ def gpt2_view(circuit: Circuit) -> None:
         st.markdown(" ".join(differences))
 
 
-def draw(circuit: Circuit, view: str, head: Head) -> None:
+def draw(circuit: Circuit, view: str, head: Head, beside=None) -> None:
     if view == "graph":
-        graph_view(circuit, head)
+        graph_view(circuit, head, beside)
     elif view in VIEW_CLASSES:
         grid_view(circuit, view)
     elif view == "logit":

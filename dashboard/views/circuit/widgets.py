@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.content import circuit as text
+from dashboard.presenter import presenting
 from dashboard.views.circuit import findings, links
 from dashboard.views.circuit.data import Circuit, Head
 from dashboard.widgets import md
@@ -114,10 +115,12 @@ def link_ui(circuit: Circuit, prompt: int, head: Head) -> None:
         found = findings.describe_evidence(findings.evidence(circuit, name, head), bold=True)
         one = info.one if name in text.CLASSES else name.replace("_", " ")
         article = "an" if one[:1] in "aeiouAEIOU" else "a"
+        said = text.PICKED_SHORT if presenting() else text.PICKED  # a projector: without the class's role
         st.markdown(
-            text.PICKED.format(layer=head[0] + 1, head=head[1] + 1, a=article, one=one,
-                               does=info.does or "—", value=found)
-        )  # fmt: skip
+            said.format(
+                layer=head[0] + 1, head=head[1] + 1, a=article, one=one, does=info.does or "—", value=found
+            )
+        )
     st.link_button(
         text.OPEN_LABEL.format(layer=head[0] + 1, head=head[1] + 1),
         links.explore_url(circuit.prompts[prompt].text, *head),
