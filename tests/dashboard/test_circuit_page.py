@@ -288,3 +288,23 @@ def test_the_deck_walks_its_slides(shipped):
         assert all(query.get(p, v) == v for p, v in slide.params), (context, query)
         if k < len(deck.slides):
             at.button(key="deck_next").click().run()
+
+
+def test_the_search_asks_first_saying_how_long_from_the_files_record(here, tiny, monkeypatch, tmp_path):
+    from dashboard import long_work
+    from dashboard.views.circuit import compute
+
+    path = tmp_path / "circuit.json"
+    path.write_text(json.dumps({**tiny[1], "record": {"seconds": 600.0, "prompts": 8}}), encoding="utf-8")
+    monkeypatch.setattr(compute, "CIRCUIT_FILE", path)
+    monkeypatch.setattr(compute, "_calibrated", set())
+    monkeypatch.setattr(long_work, "_ratios", {})
+    monkeypatch.setenv("ATTENTION_EXPLORER_ASK_AFTER", "3")
+    at = open_page()
+    at.toggle(key="circuit_search_on").set_value(True).run()
+    asked = [c.value for c in at.caption if c.value.startswith(text.RECOMPUTE_ASK.format(n=8))]
+    assert asked and "about 10 min" in asked[0], [c.value for c in at.caption]  # the record's 600 s
+    assert "circuit_source" not in at.session_state  # nothing ran
+    at.button(key="long_work_circuit").click().run()
+    assert_no_crash(at)
+    assert text.SHOWING_RECOMPUTED.format(n=8, seed=0) in [c.value for c in at.caption]

@@ -160,7 +160,16 @@ def heads_table_ui(circuit: Circuit, prompt: int) -> None:
     )  # fmt: skip
 
 
+def _when(raw: object) -> str:
+    """ "2026-11-29T10:40:00Z" as "2026-11-29 10:40 UTC"; anything else as it is."""
+    text_ = str(raw)
+    if len(text_) >= 16 and text_[10] == "T":
+        return f"{text_[:10]} {text_[11:16]} UTC"
+    return text_
+
+
 def record_ui(circuit: Circuit) -> None:
+    """How the file was made: its command, date, time taken, version and commit (the file's record)."""
     record = circuit.record
     if not record:
         st.caption(text.RECORD_NONE)
@@ -168,13 +177,16 @@ def record_ui(circuit: Circuit) -> None:
     seconds = next(
         (record[k] for k in ("seconds", "time_s", "took_s") if isinstance(record.get(k), int | float)), None
     )
-    took = f" in {seconds:,.0f} s" if seconds is not None else ""
-    version = next((str(record[k]) for k in ("version", "commit") if record.get(k)), "")
+    took = f" in {seconds / 60:.1f} min" if seconds is not None and seconds >= 90 else ""
+    took = took or (f" in {seconds:,.0f} s" if seconds is not None else "")
+    made = [f"version {record['version']}" if record.get("version") else ""]
+    made.append(f"commit {str(record['commit'])[:10]}" if record.get("commit") else "")
+    version = ", ".join(m for m in made if m)
     st.caption(
         text.RECORD_LINE.format(
-            when=md(record.get("date", "an unrecorded date")),
+            when=md(_when(record.get("date", "an unrecorded date"))),
             command=str(record.get("command", "python -m core circuit")).replace("`", "'"),
             took=took,
-            version=f" (version {md(version)})" if version else "",
+            version=f" ({md(version)})" if version else "",
         )
     )
