@@ -25,6 +25,7 @@ BENCHMARKS = [
     "train",
     "translate",
     "patching",
+    "paths",
     "circuit",
     "explore_server",
     "explore_browser",

@@ -20,11 +20,12 @@ clean) / (corrupt - clean), as the `patch` command's.
 How it is computed. With every head of a layer held, that layer attends to nothing (the engines skip
 steps 2-6: core/models/llama.py, gpt2.py): positions no longer mix after the sender, and each
 position's residual stream goes through the later layers on its own. So the runs of one sender layer
-carry only the rows they need through the engines' blocks, as one batch (B rows of one position
-each): the last position of every item for the logits, the positions from the first that differs
-between the clean and corrupt prompts for the receivers (the earlier ones are the clean run's). The
-second run of a q/k/v path starts at the receivers' first layer after the clean run's KV cache,
-the runs of one prompt (one per sender head) as a batch. Checked against a reference written with
+carry only the rows they need through the engines' blocks, as a batch of one-position runs (k sender
+heads, n rows, 1, D): the last position of every item for the logits, the positions from the first
+that differs between the clean and corrupt prompts for the receivers (the earlier ones are the
+clean run's). The second run of a q/k/v path starts at the receivers' first layer after each
+prompt's clean KV cache, the runs of prompts that share a length as one batch; path_patch_reads
+makes the sender's stream once for several of q, k, v. Checked against a reference written with
 transformers' forward hooks (tests/core/test_path_patching.py); docs/path_patching.md.
 
 References: Wang et al. 2022, "Interpretability in the Wild: a Circuit for Indirect Object
@@ -44,10 +45,10 @@ import numpy as np
 
 from core.models.interventions import READ_KINDS, Patch, check_heads
 
-__all__ = ["PathItem", "PathPatching", "path_patch"]
+__all__ = ["PathItem", "PathPatching", "path_patch", "path_patch_reads"]
 
 Progress = Callable[[int, int], None]  # (senders done, senders in all)
-RUN_ROWS = 512  # at most about this many rows (runs x T') in one batch of second runs
+RUN_ROWS = 1024  # at most about this many rows (runs x T') in one batch of second runs
 
 
 @dataclass(frozen=True)
@@ -149,58 +150,80 @@ def _metric(engine, final: np.ndarray, item: PathItem) -> np.ndarray:
 # ---- the paths -----------------------------------------------------------------------------------
 
 
-def _held_rows(
-    engine, runs: Sequence[_Run], layer: int, heads: Sequence[int], picks, stop: int
-) -> np.ndarray:
+def _held_rows(engine, runs: Sequence[_Run], layer: int, heads: Sequence[int], picks, stop: int):
     """The residual stream, row by row, with one sender of `layer` patched (from the corrupt run) and
     every head of the layers after it held at the clean run's weighted sum, entering layers
-    layer..stop (the last: after the final norm when stop = L): (stop - layer + 1, R, D). Rows: for
-    each sender head, for each run, the run's positions `picks[n]`. Every head of every layer from
-    `layer` on is held (the sender's neighbours at their clean sums, which is what they compute), so
-    the engine attends to nothing and each row goes through the blocks on its own."""
-    x = np.concatenate([run.hidden[layer, at] for run, at in zip(runs, picks, strict=True)])  # (n, D)
-    clean = np.concatenate(
-        [run.clean[layer:stop][:, :, at] for run, at in zip(runs, picks, strict=True)], axis=2
-    )
-    corrupt = np.concatenate([run.corrupt[layer][:, at] for run, at in zip(runs, picks, strict=True)], axis=1)
+    layer..stop (the last: after the final norm when stop = L): (stop - layer + 1, k, n, D), for
+    each of the k sender heads the n rows: each run's positions `picks[i]`, run after run. Every head
+    of every layer from `layer` on is held (the sender's neighbours at their clean sums, which is
+    what they compute), so the engine attends to nothing and each row goes through the blocks on
+    its own: the rows are given as a batch of n one-position runs, (k, n, 1, D), the later layers'
+    held sums (n, 1, d) shared by the k senders (so W^O multiplies them once)."""
+    pairs = list(zip(runs, picks, strict=True))
+    x = np.concatenate([run.hidden[layer, at] for run, at in pairs])  # (n, D)
+    clean = np.concatenate([run.clean[layer:stop][:, :, at] for run, at in pairs], axis=2)
+    corrupt = np.concatenate([run.corrupt[layer][:, at] for run, at in pairs], axis=1)
     n, k = len(x), len(heads)  # clean (stop - layer, H, n, d), corrupt (H, n, d)
     held = {}
     for later, head in np.ndindex(clean.shape[:2]):
-        value = np.tile(clean[later, head], (k, 1))  # (R, d): R = k n rows, sender head by sender head
+        value = clean[later, head, :, None]  # (n, 1, d): the same for every sender
         if later == 0 and head in heads:
-            b = list(heads).index(head)
-            value[b * n : (b + 1) * n] = corrupt[head]  # this head's own rows: the sender, from corrupt
-        held[layer + later, head] = value[:, None, :]  # (R, 1, d): each row one position
-    out = engine.layers_from(layer, np.tile(x, (k, 1))[:, None, :], stop=stop, patch=Patch(heads=held))
-    return out.hidden_states[:, :, 0]  # (stop - layer + 1, R, D)
+            value = np.repeat(value[None], k, axis=0)  # (k, n, 1, d)
+            value[list(heads).index(head)] = corrupt[head, :, None]  # this head as the sender: corrupt
+        held[layer + later, head] = value
+    x = np.broadcast_to(x[None, :, None], (k, n, 1, x.shape[-1]))  # (k, n, 1, D)
+    out = engine.layers_from(layer, x, stop=stop, patch=Patch(heads=held))
+    return out.hidden_states[..., 0, :]  # (stop - layer + 1, k, n, D)
 
 
 def _to_logits(engine, runs: Sequence[_Run], layer: int, heads: Sequence[int]) -> np.ndarray:
     """(k, N): each sender head's metric on each run, the path ending at the logits (last position)."""
     picks = [[len(run.item.clean) - 1] for run in runs]
-    final = _held_rows(engine, runs, layer, heads, picks, engine.n_layers)[-1]  # (k N, D)
-    final = final.reshape(len(heads), len(runs), -1)  # (k, N, D)
+    final = _held_rows(engine, runs, layer, heads, picks, engine.n_layers)[-1]  # (k, N, D)
     return np.stack([_metric(engine, final[:, n], run.item) for n, run in enumerate(runs)], axis=1)
 
 
-def _to_receivers(engine, runs, layer: int, heads: Sequence[int], receivers, via: str) -> np.ndarray:
-    """(k, N): each sender head's metric on each run, the path ending at the receivers' q, k or v
-    (those of layers after the sender's: the caller gives at least one)."""
+def _to_receivers(engine, runs, layer: int, heads: Sequence[int], receivers, vias) -> dict[str, np.ndarray]:
+    """{via: (k, N)}: each sender head's metric on each run, the path ending at the receivers' q, k
+    or v (those of layers after the sender's: the caller gives at least one). The stream patched by
+    the sender is made once for every via."""
     reach = [(at, head) for at, head in receivers if at > layer]
-    first, last = min(at for at, _ in reach), max(at for at, _ in reach)
     picks = [np.arange(run.start, len(run.item.clean)) for run in runs]
-    rows = _held_rows(engine, runs, layer, heads, picks, last)  # (last - layer + 1, R, D)
-    n_rows, offsets = sum(map(len, picks)), np.cumsum([0] + [len(at) for at in picks])
-    rows = rows.reshape(len(rows), len(heads), n_rows, -1)  # (., k, n, D)
-    metrics = np.empty((len(heads), len(runs)))
+    rows = _held_rows(engine, runs, layer, heads, picks, max(at for at, _ in reach))  # (., k, n, D)
+    offsets = np.cumsum([0] + [len(at) for at in picks])
+    metrics = {via: np.empty((len(heads), len(runs))) for via in vias}
+    groups: dict[tuple[int, int], list[int]] = {}  # runs that share T and T' run as one batch
     for n, run in enumerate(runs):
-        s, mine = run.start, slice(offsets[n], offsets[n + 1])
-        reads = {(at, head, via): rows[at - layer, :, mine] for at, head in reach}  # (k, T', D) each
-        x = np.repeat(run.hidden[None, first, s:], len(heads), axis=0)  # (k, T', D): the clean input
-        past = [(keys[:, :s], values[:, :s]) for keys, values in run.cache] if s else None
-        out = engine.layers_from(first, x, past=past, patch=Patch(reads=reads))
-        metrics[:, n] = _metric(engine, out.hidden_states[-1, :, -1], run.item)
+        groups.setdefault((len(run.item.clean), run.start), []).append(n)
+    for (length, start), members in groups.items():
+        size = max(1, RUN_ROWS // (len(heads) * (length - start)))
+        for at in range(0, len(members), size):
+            batch = members[at : at + size]
+            streams = [rows[:, :, offsets[n] : offsets[n + 1]] for n in batch]  # (., k, T', D) each
+            for via in vias:
+                runs_of = [runs[n] for n in batch]
+                metrics[via][:, batch] = _second_runs(engine, runs_of, streams, reach, via, layer)
     return metrics
+
+
+def _second_runs(engine, runs: Sequence[_Run], streams, reach, via: str, layer: int) -> np.ndarray:
+    """(k, n): the clean runs again, from the receivers' first layer, each receiver's q (k, v) read
+    from the stream the sender patched (streams[j]: (., k, T', D), entering layers layer..); runs
+    that share T and the first differing position s, as one batch (n k runs) after their clean KV
+    caches up to s."""
+    first, k, s = min(at for at, _ in reach), streams[0].shape[1], runs[0].start
+    x = np.concatenate([np.repeat(run.hidden[None, first, s:], k, axis=0) for run in runs])  # (n k, T', D)
+    reads = {(at, head, via): np.concatenate([one[at - layer] for one in streams]) for at, head in reach}
+    past = None
+    if s:  # each run's cache repeated for its k runs: (n k, H_kv, s, d) per layer
+        stacked = [
+            [np.stack([run.cache[i][j][:, :s] for run in runs]) for j in (0, 1)]
+            for i in range(len(runs[0].cache))
+        ]
+        past = [tuple(np.repeat(part, k, axis=0) for part in layer_cache) for layer_cache in stacked]
+    out = engine.layers_from(first, x, past=past, patch=Patch(reads=reads))
+    final = out.hidden_states[-1, :, -1].reshape(len(runs), k, -1)  # (n, k, D)
+    return np.stack([_metric(engine, final[j], run.item) for j, run in enumerate(runs)], axis=1)
 
 
 def _chunks(runs: Sequence[_Run], rows_each, heads: int, limit: int = 2048):
@@ -228,27 +251,55 @@ def path_patch(
     logits (to=()) or to the receivers' queries, keys or values (to, via), alone; the metric averaged
     over the items. senders: (layer, head) pairs, 0-indexed (None: every head); a head not measured
     (not a sender, or unable to reach a receiver) is NaN. progress(senders done, senders in all)."""
-    receivers, chosen = _check(engine, items, to, via, senders)
+    return _grids(engine, items, to, (via,), senders, progress)[via]
+
+
+def path_patch_reads(
+    engine,
+    items: Sequence[PathItem],
+    *,
+    to: Sequence[tuple[int, int]],
+    vias: Sequence[str] = READ_KINDS,
+    senders: Sequence[tuple[int, int]] | None = None,
+    progress: Progress | None = None,
+) -> dict[str, PathPatching]:
+    """{via: path_patch(engine, items, to=to, via=via, senders=senders)} for several of "q", "k", "v"
+    at once: the stream each sender patches is made once for all of them (about half of a sweep)."""
+    if not to:
+        raise ValueError("path_patch_reads needs receivers (to=[(layer, head)]); the logits: path_patch")
+    return _grids(engine, items, to, tuple(vias), senders, progress)
+
+
+def _grids(engine, items, to, vias, senders, progress) -> dict:
+    """{via: PathPatching} (via None: the logits)."""
+    for via in vias:
+        receivers, chosen = _check(engine, items, to, via, senders)
     runs = _runs(engine, items)
     m_clean = float(np.mean([run.metric_clean for run in runs]))
     m_corrupt = float(np.mean([run.metric_corrupt for run in runs]))
     if m_clean == m_corrupt:
         raise ValueError(f"nothing to restore: clean and corrupt give the same metric ({m_clean:.6g})")
     reach = max((at for at, _ in receivers), default=engine.n_layers)  # a sender before this reaches
-    patched, done = np.full((engine.n_layers, engine.n_heads), np.nan), 0
+    patched, done = {via: np.full((engine.n_layers, engine.n_heads), np.nan) for via in vias}, 0
+    each = (lambda run: 1) if not receivers else (lambda run: len(run.item.clean) - run.start)
     for layer in sorted({at for at, _ in chosen}):
         heads = [head for at, head in chosen if at == layer]
-        if layer < reach:
-            each = (lambda run: 1) if not receivers else (lambda run: len(run.item.clean) - run.start)
-            sums = np.zeros(len(heads))
-            for chunk in _chunks(runs, each, len(heads)):
-                if receivers:
-                    sums += _to_receivers(engine, chunk, layer, heads, receivers, via).sum(axis=1)
-                else:
-                    sums += _to_logits(engine, chunk, layer, heads).sum(axis=1)
-            patched[layer, heads] = sums / len(runs)
+        sums = {via: np.zeros(len(heads)) for via in vias}
+        for chunk in _chunks(runs, each, len(heads)) if layer < reach else ():
+            found = (
+                _to_receivers(engine, chunk, layer, heads, receivers, vias)
+                if receivers
+                else {None: _to_logits(engine, chunk, layer, heads)}
+            )
+            for via in vias:
+                sums[via] += found[via].sum(axis=1)
+        for via in vias:
+            patched[via][layer, heads] = sums[via] / len(runs) if layer < reach else np.nan
         done += len(heads)
         if progress is not None:
             progress(done, len(chosen))
-    restored = (patched - m_clean) / (m_corrupt - m_clean)
-    return PathPatching(m_clean, m_corrupt, patched, restored)
+    spread = m_corrupt - m_clean
+    return {
+        via: PathPatching(m_clean, m_corrupt, grid, (grid - m_clean) / spread)
+        for via, grid in patched.items()
+    }

@@ -111,8 +111,8 @@ def decoder_block(
     value) (H, P, d_k) of P earlier positions (a KV cache), or None. Returns every intermediate by
     the trace's names ("ln1" is the normalised input, "normed" the MLP's normalised input), with
     "key" and "value" over all S = P + T positions (the cache for the next call) and "layer_output".
-    x may be (B, T, D): B runs at once (every step broadcasts over B; the B runs share the past), a
-    patched head's or a read's array then (B, T, ...) or (T, ...).
+    x may be (B, T, D): B runs at once (every step broadcasts over B; the past is shared, or one per
+    run with a leading B), a patched head's or a read's array then (B, T, ...) or (T, ...).
     patch_heads: {head: (T, d_k)} weighted sums merged instead of those computed; when every head is
     given (and nothing is read), steps 2-6 are skipped: no query, key, value or probs.
     reads: {(head, "q" | "k" | "v"): (T, D)}, the residual stream that head's query, key or value is
@@ -160,7 +160,7 @@ def gpt2_attention(
     query = split_heads(linear(ln1, w.w_q, w.b_q), heads)  # (T, D) -> (H, T, d_k)
     key = split_heads(linear(ln1, w.w_k, w.b_k), heads)  # (H, T, d_k)
     value = split_heads(linear(ln1, w.w_v, w.b_v), heads)  # (H, T, d_k)
-    n_past = 0 if past is None else past[0].shape[1]
+    n_past = 0 if past is None else past[0].shape[-2]  # keys (H, P, d_k), or (B, H, P, d_k): one past per run
     if past is not None:
         key, value = after_cached(past[0], key), after_cached(past[1], value)  # (H, S, d_k)
     # 2b) reads: a head whose query, key or value comes from another residual stream (path patching);
@@ -252,12 +252,12 @@ class GPT2Numpy(DecoderNumpy):
         ablated or patched in block l changes nothing before it, so a sweep restarts here). A patched
         input is what hidden_states holds for its block. A block whose heads are all held by the
         patch attends to nothing: its attentions are NaN and its cache entry (None, None)."""
-        if x.ndim == 3 and ablate:  # an ablation is one run's; a patch may hold one array per run
+        if x.ndim > 2 and ablate:  # an ablation is one run's; a patch may hold one array per run
             raise ValueError("a batch of runs (B, T, D) takes no ablation")
         ablate, trace_layers = check_heads(ablate, self.n_layers, self.n_heads), set(trace_layers)
-        shapes, batch = (x.shape[-2], self.head_size, self.width), x.shape[0] if x.ndim == 3 else None
+        shapes, batch = (x.shape[-2], self.head_size, self.width), x.shape[:-2]
         patch = check_patch(patch, self.n_layers, self.n_heads, shapes, first, batch=batch, no_reads=None)
-        n_past = 0 if past is None else past[0][0].shape[1]
+        n_past = 0 if past is None else past[0][0].shape[-2]
         hidden, attentions, cache, steps = [x], [], [], {}
         stop = self.n_layers if stop is None else stop
         for i in range(first, stop):

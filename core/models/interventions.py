@@ -9,7 +9,8 @@ ablation does to the output is measured in core/measures/ablation.py, what a pat
 core/measures/patching.py, what a path carries in core/measures/paths.py.
 
 A patch's arrays are one run's, (T, ...); a batch of runs x (B, T, D) may take arrays (B, T, ...),
-one per run, or (T, ...), the same for every run.
+one per run, or (T, ...), the same for every run (in general: leading axes that broadcast against
+x's, e.g. (B1, B2, T, D) with arrays (B2, T, ...)).
 
 Letters: B runs at once, T positions of the forward pass, D width, d_k one head's width.
 """
@@ -91,14 +92,17 @@ class Patch:
         return summary | ({"reads": sorted(self.reads)} if self.reads else {})
 
 
-def _array(value, shape: tuple[int, int], what: str, batch: int | None = None) -> np.ndarray:
-    """value as float32, shaped `shape` or, for a batch of runs, (batch, *shape)."""
+def _array(value, shape: tuple[int, int], what: str, batch: tuple[int, ...] = ()) -> np.ndarray:
+    """value as float32, shaped `shape` after leading axes that broadcast to `batch` (x's leading
+    axes: a batch of runs)."""
     try:
         array = np.asarray(value, dtype=np.float32)
     except (TypeError, ValueError):
         raise ValueError(f"the patch for {what} is not an array of numbers") from None
-    if array.shape != shape and (batch is None or array.shape != (batch, *shape)):
-        needs = shape if batch is None else f"{shape} or {(batch, *shape)}"
+    lead = array.shape[: max(0, array.ndim - len(shape))]
+    fits = array.shape[len(lead) :] == shape and len(lead) <= len(batch)
+    if not (fits and all(a in (1, b) for a, b in zip(lead[::-1], batch[::-1], strict=False))):
+        needs = shape if not batch else f"{shape} or {(*batch, *shape)}"
         raise ValueError(f"the patch for {what} is shaped {array.shape}; this run needs {needs}")
     if not np.isfinite(array).all():
         raise ValueError(f"the patch for {what} holds values that are not numbers (NaN or infinity)")
@@ -129,12 +133,13 @@ def check_patch(
     shapes: tuple[int, int, int],
     first: int = 0,
     *,
-    batch: int | None = None,
+    batch: tuple[int, ...] = (),
     no_reads: str | None = "this engine",
 ) -> Patch | None:
     """The patch with float32 arrays of the right shapes, or None for no patch (or an empty one).
     shapes: (T, d_k, D) of this run; first: the first layer the forward pass runs (a restart);
-    batch: B for a batch of runs (B, T, D), whose arrays may each be (B, T, ...) or (T, ...);
+    batch: x's leading axes, (B,) for a batch of runs (B, T, D), whose arrays may each be (B, T, ...)
+    or (T, ...);
     no_reads: the engine's name when it cannot read heads' q/k/v from a patch (None: it can).
     ValueError naming the first head, layer or array that does not fit the model and this run."""
     if patch is None:

@@ -91,8 +91,8 @@ def llama_block(
     tables (T, d_head) of the new positions; past: the (key, value) (H_kv, P, d_head) of P earlier
     positions, keys already turned. Returns every intermediate by the trace's names, with "key" and
     "value" over all S positions and H_kv heads (the cache for the next call) and "layer_output".
-    x may be (B, T, D): B runs at once (every step broadcasts over B; the B runs share the past), a
-    patched head's or a read's array then (B, T, ...) or (T, ...).
+    x may be (B, T, D): B runs at once (every step broadcasts over B; the past is shared, or one per
+    run with a leading B), a patched head's or a read's array then (B, T, ...) or (T, ...).
     patch_heads: {head: (T, d_head)} weighted sums merged instead of those computed; when every head
     is given (and nothing is read), steps 2-6 are skipped: no query, key, value or probs.
     reads: {(head, "q" | "k" | "v"): (T, D)}, the residual stream that head's query, key or value is
@@ -143,7 +143,9 @@ def llama_attention(
     value = split_heads(linear(normed_in, w.w_v), kv_heads)  # (H_kv, T, d_head)
     # 2b) RoPE: queries and keys turned by their positions' angles (values are not)
     query, key = rotate(query_raw, *rope), rotate(key_raw, *rope)
-    n_past = 0 if past is None else past[0].shape[1]
+    n_past = (
+        0 if past is None else past[0].shape[-2]
+    )  # keys (H_kv, P, d), or (B, H_kv, P, d): one past per run
     if past is not None:
         key, value = after_cached(past[0], key), after_cached(past[1], value)  # (H_kv, S, d_head)
     # 2c) GQA: every query head reads its group's key/value head
@@ -285,12 +287,12 @@ class LlamaNumpy(DecoderNumpy):
         here). A patched input is what hidden_states holds for its block. A block whose heads are all
         held by the patch attends to nothing: its attentions are NaN and its cache entry (None, None).
         x's positions follow the P cached in `past`: RoPE turns them by positions P .. P + T - 1."""
-        if x.ndim == 3 and ablate:  # an ablation is one run's; a patch may hold one array per run
+        if x.ndim > 2 and ablate:  # an ablation is one run's; a patch may hold one array per run
             raise ValueError("a batch of runs (B, T, D) takes no ablation")
         ablate, trace_layers = check_heads(ablate, self.n_layers, self.n_heads), set(trace_layers)
-        shapes, batch = (x.shape[-2], self.head_size, self.width), x.shape[0] if x.ndim == 3 else None
+        shapes, batch = (x.shape[-2], self.head_size, self.width), x.shape[:-2]
         patch = check_patch(patch, self.n_layers, self.n_heads, shapes, first, batch=batch, no_reads=None)
-        n_past = 0 if past is None else past[0][0].shape[1]
+        n_past = 0 if past is None else past[0][0].shape[-2]
         rope = self.rope(n_past, x.shape[-2])
         hidden, attentions, cache, steps = [x], [], [], {}
         stop = self.n_layers if stop is None else stop

@@ -22,7 +22,7 @@ import pytest
 import torch
 
 from core.measures.patching import patch_heads
-from core.measures.paths import PathItem, path_patch
+from core.measures.paths import PathItem, path_patch, path_patch_reads
 from core.models.architectures import load_engine
 from core.models.interventions import Patch
 from tests.tiny_gpt2 import make_tiny_gpt2
@@ -263,6 +263,20 @@ def test_senders_at_or_after_the_receivers_are_nan_and_a_subset_is_the_grid_s(gp
     few = path_patch(engine, items, to=[(1, 2)], via="v", senders=[(0, 3), (0, 1)])
     np.testing.assert_allclose(few.patched[0, [1, 3]], grid.patched[0, [1, 3]], atol=1e-6)
     assert np.isnan(few.patched[0, [0, 2]]).all()
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+def test_several_reads_at_once_are_each_alone(family, request):
+    engine, _ = request.getfixturevalue(family)
+    items, to = make_items(engine, lengths=(9, 12, 9, 12, 11)), [(2, 0), (1, 1)]
+    together = path_patch_reads(engine, items, to=to, vias="vq")
+    assert list(together) == ["v", "q"]
+    for via, found in together.items():
+        alone = path_patch(engine, items, to=to, via=via)
+        np.testing.assert_allclose(found.patched, alone.patched, atol=1e-6)
+        np.testing.assert_allclose(found.restored, alone.restored, atol=1e-5)
+    with pytest.raises(ValueError, match="needs receivers"):
+        path_patch_reads(engine, items, to=[])
 
 
 @pytest.mark.parametrize(
