@@ -122,7 +122,7 @@ def distribution_ui(step: GenerationStep, k: int, settings: tuple, said: str, bi
         hover_cut=text.HOVER_CUT,
     )
     fig = sampling_bars(
-        candidates(step, greedy), words, greedy=greedy, font=20 if big else 13, height=760 if big else None
+        candidates(step, greedy), words, greedy=greedy, font=20 if big else 13, height=600 if big else None
     )
     # the sentence names the chart for a screen reader (widgets.chart's alt)
     chart(fig, "explore_gen_top", chart_filename("explore", "generate", f"step{k}", "top"), alt=said)

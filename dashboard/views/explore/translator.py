@@ -30,7 +30,7 @@ from dashboard.views.explore.translator_views import lines_view, model_view, ste
 from dashboard.widgets import chart, chart_filename, md
 
 KIND_KEY, LAST_KEY, VIEW_KEY = "explore_tr_kind", "explore_tr_last", "explore_view"
-ROOM_ROWS_PX = 540  # the cross-attention's cells at 1920 x 1080, the slanted labels on top of that
+ROOM_ROWS_PX = 500  # the cross-attention's cells at 1920 x 1080: the slanted labels above, the legend below
 
 
 def translation_of(model: str, sentence: str) -> Translation:
