@@ -124,6 +124,7 @@ def circuit_graph(
     *,
     title: str,
     logits_label: str,
+    subtitle: str = "",
     picked: Head | None = None,
     look: Look = PAGE_LOOK,
 ) -> go.Figure:
@@ -154,7 +155,10 @@ def circuit_graph(
         )  # fmt: skip
     logits_xy = ((n_heads + 1) / 2, n_layers + 1.6)
     top = max([abs(k.value) for k in links if not k.faint] + [1e-9])  # the circuit's strongest: widest
-    _finish(fig, shape, logits_xy, logits_label, look, title)
+    heading = escape_label(title) + (
+        f"<br><span style='font-weight:normal'>{escape_label(subtitle)}</span>" if subtitle else ""
+    )
+    _finish(fig, shape, logits_xy, logits_label, look, heading)
     fig.update_layout(shapes=_edges(links, logits_xy, top))
     _marks(fig, logits_xy, picked, look)
     return fig
@@ -194,7 +198,8 @@ def _finish(
     font = {"size": look.font, "color": LABEL_COLOR}
     axis = {"showgrid": False, "zeroline": False, "tickfont": font, "fixedrange": True}
     fig.update_layout(
-        title=top_title(escape_label(title)),
+        # escaped by circuit_graph; room above for the subtitle's line, which Plotly sets under the title
+        title={**top_title(title), "pad": {"t": 16 + look.font}, "font": {"size": look.font + 2}},
         height=look.height,
         margin={"l": 70, "r": 20, "t": 64 + 3 * look.font, "b": 40},
         plot_bgcolor="#ffffff",

@@ -74,8 +74,8 @@ LEFT_OUT_LINE = (
     "name movers' tests of where they attend and what they copy."
 )
 LEFT_OUT_SHORT = (
-    "Left out: {n} more heads with a direct effect that fail the name movers' tests (the largest, L{layer} "
-    "H{head}, {verb} {share})."
+    "Left out: {n} heads whose direct effect passes the threshold but who fail the name movers' tests "
+    "(the largest, L{layer} H{head}, {verb} {share})."
 )
 LEFT_OUT_HEAD = "L{layer} H{head} ({verb} {share}; {failed})"
 LEFT_OUT_MORE = " and {n} more"
@@ -165,6 +165,11 @@ GPT2_COUNT = "{n} ({layers}, {depth} of the way down)"
 GPT2_NONE = "none"
 ORDER_SAME = "The classes come in the same order down the layers as in GPT-2 small: {order}."
 ORDER_DIFF = "The order down the layers differs from GPT-2 small's ({theirs}): here it is {ours}."
+DEPTH_MOVED = "{label} sit {where} here ({ours} of the way down) than in GPT-2 small ({theirs})."
+SIZES = (
+    "The circuit here has {ours} of the model's {n_ours} heads ({share_ours}); GPT-2 small's published one "
+    "{theirs} of {n_theirs} ({share_theirs}, its backup name movers counted)."
+)
 MISSING_CLASSES = "Classes GPT-2 small has and this search found no head for: {names}."
 
 # ---- the heads: a table and a link to explore -------------------------------------------------------

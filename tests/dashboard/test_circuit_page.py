@@ -168,6 +168,10 @@ def test_each_view_draws_its_grid_from_the_file(shipped):
     layers = sorted({h[0] + 1 for h in movers})
     where = f"layer {layers[0]}" if len(layers) == 1 else f"layers {layers[0]}–{layers[-1]}"
     assert (f"small, {len(movers)} ({where}, " if movers else "small, none here.") in said
+    n_ours = len({tuple(h) for heads in shipped["classes"].values() for h in heads})
+    n_theirs = len({h for heads in text.GPT2_CLASSES.values() for h in heads})
+    assert f"has {n_ours} of the model's 16 heads ({n_ours / 16:.0%})" in said
+    assert f"{n_theirs} of 144 ({n_theirs / 144:.0%}," in said
 
 
 def test_picking_a_head_and_a_prompt_changes_the_link(shipped):

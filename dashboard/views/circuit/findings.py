@@ -225,8 +225,7 @@ def _spread(heads, n_layers: int) -> str:
     layers = sorted({h[0] + 1 for h in heads})
     span = f"layer {layers[0]}" if len(layers) == 1 else f"layers {layers[0]}–{layers[-1]}"
     d = depth(heads, n_layers)
-    where = f"{d.min():.0%}" if d.min() == d.max() else f"{d.min():.0%}–{d.max():.0%}"
-    return text.GPT2_COUNT.format(n=len(heads), layers=span, depth=where)
+    return text.GPT2_COUNT.format(n=len(heads), layers=span, depth=_span(d))
 
 
 def gpt2_lines(circuit: Circuit) -> list[str]:
@@ -269,5 +268,44 @@ def gpt2_differences(circuit: Circuit) -> list[str]:
             if same
             else text.ORDER_DIFF.format(theirs=words[0], ours=words[1])
         )
+    said += _depth_moves(circuit, both)
+    said.append(_sizes(circuit))
     said.append(text.BACKUP_NOTE.format(n=len(text.GPT2_CLASSES["backup_name_mover"])))
     return said
+
+
+def _depth_moves(circuit: Circuit, both: list[str]) -> list[str]:
+    """Classes whose heads all sit outside the depths of GPT-2 small's heads of the class."""
+    said = []
+    for name in both:
+        theirs = depth(text.GPT2_CLASSES[name], text.GPT2_SHAPE[0])
+        ours = depth(circuit.classes[name], circuit.shape[0])
+        if ours.min() > theirs.max() or ours.max() < theirs.min():
+            where = "deeper" if ours.min() > theirs.max() else "higher"
+            said.append(
+                text.DEPTH_MOVED.format(
+                    label=text.CLASSES[name].label[:1].upper() + text.CLASSES[name].label[1:], where=where,
+                    ours=_span(ours), theirs=_span(theirs),
+                )
+            )  # fmt: skip
+    return said
+
+
+def _span(depths: np.ndarray) -> str:
+    return f"{depths.min():.0%}" if depths.min() == depths.max() else f"{depths.min():.0%}–{depths.max():.0%}"
+
+
+def _sizes(circuit: Circuit) -> str:
+    """How many heads each circuit has, of how many."""
+    ours = len({h for _, h in circuit.heads()})
+    theirs = len({h for heads in text.GPT2_CLASSES.values() for h in heads})
+    n_ours, n_theirs = int(np.prod(circuit.shape)), int(np.prod(text.GPT2_SHAPE))
+    return text.SIZES.format(
+        ours=ours, n_ours=n_ours, share_ours=f"{ours / n_ours:.0%}",
+        theirs=theirs, n_theirs=n_theirs, share_theirs=f"{theirs / n_theirs:.0%}",
+    )  # fmt: skip
+
+
+def model_name(circuit: Circuit) -> str:
+    """The model's name without the engine's note in brackets: "SmolLM2-135M-Instruct"."""
+    return circuit.model.split(" (")[0].strip() or circuit.model

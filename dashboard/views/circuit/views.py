@@ -82,7 +82,8 @@ def graph_view(circuit: Circuit, head: Head, beside=None) -> None:
     left, right = st.columns([3, 2], gap="medium")
     fig = charts.circuit_graph(
         circuit.shape, _nodes(circuit), styles(circuit), _links(circuit),
-        title=f"The IOI circuit in {circuit.model}: layer 1 at the top, the answer at the bottom",
+        title=f"The IOI circuit in {findings.model_name(circuit)}",
+        subtitle="layer 1 at the top, the answer at the bottom",
         logits_label=text.LOGITS, picked=head, look=look(),
     )  # fmt: skip
     with left:
@@ -130,7 +131,8 @@ def grid_view(circuit: Circuit, view: str) -> None:
     said = [findings.class_line(circuit, n) for n in VIEW_CLASSES[view]]
     with right:
         st.markdown("\n".join(f"- {line}" for line in said))
-        if view == "direct" and (line := findings.left_out_line(circuit)):
+        # a projector: the largest left out, with why; the page: the three largest
+        if view == "direct" and (line := findings.left_out_line(circuit, shown=1 if presenting() else 3)):
             st.markdown(line)
     if grid is None or not np.isfinite(grid.restored).any():
         left.info(text.GRID_MISSING)
@@ -175,12 +177,14 @@ def gpt2_view(circuit: Circuit) -> None:
     names = [n for n in text.CLASSES if text.GPT2_CLASSES.get(n) or circuit.classes.get(n)]
     depths = {
         text.GPT2_NAME: {n: findings.depth(text.GPT2_CLASSES.get(n, ()), text.GPT2_SHAPE[0]) for n in names},
-        circuit.model: {n: findings.depth(circuit.classes.get(n, ()), circuit.shape[0]) for n in names},
+        findings.model_name(circuit): {
+            n: findings.depth(circuit.classes.get(n, ()), circuit.shape[0]) for n in names
+        },
     }
     style = {
         n: charts.Style(text.CLASSES[n].label, text.CLASSES[n].color, text.CLASSES[n].symbol) for n in names
     }
-    title = f"Where each class sits: {text.GPT2_NAME} (filled) and {circuit.model} (open)"
+    title = f"Where each class sits: {text.GPT2_NAME} (filled), {findings.model_name(circuit)} (open)"
     fig = charts.depth_strip(names, depths, style, title=title, look=look())
     differences = findings.gpt2_differences(circuit)
     left, right = st.columns([3, 2], gap="medium")
