@@ -150,7 +150,7 @@ def _metric(engine, final: np.ndarray, item: PathItem) -> np.ndarray:
 # ---- the paths -----------------------------------------------------------------------------------
 
 
-def _held_rows(engine, runs: Sequence[_Run], layer: int, heads: Sequence[int], picks, stop: int):
+def _held_rows(engine, runs: Sequence[_Run], layer: int, heads, picks, stop: int, start=None):
     """The residual stream, row by row, with one sender of `layer` patched (from the corrupt run) and
     every head of the layers after it held at the clean run's weighted sum, entering layers
     layer..stop (the last: after the final norm when stop = L): (stop - layer + 1, k, n, D), for
@@ -158,22 +158,29 @@ def _held_rows(engine, runs: Sequence[_Run], layer: int, heads: Sequence[int], p
     of every layer from `layer` on is held (the sender's neighbours at their clean sums, which is
     what they compute), so the engine attends to nothing and each row goes through the blocks on
     its own: the rows are given as a batch of n one-position runs, (k, n, 1, D), the later layers'
-    held sums (n, 1, d) shared by the k senders (so W^O multiplies them once)."""
+    held sums (n, 1, d) shared by the k senders (so W^O multiplies them once). start: (k, n, D), a
+    stream entering `layer` to go on from (the senders patched in an earlier layer)."""
     pairs = list(zip(runs, picks, strict=True))
-    x = np.concatenate([run.hidden[layer, at] for run, at in pairs])  # (n, D)
     clean = np.concatenate([run.clean[layer:stop][:, :, at] for run, at in pairs], axis=2)
-    corrupt = np.concatenate([run.corrupt[layer][:, at] for run, at in pairs], axis=1)
-    n, k = len(x), len(heads)  # clean (stop - layer, H, n, d), corrupt (H, n, d)
+    n, k = clean.shape[2], len(heads)  # clean (stop - layer, H, n, d)
     held = {}
     for later, head in np.ndindex(clean.shape[:2]):
         value = clean[later, head, :, None]  # (n, 1, d): the same for every sender
-        if later == 0 and head in heads:
+        if start is None and later == 0 and head in heads:
             value = np.repeat(value[None], k, axis=0)  # (k, n, 1, d)
-            value[list(heads).index(head)] = corrupt[head, :, None]  # this head as the sender: corrupt
+            value[list(heads).index(head)] = _rows_of(pairs, lambda run, h=head: run.corrupt[layer, h])[
+                :, None
+            ]
         held[layer + later, head] = value
-    x = np.broadcast_to(x[None, :, None], (k, n, 1, x.shape[-1]))  # (k, n, 1, D)
-    out = engine.layers_from(layer, x, stop=stop, patch=Patch(heads=held))
+    if start is None:  # the clean stream, the senders patched in this layer
+        start = np.broadcast_to(_rows_of(pairs, lambda run: run.hidden[layer]), (k, n, engine.width))
+    out = engine.layers_from(layer, start[:, :, None], stop=stop, patch=Patch(heads=held))
     return out.hidden_states[..., 0, :]  # (stop - layer + 1, k, n, D)
+
+
+def _rows_of(pairs, array_of) -> np.ndarray:
+    """(n, ...): the rows `at` of array_of(run) (T, ...), for each (run, at) of pairs, run after run."""
+    return np.concatenate([array_of(run)[at] for run, at in pairs])
 
 
 def _to_logits(engine, runs: Sequence[_Run], layer: int, heads: Sequence[int]) -> np.ndarray:
@@ -183,14 +190,38 @@ def _to_logits(engine, runs: Sequence[_Run], layer: int, heads: Sequence[int]) -
     return np.stack([_metric(engine, final[:, n], run.item) for n, run in enumerate(runs)], axis=1)
 
 
+def _streams(engine, runs, layer: int, heads, reach, vias) -> tuple[dict[int, np.ndarray], np.ndarray]:
+    """({receiver layer: (k, n, D)} the stream each receiver reads, rows as _held_rows's for the
+    positions from each run's first difference on; the offsets of the runs' rows). A query read in
+    the last layer changes that layer's output at its own position only, and only the last
+    position's output reaches the logits: there the last rows alone go on from the layers that need
+    every row (the others read the clean stream, which changes nothing that is read)."""
+    picks = [np.arange(run.start, len(run.item.clean)) for run in runs]
+    offsets = np.cumsum([0] + [len(at) for at in picks])
+    top, ends = max(at for at, _ in reach), offsets[1:] - 1
+    last_only = set(vias) == {"q"} and top == engine.n_layers - 1
+    whole = max((at for at, _ in reach if not (last_only and at == top)), default=layer)
+    streams, start = {}, None
+    if whole > layer:
+        rows = _held_rows(engine, runs, layer, heads, picks, whole)  # (whole - layer + 1, k, n, D)
+        streams = {at: rows[at - layer] for at, _ in reach if at <= whole}
+        start = rows[-1][:, ends]  # (k, N, D): each run's last row
+    if top > whole:
+        lasts = [[len(run.item.clean) - 1] for run in runs]
+        tail = _held_rows(engine, runs, max(whole, layer), heads, lasts, top, start)[-1]  # (k, N, D)
+        clean = _rows_of(list(zip(runs, picks, strict=True)), lambda run: run.hidden[top])  # (n, D)
+        stream = np.repeat(clean[None], len(heads), axis=0)  # (k, n, D): only the last rows are read
+        stream[:, ends] = tail
+        streams[top] = stream
+    return streams, offsets
+
+
 def _to_receivers(engine, runs, layer: int, heads: Sequence[int], receivers, vias) -> dict[str, np.ndarray]:
     """{via: (k, N)}: each sender head's metric on each run, the path ending at the receivers' q, k
     or v (those of layers after the sender's: the caller gives at least one). The stream patched by
     the sender is made once for every via."""
     reach = [(at, head) for at, head in receivers if at > layer]
-    picks = [np.arange(run.start, len(run.item.clean)) for run in runs]
-    rows = _held_rows(engine, runs, layer, heads, picks, max(at for at, _ in reach))  # (., k, n, D)
-    offsets = np.cumsum([0] + [len(at) for at in picks])
+    streams, offsets = _streams(engine, runs, layer, heads, reach, vias)
     metrics = {via: np.empty((len(heads), len(runs))) for via in vias}
     groups: dict[tuple[int, int], list[int]] = {}  # runs that share T and T' run as one batch
     for n, run in enumerate(runs):
@@ -199,34 +230,32 @@ def _to_receivers(engine, runs, layer: int, heads: Sequence[int], receivers, via
         size = max(1, RUN_ROWS // (len(heads) * (length - start)))
         for at in range(0, len(members), size):
             batch = members[at : at + size]
-            streams = [rows[:, :, offsets[n] : offsets[n + 1]] for n in batch]  # (., k, T', D) each
+            mine = [{r: one[:, offsets[n] : offsets[n + 1]] for r, one in streams.items()} for n in batch]
             for via in vias:
-                runs_of = [runs[n] for n in batch]
-                metrics[via][:, batch] = _second_runs(engine, runs_of, streams, reach, via, layer)
+                metrics[via][:, batch] = _second_runs(engine, [runs[n] for n in batch], mine, reach, via)
     return metrics
 
 
-def _second_runs(engine, runs: Sequence[_Run], streams, reach, via: str, layer: int) -> np.ndarray:
+def _second_runs(engine, runs: Sequence[_Run], streams, reach, via: str) -> np.ndarray:
     """(k, n): the clean runs again, from the receivers' first layer, each receiver's q (k, v) read
-    from the stream the sender patched (streams[j]: (., k, T', D), entering layers layer..); runs
-    that share T and the first differing position s, as one batch (n k runs) after their clean KV
-    caches up to s."""
-    first, k, s = min(at for at, _ in reach), streams[0].shape[1], runs[0].start
+    from the stream the sender patched (streams[j]: {receiver layer: (k, T', D)}); runs that share
+    T and the first differing position s, as one batch (n k runs) after their clean KV caches up to
+    s."""
+    first, k, s = min(at for at, _ in reach), len(next(iter(streams[0].values()))), runs[0].start
     x = np.concatenate([np.repeat(run.hidden[None, first, s:], k, axis=0) for run in runs])  # (n k, T', D)
-    reads = {(at, head, via): np.concatenate([one[at - layer] for one in streams]) for at, head in reach}
+    reads = {(at, head, via): np.concatenate([one[at] for one in streams]) for at, head in reach}
     past = None
     if s:  # each run's cache repeated for its k runs: (n k, H_kv, s, d) per layer
-        stacked = [
-            [np.stack([run.cache[i][j][:, :s] for run in runs]) for j in (0, 1)]
+        past = [
+            tuple(np.repeat(np.stack([run.cache[i][j][:, :s] for run in runs]), k, axis=0) for j in (0, 1))
             for i in range(len(runs[0].cache))
         ]
-        past = [tuple(np.repeat(part, k, axis=0) for part in layer_cache) for layer_cache in stacked]
     out = engine.layers_from(first, x, past=past, patch=Patch(reads=reads))
     final = out.hidden_states[-1, :, -1].reshape(len(runs), k, -1)  # (n, k, D)
     return np.stack([_metric(engine, final[j], run.item) for j, run in enumerate(runs)], axis=1)
 
 
-def _chunks(runs: Sequence[_Run], rows_each, heads: int, limit: int = 2048):
+def _chunks(runs: Sequence[_Run], rows_each, heads: int, limit: int = 1024):
     """runs in consecutive chunks of at most about `limit` rows (heads x the runs' rows)."""
     chunk, rows = [], 0
     for run in runs:

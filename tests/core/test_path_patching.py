@@ -205,7 +205,8 @@ def reference_paths(reference: Reference, items, to=(), via=None) -> np.ndarray:
 
 @pytest.mark.parametrize("family", ["gpt2", "llama"])
 @pytest.mark.parametrize(
-    ("to", "via"), [((), None), (((2, 1), (2, 2)), "q"), (((1, 0), (2, 3)), "k"), (((2, 1),), "v")]
+    ("to", "via"),
+    [((), None), (((2, 1), (2, 2)), "q"), (((1, 0), (2, 3)), "q"), (((1, 0), (2, 3)), "k"), (((2, 1),), "v")],
 )
 def test_path_patching_matches_the_hook_reference(family, to, via, request):
     engine, model = request.getfixturevalue(family)
