@@ -201,7 +201,7 @@ def _finish(
         # escaped by circuit_graph; room above for the subtitle's line, which Plotly sets under the title
         title={**top_title(title), "pad": {"t": 16 + look.font}, "font": {"size": look.font + 2}},
         height=look.height,
-        margin={"l": 70, "r": 20, "t": 64 + 3 * look.font, "b": 40},
+        margin={"l": 70, "r": 20, "t": 80 + 3 * look.font, "b": 40},
         plot_bgcolor="#ffffff",
         font=font,
         xaxis={**axis, "title": {"text": "head (from 1)", "font": font}, "range": x_range,
@@ -288,7 +288,7 @@ def depth_strip(
         )  # fmt: skip
     font = {"size": look.font, "color": LABEL_COLOR}
     fig.update_layout(
-        title=top_title(escape_label(title)),
+        title={**top_title(escape_label(title)), "font": {"size": look.font + 2}},
         height=min(look.height, 140 + 62 * len(classes)),
         margin={"l": 10, "r": 20, "t": 70, "b": 60},
         font=font,
@@ -320,7 +320,7 @@ def logit_bars(
     top = max([abs(v) for v in values] + [1.0])
     low = min([*values, 0.0])
     fig.update_layout(
-        title=top_title(escape_label(title)),
+        title={**top_title(escape_label(title)), "font": {"size": look.font + 2}},
         height=min(look.height, 520),
         margin={"l": 70, "r": 20, "t": 70, "b": 40},
         font=font,

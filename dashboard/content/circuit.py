@@ -164,6 +164,7 @@ GPT2_LINE = "{label}: {gpt2} in GPT-2 small, {ours} here."
 GPT2_COUNT = "{n} ({layers}, {depth} of the way down)"
 GPT2_NONE = "none"
 ORDER_SAME = "The classes come in the same order down the layers as in GPT-2 small: {order}."
+ORDER_SAME_SHORT = "The classes come in the same order down the layers as in GPT-2 small."
 ORDER_DIFF = "The order down the layers differs from GPT-2 small's ({theirs}): here it is {ours}."
 DEPTH_MOVED = "{label} sit {where} here ({ours} of the way down) than in GPT-2 small ({theirs})."
 SIZES = (

@@ -249,8 +249,10 @@ def class_order(classes: dict, n_layers: int) -> list[str]:
     return sorted(placed, key=lambda name: placed[name])
 
 
-def gpt2_differences(circuit: Circuit) -> list[str]:
-    """Where SmolLM2's circuit differs: classes missing here, and the order of classes down the layers."""
+def gpt2_differences(circuit: Circuit, short: bool = False) -> list[str]:
+    """Where SmolLM2's circuit differs: classes missing here, the order of classes down the layers, the
+    classes that sit deeper or higher, the sizes (short: the order without its chain of names, no note
+    on the backup name movers)."""
     said = []
     missing = [
         text.CLASSES[n].label for n in text.CLASSES if text.GPT2_CLASSES.get(n) and not circuit.classes.get(n)
@@ -262,15 +264,14 @@ def gpt2_differences(circuit: Circuit) -> list[str]:
     ours = class_order({n: circuit.classes[n] for n in both}, circuit.shape[0])
     if len(both) > 1:
         words = [" → ".join(text.CLASSES[n].label for n in order) for order in (theirs, ours)]
-        same = theirs == ours
-        said.append(
-            text.ORDER_SAME.format(order=words[1])
-            if same
-            else text.ORDER_DIFF.format(theirs=words[0], ours=words[1])
-        )
+        if theirs == ours:
+            said.append(text.ORDER_SAME_SHORT if short else text.ORDER_SAME.format(order=words[1]))
+        else:
+            said.append(text.ORDER_DIFF.format(theirs=words[0], ours=words[1]))
     said += _depth_moves(circuit, both)
     said.append(_sizes(circuit))
-    said.append(text.BACKUP_NOTE.format(n=len(text.GPT2_CLASSES["backup_name_mover"])))
+    if not short:
+        said.append(text.BACKUP_NOTE.format(n=len(text.GPT2_CLASSES["backup_name_mover"])))
     return said
 
 

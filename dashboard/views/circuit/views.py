@@ -186,15 +186,16 @@ def gpt2_view(circuit: Circuit) -> None:
     }
     title = f"Where each class sits: {text.GPT2_NAME} (filled), {findings.model_name(circuit)} (open)"
     fig = charts.depth_strip(names, depths, style, title=title, look=look())
-    differences = findings.gpt2_differences(circuit)
+    short = presenting()  # a projector: the differences alone (the chart has each class's depths)
+    differences = findings.gpt2_differences(circuit, short=short)
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        chart(
-            fig, "circuit_gpt2", chart_filename("circuit", circuit.model, "gpt2"), alt=" ".join(differences)
-        )
+        name = chart_filename("circuit", circuit.model, "gpt2")
+        chart(fig, "circuit_gpt2", name, alt=" ".join(findings.gpt2_differences(circuit)))
     with right:
-        st.markdown("\n".join(f"- {line}" for line in findings.gpt2_lines(circuit)))
-        st.markdown(" ".join(differences))
+        if not short:
+            st.markdown("\n".join(f"- {line}" for line in findings.gpt2_lines(circuit)))
+        st.markdown("\n".join(f"- {line}" for line in differences))
 
 
 def draw(circuit: Circuit, view: str, head: Head, beside=None) -> None:
