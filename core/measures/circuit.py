@@ -44,7 +44,7 @@ from core.measures.circuit_heads import (
 )
 from core.measures.circuit_json import circuit_json
 from core.measures.ioi import ioi_prompts
-from core.measures.paths import path_patch
+from core.measures.paths import path_patch, path_patch_reads
 
 __all__ = ["CLASSES", "MEAN_SAMPLES", "find_circuit"]
 
@@ -63,8 +63,7 @@ STAGES = (
     ("heads", 0.2),
     ("direct", 1.0),
     ("q", 1.0),
-    ("k", 1.0),
-    ("v", 1.0),
+    ("kv", 1.5),
     ("previous", 1.0),
     ("faithfulness", 0.3),
 )
@@ -105,6 +104,19 @@ def _sweep(engine, items, receivers, via, bar: _Bar, stage: str, words: str):
     found = path_patch(engine, items, to=list(receivers), via=via, progress=bar.stage(stage, words))
     bar.done(stage)
     return found
+
+
+def _sweep_kv(engine, items, receivers, bar: _Bar, words: str):
+    """(path_patch to the receivers' keys, to their values), the sender's stream made once for both;
+    (None, None) with no receivers."""
+    if not receivers:
+        bar.done("kv")
+        return None, None
+    found = path_patch_reads(
+        engine, items, to=list(receivers), vias=("k", "v"), progress=bar.stage("kv", words)
+    )
+    bar.done("kv")
+    return found["k"], found["v"]
 
 
 def _restored(found, shape) -> np.ndarray:
@@ -157,9 +169,8 @@ def _search(engine, items, figures, copy, negative, t: rules.Thresholds, bar: _B
     q = _restored(_sweep(engine, items, movers, "q", bar, "q", words), shape)
     inhibition = rules.s_inhibition(q, taken, t)
     taken += inhibition
-    words = "step 4/6: induction and duplicate-token, paths to the S-inhibition heads' "
-    k = _restored(_sweep(engine, items, inhibition, "k", bar, "k", words + "keys"), shape)
-    v = _restored(_sweep(engine, items, inhibition, "v", bar, "v", words + "values"), shape)
+    words = "step 4/6: induction and duplicate-token, paths to the S-inhibition heads' keys and values"
+    k, v = (_restored(found, shape) for found in _sweep_kv(engine, items, inhibition, bar, words))
     kv = k + v
     induction, duplicate, unassigned = rules.induction_duplicate(
         kv, figures["s2_s1_next"], figures["s2_s1"], taken, t

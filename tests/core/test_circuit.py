@@ -207,6 +207,11 @@ def test_every_step_runs_when_the_rules_let_every_head_through(llama):
     top = max(layer for layer, _ in classes["name_mover"])
     q = np.asarray(evidence["paths"]["q"]["restored"], float)
     assert np.isfinite(q[:top]).all() and np.isnan(q[top:]).all()  # senders before the receivers only
+    items = [p.item for p in ioi_prompts(llama, 2, seed=0)]
+    for via in ("k", "v"):  # made together (path_patch_reads): each as path_patch makes it alone
+        alone = path_patch(llama, items, to=classes["s_inhibition"], via=via).restored
+        grid = np.asarray(evidence["paths"][via]["restored"], float)
+        np.testing.assert_allclose(grid, alone, atol=1e-5)
     rows = evidence["heads"]["name_mover"]
     assert [r["head"] for r in rows] == classes["name_mover"]
     assert all(r["figure"] == r["direct"] == found["direct"][r["head"][0]][r["head"][1]] for r in rows)
