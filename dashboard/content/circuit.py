@@ -173,6 +173,23 @@ SIZES = (
 )
 MISSING_CLASSES = "Classes GPT-2 small has and this search found no head for: {names}."
 
+# The other figures the search keeps for a head (core/measures/circuit_json.py's SHOWN): where it
+# attends (END = the last token, S1/S2 = the subject's two mentions, +1 = the token after) and what
+# its OV circuit copies
+FIGURE_NAMES = {
+    "end_io": "END→IO",
+    "end_s": "END→S",
+    "end_s2": "END→S2",
+    "copy_score": "copy score",
+    "negative_copy_score": "negative copy score",
+    "s2_s1": "S2→S1",
+    "s2_s1_next": "S2→S1+1",
+    "s1_next_s1": "S1+1→S1",
+    "previous": "to the previous token",
+    "k": "path via keys",
+    "v": "path via values",
+}
+
 # ---- the heads: a table and a link to explore -------------------------------------------------------
 HEADS_TITLE = "The heads, and what put each one there"
 PROMPT_LABEL = "Prompt"

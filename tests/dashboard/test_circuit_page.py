@@ -123,6 +123,14 @@ def test_the_graph_and_its_statements_come_from_the_file(shipped):
         "smollm2",
     )
     assert query["text"] == shipped["prompts"][0]["text"]
+    # the heads' table: each head with the figure that put it in its class and its other figures
+    table = at.dataframe[0].value
+    row = shipped["evidence"]["heads"]["name_mover"][0]
+    mine = table[(table["layer"] == row["head"][0] + 1) & (table["head"] == row["head"][1] + 1)].iloc[0]
+    assert mine["restored"] == pytest.approx(row["figure"], abs=1e-4)
+    assert f"END→IO {row['end_io']:.2f}" in mine["its other figures"]
+    assert f"copy score {row['copy_score']:.2f}" in mine["its other figures"]
+    assert len(table) == len({tuple(h) for heads in shipped["classes"].values() for h in heads})
     # every chart named for a screen reader, its numbers a table away (dashboard.widgets.chart)
     assert all(c.proto.alt.startswith("Chart") for c in at.get("plotly_chart"))
     assert "name mover" in at.get("plotly_chart")[0].proto.alt

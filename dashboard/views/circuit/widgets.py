@@ -16,6 +16,8 @@ from dashboard.widgets import md
 
 PICK_KEY = "circuit_pick"  # the head picker's widget: "layer.head", 0-indexed
 PROMPT_CHARS = 90  # a prompt in the picker is cut to this many characters
+# the heads' table, the link in view at any width
+COLUMNS = ("class", "layer", "head", "explore", "restored", "what put it there", "its other figures")
 
 
 def view_ui() -> str:
@@ -141,6 +143,7 @@ def heads_table_ui(circuit: Circuit, prompt: int) -> None:
                 "head": head[1] + 1,
                 "restored": None if found is None else round(found.value, 4),
                 "what put it there": findings.describe_evidence(found),
+                "its other figures": _figures(circuit, name, head),
                 "explore": links.explore_url(circuit.prompts[prompt].text, *head),
             }
         )
@@ -156,7 +159,7 @@ def heads_table_ui(circuit: Circuit, prompt: int) -> None:
     }
     st.dataframe(
         pd.DataFrame(rows), column_config=config, hide_index=True, key="circuit_table",
-        column_order=("class", "layer", "head", "explore", "restored", "what put it there"),
+        column_order=COLUMNS,
     )  # fmt: skip
 
 
@@ -166,6 +169,13 @@ def _when(raw: object) -> str:
     if len(text_) >= 16 and text_[10] == "T":
         return f"{text_[:10]} {text_[11:16]} UTC"
     return text_
+
+
+def _figures(circuit: Circuit, name: str, head: Head) -> str:
+    """The head's other measured figures, as the file has them: "END→IO 0.62 · copy score 0.90"."""
+    figures = circuit.figures.get(name, {}).get(head, {})
+    shown = [f"{label} {figures[key]:.2f}" for key, label in text.FIGURE_NAMES.items() if key in figures]
+    return " · ".join(shown)
 
 
 def record_ui(circuit: Circuit) -> None:
