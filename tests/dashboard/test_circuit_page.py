@@ -22,6 +22,7 @@ from dashboard.content import circuit as text
 from dashboard.decks.model import builtin_deck
 from dashboard.widgets import md
 from tests.dashboard.harness import (
+    NAMED_TEXTS,
     ROOT,
     assert_no_crash,
     chart_specs,
@@ -29,6 +30,7 @@ from tests.dashboard.harness import (
     n_charts,
     page_script,
     plotly_array,
+    set_text,
 )
 from tests.deadline import APPTEST_DEADLINE
 
@@ -320,3 +322,16 @@ def test_the_search_asks_first_saying_how_long_from_the_files_record(here, tiny,
     at.button(key="long_work_circuit").click().run()
     assert_no_crash(at)
     assert text.SHOWING_RECOMPUTED.format(n=8, seed=0) in [c.value for c in at.caption]
+
+
+@pytest.mark.parametrize("kind", list(NAMED_TEXTS))
+def test_any_sentence_typed_is_said_or_measured_never_a_crash(here, kind):
+    """Every kind of bad text (tests/dashboard/harness.py) in one's own sentence: a line that says why
+    (or the measurement), the graph above drawn as before, nothing of it read as markup."""
+    at = open_page()
+    set_text(at, "text_input", "circuit_own", NAMED_TEXTS[kind])
+    at.run()
+    assert_no_crash(at, kind)
+    assert not at.error, (kind, messages(at))
+    assert any(t.get("customdata") for s in chart_specs(at)[:1] for t in s["data"]), (kind, "the graph stays")
+    assert "<script>" not in markdown(at)
