@@ -141,6 +141,9 @@ GRID_CAPTION = (
 GRID_MISSING = "The circuit's file holds no grid for this path."
 
 # ---- statements (numbers from the file; {fields} filled by views/circuit/findings.py) --------------
+EXAMPLE_LINE = (
+    "One of the prompts: “{text}” (the indirect object “{io}”, the subject “{s}”); corrupted: “{corrupt}”."
+)
 TASK_LINE = (
     "Over **{n} prompts**, the mean logit difference logit(IO) − logit(S) is **{clean:+.2f}** on the "
     "prompts as written and **{corrupt:+.2f}** with three other names (the corrupted run): {odds}"
@@ -244,5 +247,7 @@ OWN_RESULT = (
     "on your sentence and **{corrupt:+.2f}** with other names."
 )
 OWN_TITLE_GRID = "Direct effect on your sentence"
+OWN_LARGEST = "The largest direct effect on your sentence: layer {layer} head {head} {verb} {share}."
+OWN_MOVERS = "The circuit's name movers here (and on the task's prompts): {heads}."
 
 PRESENTER_CONTROLS = "The view, the prompt and the head"

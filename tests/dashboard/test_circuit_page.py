@@ -272,6 +272,11 @@ def test_ones_own_sentence_runs_the_direct_effect_and_a_bad_one_is_said(here, sh
     z = plotly_array(chart_specs(at)[-1]["data"][0]["z"])
     np.testing.assert_allclose(z, found.restored, equal_nan=True)
     assert f"**{found.metric_clean:+.2f}**" in markdown(at) and io.strip() in markdown(at)
+    (layer, head), *_ = shipped["classes"]["name_mover"]  # the circuit's name movers, on this sentence
+    mover = (
+        f"L{layer + 1} H{head + 1} {found.restored[layer, head]:+.0%} ({shipped['direct'][layer][head]:+.0%})"
+    )
+    assert mover in markdown(at)
 
 
 def test_the_search_runs_again_on_request(here, shipped):

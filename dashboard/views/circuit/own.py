@@ -70,9 +70,9 @@ def recompute_ui(record: dict) -> None:
     st.rerun()  # the page draws the new circuit from the top
 
 
-def own_ui() -> None:
+def own_ui(circuit: Circuit) -> None:
     """A sentence of one's own: parsed into an IOI item (two names, one twice), then each head's
-    direct effect on it, on request."""
+    direct effect on it, on request, beside the circuit's name movers' on the task."""
     st.subheader(text.OWN_TITLE)
     if not compute.smollm2_here():
         st.caption(text.NO_SMOLLM2)
@@ -103,4 +103,4 @@ def own_ui() -> None:
             io=md(io.strip()), s=md(s.strip()), clean=found.metric_clean, corrupt=found.metric_corrupt
         )
     )
-    own_grid(found.restored, "circuit_own_grid")
+    own_grid(found.restored, circuit, "circuit_own_grid")

@@ -89,4 +89,4 @@ def _below(circuit: Circuit) -> None:
     record_ui(circuit)
     st.caption(f"References: {text.SOURCE}")
     own.recompute_ui(dict(circuit.record))
-    own.own_ui()
+    own.own_ui(circuit)

@@ -16,7 +16,7 @@ from dashboard.presenter import presenting
 from dashboard.views.circuit import findings
 from dashboard.views.circuit.data import Circuit, Head, receivers_class
 from dashboard.views.circuit.widgets import on_graph_select
-from dashboard.widgets import chart, chart_filename
+from dashboard.widgets import chart, chart_filename, md
 
 DIRECT_ONLY = "direct_only"  # the graph's group of heads the name-mover tests left out
 # Which classes each view's grid puts heads in (its statements and its boxed cells).
@@ -169,6 +169,9 @@ def logit_view(circuit: Circuit) -> None:
         )
     with right:
         st.markdown(findings.task_line(circuit))
+        first = circuit.prompts[0]
+        example = {name: md(getattr(first, name).strip()) for name in ("text", "io", "s", "corrupt")}
+        st.markdown(text.EXAMPLE_LINE.format(**example))
         if line := findings.faithful_line(circuit):
             st.markdown(line)
 
@@ -209,10 +212,22 @@ def draw(circuit: Circuit, view: str, head: Head, beside=None) -> None:
         gpt2_view(circuit)
 
 
-def own_grid(direct: np.ndarray, key: str) -> None:
-    """The direct effect on the user's own sentence (path patching to the logits, one prompt)."""
+def own_grid(direct: np.ndarray, circuit: Circuit, key: str) -> None:
+    """The direct effect on the user's own sentence (path patching to the logits, one prompt), and the
+    circuit's name movers on it beside their effect on the task's prompts."""
     fig = charts.path_grid(direct, title=text.OWN_TITLE_GRID, axes=text.GRID_AXES, bar_title=text.GRID_BAR)
     top = np.unravel_index(np.nanargmax(np.abs(np.where(np.isfinite(direct), direct, 0))), direct.shape)
-    said = f"The largest effect: layer {top[0] + 1} head {top[1] + 1}, {direct[top]:+.2f}."
-    chart(fig, key, chart_filename("circuit", "own", "direct"), alt=said)
-    st.markdown(said)
+    verb = text.VERB_UP if direct[top] >= 0 else text.VERB_DOWN
+    said = [
+        text.OWN_LARGEST.format(
+            layer=top[0] + 1, head=top[1] + 1, verb=verb, share=findings.share(direct[top])
+        )
+    ]
+    movers = circuit.classes.get("name_mover", ()) if direct.shape == circuit.shape else ()
+    if movers:
+        pairs = ", ".join(
+            f"L{h[0] + 1} H{h[1] + 1} {direct[h]:+.0%} ({circuit.direct[h]:+.0%})" for h in movers
+        )
+        said.append(text.OWN_MOVERS.format(heads=pairs))
+    chart(fig, key, chart_filename("circuit", "own", "direct"), alt=" ".join(said))
+    st.markdown(" ".join(said))
