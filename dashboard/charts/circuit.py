@@ -325,7 +325,7 @@ def logit_bars(
         margin={"l": 70, "r": 20, "t": 70, "b": 40},
         font=font,
         yaxis={"title": {"text": "mean logit difference, logit(IO) − logit(S)"},
-               "range": [low - 0.15 * top, 1.2 * top],
+               "range": [low - 0.15 * top if low < 0 else 0, 1.2 * top],
                "zeroline": True, "zerolinecolor": LABEL_COLOR, "tickfont": font, "fixedrange": True},
         xaxis={"tickfont": font, "fixedrange": True},
         plot_bgcolor="#ffffff",
