@@ -230,7 +230,10 @@ RECOMPUTE_PROGRESS = "Search step {done} of {total}"
 SHOWING_RECOMPUTED = "Showing the circuit computed here on {n} prompts, seed {seed}."
 SHOW_SHIPPED = "Back to the shipped circuit"
 SHOW_SEARCHED = "Show the circuit found with these prompts"
-NO_SMOLLM2 = "SmolLM2 is not installed here, so the circuit can be read but not computed again."
+NO_SMOLLM2 = (
+    "Computing it here needs SmolLM2 installed on this machine (the hosted demo does not compute it): the "
+    "circuit above is read from its file."
+)
 OWN_TITLE = "Your own sentence: the first step"
 OWN_INTRO = (
     "Type a sentence of the same kind: two names, one of them twice, ending where the other name "
