@@ -108,6 +108,8 @@ def _check(engine, items, to, via, senders) -> tuple[list[tuple[int, int]], list
             raise ValueError(f"item {n}: clean and corrupt are the same tokens: nothing to patch")
         if item.answer == item.rival:
             raise ValueError(f"item {n}: the answer and the rival are the same token")
+        for ids in (item.clean, item.corrupt, [item.answer, item.rival]):
+            engine.check_ids(np.asarray(ids), 0)  # whole numbers in the vocabulary, within the context
     if bool(to) != (via is not None):
         raise ValueError(
             'give receivers and what they read together (to=[(layer, head)], via="q", "k" or "v")'

@@ -303,6 +303,8 @@ def test_bad_items_and_engines_are_refused(gpt2):
         (PathItem(item.clean, item.corrupt[:-1], 1, 2), "differ in length"),
         (PathItem(item.clean, item.clean, 1, 2), "same tokens"),
         (PathItem(item.clean, item.corrupt, 1, 1), "same token"),
+        (PathItem(item.clean, item.corrupt, 1, engine.vocab_size), "must be integers that lie in"),
+        (PathItem([*item.clean, -1], [*item.corrupt, 2], 1, 2), "must be integers that lie in"),
     ]:
         with pytest.raises(ValueError, match=says):
             path_patch(engine, [bad])
