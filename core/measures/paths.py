@@ -185,11 +185,38 @@ def _rows_of(pairs, array_of) -> np.ndarray:
     return np.concatenate([array_of(run)[at] for run, at in pairs])
 
 
-def _to_logits(engine, runs: Sequence[_Run], layer: int, heads: Sequence[int]) -> np.ndarray:
-    """(k, N): each sender head's metric on each run, the path ending at the logits (last position)."""
-    picks = [[len(run.item.clean) - 1] for run in runs]
-    final = _held_rows(engine, runs, layer, heads, picks, engine.n_layers)[-1]  # (k, N, D)
-    return np.stack([_metric(engine, final[:, n], run.item) for n, run in enumerate(runs)], axis=1)
+def _logits_sweep(engine, runs: Sequence[_Run], chosen, progress: Progress | None) -> np.ndarray:
+    """(L, H): each sender's mean metric along its paths to the logits (NaN: not a sender). One pass
+    up the layers on the runs' last rows: the senders of layer l join the batch there, (G, N, 1, D)
+    with G the sender heads so far, and the earlier ones go on beside them (as many rows in all as
+    one pass per sender layer, in far fewer and larger matrix products)."""
+    n_layers, n_heads = engine.n_layers, engine.n_heads
+    pairs = [(run, [len(run.item.clean) - 1]) for run in runs]
+    sizes = np.cumsum([sum(at == layer for at, _ in chosen) for layer in range(n_layers)])  # G per layer
+    work, order, x = np.cumsum(sizes), [], None
+    for layer in range(min(at for at, _ in chosen), n_layers):
+        heads = [head for at, head in chosen if at == layer]
+        ctx = _rows_of(pairs, lambda run, i=layer: np.swapaxes(run.clean[i], 0, 1))  # (N, H, d)
+        held = {(layer, head): ctx[:, head, None] for head in range(n_heads)}  # (N, 1, d) each
+        if heads:  # these senders' rows join: the clean stream, each with its head from corrupt
+            new = _rows_of(pairs, lambda run, i=layer: run.hidden[i])  # (N, D)
+            new = np.broadcast_to(new, (len(heads), *new.shape))
+            x = new if x is None else np.concatenate([x, new])  # (G, N, D)
+            corrupt = _rows_of(pairs, lambda run, i=layer: np.swapaxes(run.corrupt[i], 0, 1))
+            for b, head in enumerate(heads):
+                value = np.repeat(held[layer, head][None], len(x), axis=0)  # (G, N, 1, d)
+                value[len(x) - len(heads) + b] = corrupt[:, head, None]
+                held[layer, head] = value
+            order += [(layer, head) for head in heads]
+        out = engine.layers_from(layer, x[:, :, None], stop=layer + 1, patch=Patch(heads=held))
+        x = out.hidden_states[-1, :, :, 0]  # (G, N, D): after the final norm at the last layer
+        if progress is not None:
+            progress(int(len(chosen) * work[layer] // work[-1]), len(chosen))
+    metrics = np.stack([_metric(engine, x[:, n], run.item) for n, run in enumerate(runs)], axis=1)
+    patched = np.full((n_layers, n_heads), np.nan)
+    for (layer, head), row in zip(order, metrics, strict=True):  # row (N,)
+        patched[layer, head] = row.mean()
+    return patched
 
 
 def _streams(engine, runs, layer: int, heads, reach, vias) -> tuple[dict[int, np.ndarray], np.ndarray]:
@@ -310,27 +337,33 @@ def _grids(engine, items, to, vias, senders, progress) -> dict:
     m_corrupt = float(np.mean([run.metric_corrupt for run in runs]))
     if m_clean == m_corrupt:
         raise ValueError(f"nothing to restore: clean and corrupt give the same metric ({m_clean:.6g})")
-    reach = max((at for at, _ in receivers), default=engine.n_layers)  # a sender before this reaches
-    patched, done = {via: np.full((engine.n_layers, engine.n_heads), np.nan) for via in vias}, 0
-    each = (lambda run: 1) if not receivers else (lambda run: len(run.item.clean) - run.start)
-    for layer in sorted({at for at, _ in chosen}):
-        heads = [head for at, head in chosen if at == layer]
-        sums = {via: np.zeros(len(heads)) for via in vias}
-        for chunk in _chunks(runs, each, len(heads)) if layer < reach else ():
-            found = (
-                _to_receivers(engine, chunk, layer, heads, receivers, vias)
-                if receivers
-                else {None: _to_logits(engine, chunk, layer, heads)}
-            )
-            for via in vias:
-                sums[via] += found[via].sum(axis=1)
-        for via in vias:
-            patched[via][layer, heads] = sums[via] / len(runs) if layer < reach else np.nan
-        done += len(heads)
-        if progress is not None:
-            progress(done, len(chosen))
+    if receivers:
+        patched = _receivers_sweep(engine, runs, chosen, receivers, vias, progress)
+    else:
+        patched = {None: _logits_sweep(engine, runs, chosen, progress)}
     spread = m_corrupt - m_clean
     return {
         via: PathPatching(m_clean, m_corrupt, grid, (grid - m_clean) / spread)
         for via, grid in patched.items()
     }
+
+
+def _receivers_sweep(engine, runs, chosen, receivers, vias, progress) -> dict[str, np.ndarray]:
+    """{via: (L, H)}: each sender's mean metric along its paths to the receivers (NaN: not a sender,
+    or one that reaches no receiver), sender layer by sender layer."""
+    reach = max(at for at, _ in receivers)  # a sender of an earlier layer reaches a receiver
+    patched, done = {via: np.full((engine.n_layers, engine.n_heads), np.nan) for via in vias}, 0
+    for layer in sorted({at for at, _ in chosen}):
+        heads = [head for at, head in chosen if at == layer]
+        sums = {via: np.zeros(len(heads)) for via in vias}
+        for chunk in _chunks(runs, lambda run: len(run.item.clean) - run.start, len(heads)):
+            if layer >= reach:
+                break
+            found = _to_receivers(engine, chunk, layer, heads, receivers, vias)
+            for via in vias:
+                sums[via] += found[via].sum(axis=1)
+                patched[via][layer, heads] = sums[via] / len(runs)
+        done += len(heads)
+        if progress is not None:
+            progress(done, len(chosen))
+    return patched

@@ -261,6 +261,10 @@ def test_senders_at_or_after_the_receivers_are_nan_and_a_subset_is_the_grid_s(gp
     )
     assert np.isnan(grid.patched[1:]).all() and not np.isnan(grid.patched[0]).any()
     assert seen[-1] == (12, 12) and [done for done, _ in seen] == sorted(done for done, _ in seen)
+    seen.clear()
+    direct = path_patch(engine, items, senders=[(1, 0), (2, 3)], progress=lambda *pair: seen.append(pair))
+    assert seen[-1] == (2, 2) and [done for done, _ in seen] == sorted(done for done, _ in seen)
+    assert np.isnan(direct.patched).sum() == 10
     few = path_patch(engine, items, to=[(1, 2)], via="v", senders=[(0, 3), (0, 1)])
     np.testing.assert_allclose(few.patched[0, [1, 3]], grid.patched[0, [1, 3]], atol=1e-6)
     assert np.isnan(few.patched[0, [0, 2]]).all()
