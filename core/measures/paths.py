@@ -19,14 +19,16 @@ clean) / (corrupt - clean), as the `patch` command's.
 
 How it is computed. With every head of a layer held, that layer attends to nothing (the engines skip
 steps 2-6: core/models/llama.py, gpt2.py): positions no longer mix after the sender, and each
-position's residual stream goes through the later layers on its own. So the runs of one sender layer
-carry only the rows they need through the engines' blocks, as a batch of one-position runs (k sender
-heads, n rows, 1, D): the last position of every item for the logits, the positions from the first
-that differs between the clean and corrupt prompts for the receivers (the earlier ones are the
-clean run's). The second run of a q/k/v path starts at the receivers' first layer after each
-prompt's clean KV cache, the runs of prompts that share a length as one batch; path_patch_reads
-makes the sender's stream once for several of q, k, v. Checked against a reference written with
-transformers' forward hooks (tests/core/test_path_patching.py); docs/path_patching.md.
+position's residual stream goes through the later layers on its own. So the runs carry only the
+rows they need through the engines' blocks, as a batch of one-position runs (senders, n rows, 1,
+D): for the logits, the last position of every item, in one pass up the layers that each sender
+layer's rows join; for the receivers, sender layer by sender layer, the positions from the first
+that differs between the clean and corrupt prompts (the earlier ones are the clean run's), with a
+query read in the last layer needing the last row only. The second run of a q/k/v path starts at
+the receivers' first layer after each prompt's clean KV cache, the runs of prompts that share a
+length as one batch; path_patch_reads makes the sender's stream once for several of q, k, v.
+Checked against a reference written with transformers' forward hooks
+(tests/core/test_path_patching.py); docs/path_patching.md.
 
 References: Wang et al. 2022, "Interpretability in the Wild: a Circuit for Indirect Object
 Identification in GPT-2 small", arXiv 2211.00593; Goldowsky-Dill et al. 2023, "Localizing Model
