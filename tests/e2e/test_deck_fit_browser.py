@@ -28,7 +28,7 @@ pytestmark = pytest.mark.slow
 
 SHOTS = Path("/tmp/shots")
 SCREEN = (1920, 1080)
-PAGES = ("learn", "explore", "compare", "atlas", "cost", "train")
+PAGES = ("learn", "explore", "compare", "atlas", "cost", "train", "circuit")
 HAVE = ("decoder", "smollm2", "translator")  # `make test` installs or ships every deck's needs
 SUBPIXEL = 1  # a box's edge may fall a fraction of a pixel outside
 # Slides known not to fit, each with why (none today). Checked both ways: a slide not listed must

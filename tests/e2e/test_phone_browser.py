@@ -24,6 +24,7 @@ PAGES = {
     "atlas": "/atlas",
     "cost": "/cost",
     "train": "/train",
+    "circuit": "/circuit",
     "deck": "/deck",
 }
 MIN_CELL_PX, MIN_TARGET_PX = 14, 24
