@@ -104,3 +104,21 @@ def test_a_typed_sentence_is_read_into_a_prompt(tokenizer):
 def test_a_sentence_that_is_not_the_task_says_why(tokenizer, text, message):
     with pytest.raises(ValueError, match=message):
         parse_prompt(tokenizer, text)
+
+
+@pytest.mark.slow
+def test_smollm2s_tokenizer_holds_the_task():
+    from core.models import smollm2
+
+    if smollm2.packaged_gguf() is None:
+        pytest.skip("SmolLM2 is not installed (make test installs it)")
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(smollm2.smollm2_model_dir() / "tokenizer.json"))
+    assert len(single_token_names(tokenizer)) == 40
+    prompts = ioi_prompts(tokenizer, 16, seed=0)
+    assert all(len(p.item.clean) == len(p.item.corrupt) == len(p.swapped_ids) for p in prompts)
+    # a name that begins the sentence has no leading space there; the answer is still " Mary"
+    start = parse_ioi(tokenizer, "Mary and John went to the park. John gave a book to")
+    assert (start.io, start.s, start.item.answer) == (" Mary", " John", one_id(tokenizer, " Mary"))
+    assert start.item.clean[0] != start.item.answer and start.item.corrupt[0] != start.item.clean[0]
