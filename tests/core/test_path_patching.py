@@ -358,7 +358,7 @@ def test_a_batch_of_reads_is_the_runs_one_at_a_time(family, request):
     assert np.abs(batch[-1, 0] - batch[-1, 1]).max() > 1e-4
 
 
-def test_the_torch_references_refuse_reads(gpt2):
+def test_the_other_engines_refuse_reads(gpt2):
     from core.models.architectures import load_torch_engine
 
     engine, model = gpt2
@@ -367,3 +367,7 @@ def test_the_torch_references_refuse_reads(gpt2):
     torch_engine = load_torch_engine(model.name_or_path)
     with pytest.raises(ValueError, match="only the NumPy decoders"):
         torch_engine.hidden_states(ids, patch=Patch(reads={(1, 0, "q"): stream}))
+    bert = load_engine("bundled")  # the NumPy BERT: its heads see both sides; no path patching
+    n_tokens = len(bert.encode("it was big").ids)
+    with pytest.raises(ValueError, match="only the NumPy decoders"):
+        bert.run("it was big", patch=Patch(reads={(0, 0, "q"): np.zeros((n_tokens, 384))}))
