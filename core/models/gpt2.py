@@ -160,7 +160,7 @@ def gpt2_attention(
     query = split_heads(linear(ln1, w.w_q, w.b_q), heads)  # (T, D) -> (H, T, d_k)
     key = split_heads(linear(ln1, w.w_k, w.b_k), heads)  # (H, T, d_k)
     value = split_heads(linear(ln1, w.w_v, w.b_v), heads)  # (H, T, d_k)
-    n_past = 0 if past is None else past[0].shape[-2]  # keys (H, P, d_k), or (B, H, P, d_k): one past per run
+    n_past = 0 if past is None else past[0].shape[-2]  # keys (H, P, d_k), or (B, H, P, d_k)
     if past is not None:
         key, value = after_cached(past[0], key), after_cached(past[1], value)  # (H, S, d_k)
     # 2b) reads: a head whose query, key or value comes from another residual stream (path patching);

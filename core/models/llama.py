@@ -143,9 +143,8 @@ def llama_attention(
     value = split_heads(linear(normed_in, w.w_v), kv_heads)  # (H_kv, T, d_head)
     # 2b) RoPE: queries and keys turned by their positions' angles (values are not)
     query, key = rotate(query_raw, *rope), rotate(key_raw, *rope)
-    n_past = (
-        0 if past is None else past[0].shape[-2]
-    )  # keys (H_kv, P, d), or (B, H_kv, P, d): one past per run
+    # the cached keys are (H_kv, P, d_head), or (B, H_kv, P, d_head): one past per run
+    n_past = 0 if past is None else past[0].shape[-2]
     if past is not None:
         key, value = after_cached(past[0], key), after_cached(past[1], value)  # (H_kv, S, d_head)
     # 2c) GQA: every query head reads its group's key/value head
