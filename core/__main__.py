@@ -11,7 +11,8 @@ with it: each head's effect when ablated, and each token's importance by leave-o
     python -m core induction --model GPT2 [--length 50] [--seed 0] [--out FILE]
     python -m core choose PREFIX --options " trophy" " suitcase" --model smollm2 [--format json] [--out FILE]
     python -m core translate TEXT [--model translator|FOLDER] [--out FILE]
-    python -m core patch CLEAN CORRUPT [--model M] [--options A B] [--what heads|residual] [--out FILE]
+    python -m core patch CLEAN CORRUPT [--model M] [--options A B] [--what heads|residual|paths]
+        [--to L.H,... --via q|k|v] [--out FILE]
     python -m core train --out DIR [--task letters|translate] [--seed 0] [--steps N] [--layers 2]
         [--heads 4] [--lr LR]
     python -m core prepare [--model smollm2 ...] [--check] [--format text|json]   (docs/prepare.md)
