@@ -28,7 +28,7 @@ import streamlit as st
 
 from dashboard.charts.phone import SCREENS, fit_figure
 
-PROBE_KEY = "screen_probe"  # the component's state: {"width": "phone#1"}: a class, "#", the try
+PROBE_KEY = "screen_probe"  # the component's state: {"width": "phone" | "tablet" | "wide"}
 WIDTH_KEY = "screen_width"  # the class the browser last reported (a plain key: outlives a fragment's run)
 WIDE = "wide"
 NARROW_MEDIA = "(max-width: 1023.98px)"  # phone and tablet, as the probe's classes
@@ -36,40 +36,22 @@ NARROW_MEDIA = "(max-width: 1023.98px)"  # phone and tablet, as the probe's clas
 # Fixed script (no user text). `data.drawn`: the class this run was drawn for. The body's
 # data-screen says the page on screen was drawn for the window's class (the tests wait for it).
 _JS = """
-// One probe per window, whatever Streamlit does with earlier mounts: every mount hands over the class
-// its run was drawn for and its setStateValue; one resize listener reads the newest of both.
-const probe = (window.__attentionExplorerScreen ||= { sent: null, tries: 0, again: null, drawn: null });
-const widthClass = () => (window.innerWidth < 640 ? "phone" : window.innerWidth < 1024 ? "tablet" : "wide");
-
-function report() {
-  clearTimeout(probe.again);
-  const now = widthClass();
-  if (now === probe.drawn) {
-    document.body.dataset.screen = now;
-    return;
-  }
-  delete document.body.dataset.screen;
-  if (now !== probe.sent) {
-    probe.sent = now;
-    probe.tries = 0;
-  }
-  if (probe.tries < 3) {
-    // a report can be lost to a busy rerun: until the page is drawn for this class, say it again,
-    // each time as a new value (an unchanged one is no change to Streamlit)
-    probe.tries += 1;
-    probe.send("width", now + "#" + probe.tries);
-    probe.again = setTimeout(report, 10000);  // long enough for a slow run to finish first
-  }
-}
-
 export default function ({ data, setStateValue }) {
-  probe.drawn = data.drawn;
-  probe.send = setStateValue;
-  if (!probe.listening) {
-    probe.listening = true;
-    window.addEventListener("resize", report);
-  }
+  const widthClass = () => (window.innerWidth < 640 ? "phone" : window.innerWidth < 1024 ? "tablet" : "wide");
+  let sent = null;
+  const report = () => {
+    const now = widthClass();
+    if (now === data.drawn) {
+      document.body.dataset.screen = now;
+    } else if (now !== sent) {
+      delete document.body.dataset.screen;
+      sent = now;
+      setStateValue("width", now);
+    }
+  };
   report();
+  window.addEventListener("resize", report);
+  return () => window.removeEventListener("resize", report);
 }
 """
 _probe = st.components.v2.component("attention_explorer.screen", js=_JS)
@@ -77,7 +59,7 @@ _probe = st.components.v2.component("attention_explorer.screen", js=_JS)
 
 def _remember() -> None:
     """The probe's callback: keep the class it reported where a fragment's run still finds it."""
-    reported = str((st.session_state.get(PROBE_KEY) or {}).get("width") or "").partition("#")[0]
+    reported = (st.session_state.get(PROBE_KEY) or {}).get("width")
     if reported in (*SCREENS, WIDE):
         st.session_state[WIDTH_KEY] = reported
 
