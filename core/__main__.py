@@ -13,6 +13,7 @@ with it: each head's effect when ablated, and each token's importance by leave-o
     python -m core translate TEXT [--model translator|FOLDER] [--out FILE]
     python -m core patch CLEAN CORRUPT [--model M] [--options A B] [--what heads|residual|paths]
         [--to L.H,... --via q|k|v] [--out FILE]
+    python -m core circuit --model smollm2 --task ioi [--prompts 8] [--seed 0] [--out FILE] (docs/circuits.md)
     python -m core train --out DIR [--task letters|translate] [--seed 0] [--steps N] [--layers 2]
         [--heads 4] [--lr LR]
     python -m core prepare [--model smollm2 ...] [--check] [--format text|json]   (docs/prepare.md)
@@ -95,9 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run a BERT on TEXT and write its tokens and attention weights [layer][head][from][to].",
     )
     attend.add_argument("text", metavar="TEXT", help="the sentence")
-    attend.add_argument(
-        "--pair", metavar="TEXT2", help="a second sentence (token type 1), as BERT pairs them"
-    )
+    attend.add_argument("--pair", metavar="TEXT2", help="a second sentence (token type 1), as BERT pairs")
     _add_common(attend, FORMATS)
     ablate = commands.add_parser(
         "ablate",
